@@ -1,0 +1,407 @@
+"""Figures of the `copy` family: how host memory kind and API decide what a copy costs.
+
+Figures (each title states what the data shows):
+  copy_bandwidth_<dir>   median bandwidth vs size per host kind × API, min–max band, link peak
+  copy_fit_<dir>         the harness's α–β fit t(n) = α + n/β over the measured points, n½ marked
+  copy_pinned_speedup    pinned ÷ pageable bandwidth vs size, per direction and API
+  copy_latency           one tiny copy: device-timed vs host-observed time
+  copy_alloc             what allocating/pinning costs per call and per MiB
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import Sequence
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from .common import (FigureJob, Row, Run, api_label, api_style, axes_handles, by_size,
+                     figure_legend, finish, format_bytes, format_number, format_time_us, group,
+                     host_color, line_label, new_figure, ordered, pcie_peak_gbps, plot_band,
+                     reference_line, select, size_axis)
+
+DIRECTIONS = ("h2d", "d2h", "bidir", "d2d")
+DIRECTION_NAMES = {"h2d": "host→device", "d2h": "device→host",
+                   "bidir": "both directions at once", "d2d": "device→device"}
+DIRECTION_COLORS = {"h2d": "#332288", "d2h": "#117733", "bidir": "#AA4499", "d2d": "#882255"}
+HOST_KINDS = ("pinned", "registered", "write_combined", "mapped", "pageable", "device")
+APIS = ("async", "sync", "kernel")
+FIT_METRICS = ("fit_latency", "fit_bandwidth", "fit_n_half")
+
+
+def figures(run: Run) -> list[FigureJob]:
+    """The copy figures this run has data for, in reading order."""
+    rows = run.ok_rows("copy")
+    bandwidth = select(rows, case="bandwidth")
+    directions = ordered((r.direction for r in bandwidth if r.metric == "bandwidth"), DIRECTIONS)
+    fit_directions = ordered((r.direction for r in bandwidth if r.statistic == "fit"), DIRECTIONS)
+    jobs = [FigureJob(f"copy_bandwidth_{d}", partial(bandwidth_figure, run, rows, d)) for d in directions]
+    jobs += [FigureJob(f"copy_fit_{d}", partial(fit_figure, run, rows, d)) for d in fit_directions]
+    if speedup_curves(bandwidth):
+        jobs.append(FigureJob("copy_pinned_speedup", partial(speedup_figure, run, bandwidth)))
+    if select(rows, case="latency"):
+        jobs.append(FigureJob("copy_latency", partial(latency_figure, run, rows)))
+    if select(rows, case="alloc"):
+        jobs.append(FigureJob("copy_alloc", partial(alloc_figure, run, rows)))
+    return jobs
+
+
+# ---------------------------------------------------------------- helpers
+
+def curves(rows: Sequence[Row]) -> list[tuple[tuple[str, str, str], list[Row]]]:
+    """Rows split into curves (host kind × API × extra), pinned first, async first."""
+    groups = group(rows, lambda r: r.line_key)
+    rank = {k: i for i, k in enumerate(HOST_KINDS)}
+    api_rank = {a: i for i, a in enumerate(APIS)}
+    return sorted(groups.items(), key=lambda item: (rank.get(item[0][0], len(rank)), item[0][0],
+                                                    api_rank.get(item[0][1], len(api_rank)), item[0][1],
+                                                    item[0][2]))
+
+
+def largest_size_median(rows: Sequence[Row], metric: str, host_kind: str) -> float | None:
+    """Best median among a host kind's curves at each curve's largest size: its plateau."""
+    best = None
+    for (kind, _api, _extra), curve in curves(rows):
+        medians = by_size(curve, metric, "median")
+        if kind == host_kind and medians:
+            value = medians[max(medians)]
+            best = value if best is None else max(best, value)
+    return best
+
+
+def repetitions(rows: Sequence[Row]) -> int:
+    """Repetitions per case, from the sample rows of one case (0 when the CSV has none)."""
+    per_case = group((r for r in rows if r.statistic == "sample"),
+                     lambda r: (r.direction, r.host_kind, r.api, r.extra, r.size_bytes, r.metric))
+    return max((len(v) for v in per_case.values()), default=0)
+
+
+def band_note(rows: Sequence[Row]) -> str:
+    count = repetitions(rows)
+    return f"line: median, band: min–max of {count} repetitions" if count else "line: median"
+
+
+def link_peaks(run: Run, direction: str) -> list[tuple[float, str]]:
+    """Theoretical limits worth drawing for a direction: (GB/s, label)."""
+    pcie = pcie_peak_gbps(run.node.pcie_gen, run.node.pcie_width)
+    link = f"PCIe Gen{run.node.pcie_gen} x{run.node.pcie_width}"
+    hbm = run.node.hbm_peak_gbps
+    if direction in ("h2d", "d2h") and pcie:
+        return [(pcie, f"{link} peak, one direction: {pcie:.1f} GB/s")]
+    if direction == "bidir" and pcie:
+        return [(2 * pcie, f"{link} peak, both directions: {2 * pcie:.1f} GB/s"),
+                (pcie, f"one direction: {pcie:.1f} GB/s")]
+    if direction == "d2d" and hbm:
+        peaks = [(hbm, f"HBM peak: {hbm:.0f} GB/s"),
+                 (hbm / 2, f"½ HBM peak: a copy reads and writes every byte ({hbm / 2:.0f} GB/s)")]
+        return peaks + ([(pcie, f"{link}: {pcie:.1f} GB/s")] if pcie else [])
+    return []
+
+
+# ---------------------------------------------------------------- bandwidth vs size
+
+def bandwidth_figure(run: Run, rows: Sequence[Row], direction: str) -> Figure:
+    """Median bandwidth vs size, one curve per host kind × API, against the link's peak."""
+    data = select(rows, case="bandwidth", direction=direction)
+    fig, (ax,) = new_figure()
+    for (host_kind, api, extra), curve in curves(data):
+        linestyle, marker = api_style(api)
+        plot_band(ax, curve, "bandwidth", color=host_color(host_kind), linestyle=linestyle,
+                  marker=marker, label=line_label(host_kind, api, extra))
+        if direction == "bidir":
+            plot_bidir_parts(ax, curve, host_kind)
+    peaks = link_peaks(run, direction)
+    for value, text in peaks:
+        reference_line(ax, value, text)
+    top = max([r.value for r in data if r.metric == "bandwidth"] + [p for p, _ in peaks])
+    ax.set_ylim(0, top * 1.12)
+    size_axis(ax, [r.size_bytes for r in data if r.size_bytes])
+    ax.set_ylabel("bandwidth (GB/s, 1 GB = 10⁹ B)")
+    ax.set_title(f"{direction}: {DIRECTION_NAMES.get(direction, direction)}", loc="left")
+    legend = figure_legend(fig, *axes_handles([ax]), title=band_note(data))
+    return finish(fig, bandwidth_lesson(run, data, direction), run.subtitle(), legend)
+
+
+def plot_bidir_parts(ax: Axes, curve: Sequence[Row], host_kind: str) -> None:
+    """The h2d and d2h shares of a bidirectional copy, thin, so the total stays the story."""
+    for metric, marker, name in (("bandwidth_h2d", 5, "h2d share"), ("bandwidth_d2h", 4, "d2h share")):
+        medians = by_size(curve, metric, "median")
+        if medians:
+            sizes = sorted(medians)
+            ax.plot(sizes, [medians[s] for s in sizes], color=host_color(host_kind), linewidth=0.9,
+                    alpha=0.7, marker=marker, markersize=5, linestyle=(0, (2, 2)),
+                    label=f"{host_kind}: {name}")
+
+
+def bandwidth_lesson(run: Run, data: Sequence[Row], direction: str) -> str:
+    """The sentence the bandwidth figure proves, computed from its plateaus."""
+    pinned = largest_size_median(data, "bandwidth", "pinned")
+    pageable = largest_size_median(data, "bandwidth", "pageable")
+    pcie = pcie_peak_gbps(run.node.pcie_gen, run.node.pcie_width)
+    if direction == "bidir" and pinned and pcie:
+        return (f"PCIe is full duplex: copying both ways at once moves {pinned:.0f} GB/s, "
+                f"{pinned / pcie:.2f}× the one-way link peak")
+    if direction == "d2d":
+        best = max((by_size(c, "bandwidth", "median").get(max(by_size(c, "bandwidth", "median")), 0)
+                    for _, c in curves(data) if by_size(c, "bandwidth", "median")), default=0)
+        if best and pcie:
+            return (f"Device-to-device copies run at HBM speed: {best:.0f} GB/s, "
+                    f"{best / pcie:.0f}× what PCIe can feed")
+        return "Device-to-device copies are bound by HBM, not by the host link"
+    if pinned and pageable and pinned > 1.15 * pageable:
+        if pcie:
+            return (f"Pinned memory reaches {pinned / pcie:.0%} of the PCIe link; "
+                    f"pageable stalls at {pageable / pcie:.0%} because it pays a staging copy")
+        return f"Pinned memory is {pinned / pageable:.1f}× faster: pageable pays a staging copy"
+    if pinned and pageable:
+        return f"Pageable copies keep up with pinned ones on this node ({pageable:.0f} vs {pinned:.0f} GB/s)"
+    return "Bandwidth grows with transfer size until the fixed per-copy cost stops mattering"
+
+
+# ---------------------------------------------------------------- α–β fit
+
+def fit_params(rows: Sequence[Row], direction: str) -> dict[tuple[str, str, str], dict[str, float]]:
+    """(host kind, API, extra) → {fit_latency, fit_bandwidth, fit_n_half} for complete fits."""
+    fits: dict[tuple[str, str, str], dict[str, float]] = {}
+    for r in select(rows, case="bandwidth", direction=direction, statistic="fit"):
+        fits.setdefault(r.line_key, {})[r.metric] = r.value  # type: ignore[assignment]
+    return {k: v for k, v in fits.items() if all(m in v for m in FIT_METRICS[:2])}
+
+
+def fit_figure(run: Run, rows: Sequence[Row], direction: str) -> Figure | None:
+    """Measured time and bandwidth per copy against the harness's t(n) = α + n/β model."""
+    data = select(rows, case="bandwidth", direction=direction)
+    fits = fit_params(rows, direction)
+    if not fits:
+        return None
+    fig, (ax_time, ax_bw) = new_figure(ncols=2, width=13.5, height=5.6)
+    measured = {key: by_size(curve, "time_per_copy", "median") for key, curve in curves(data)}
+    sizes = sorted({s for m in measured.values() for s in m})
+    model_sizes = np.geomspace(min(sizes), max(sizes), 200) if sizes else np.geomspace(1 << 10, 1 << 30, 200)
+    for key, params in sorted(fits.items(), key=lambda kv: -kv[1]["fit_bandwidth"]):
+        draw_fit(ax_time, ax_bw, key, params, measured.get(key, {}), model_sizes)
+    for value, text in link_peaks(run, direction)[:1] if direction != "bidir" else []:
+        reference_line(ax_bw, value, text)
+    size_axis(ax_time, sizes, max_ticks=6)
+    size_axis(ax_bw, sizes, max_ticks=6)
+    ax_time.set_yscale("log")
+    ax_time.set_ylabel("time per copy (µs, log scale)")
+    ax_time.set_title("time: flat at α for small copies, slope 1/β for large ones", loc="left")
+    ax_bw.set_ylabel("bandwidth = size ÷ time per copy (GB/s)")
+    ax_bw.set_title("bandwidth: half of β is reached at n½ = α·β", loc="left")
+    ax_bw.set_ylim(bottom=0)
+    ax_time.legend(handles=[Line2D([], [], color="0.3", marker="o", linestyle="none", label="measured median"),
+                            Line2D([], [], color="0.3", label="fit  t(n) = α + n/β"),
+                            Line2D([], [], color="0.3", marker="D", markeredgecolor="black",
+                                   linestyle="none", label="n½ (half of β)")],
+                   loc="upper left")
+    legend = figure_legend(fig, *axes_handles([ax_bw]), max_cols=2,
+                           title="host memory · API:   α (fixed cost per copy),   β (bandwidth limit),   "
+                                 "n½ = α·β (size reaching β/2)")
+    return finish(fig, fit_lesson(fits, direction), run.subtitle(), legend)
+
+
+def draw_fit(ax_time: Axes, ax_bw: Axes, key: tuple[str, str, str], params: dict[str, float],
+             measured_us: dict[int, float], model_sizes: np.ndarray) -> None:
+    """One path: measured points, model curves in both views, n½ marked on the bandwidth view."""
+    host_kind, api, extra = key
+    alpha, beta = params["fit_latency"], params["fit_bandwidth"]
+    n_half = params.get("fit_n_half", alpha * beta * 1e3)
+    color = host_color(host_kind)
+    linestyle, marker = api_style(api)
+    model_time = alpha + model_sizes / (beta * 1e3)  # µs, n in B, β in GB/s = 10³ B/µs
+    ax_time.plot(model_sizes, model_time, color=color, linestyle=linestyle, linewidth=1.5)
+    ax_bw.plot(model_sizes, model_sizes / (model_time * 1e3), color=color, linestyle=linestyle,
+               linewidth=1.5, label=f"{line_label(host_kind, api, extra)}:  {format_time_us(alpha)},  "
+                                    f"{format_number(beta)} GB/s,  {format_bytes(n_half)}")
+    if measured_us:
+        sizes = sorted(measured_us)
+        times = np.array([measured_us[s] for s in sizes])
+        ax_time.plot(sizes, times, color=color, marker=marker, linestyle="none", markersize=5, alpha=0.8)
+        ax_bw.plot(sizes, np.array(sizes) / (times * 1e3), color=color, marker=marker,
+                   linestyle="none", markersize=5, alpha=0.8)
+    ax_bw.plot([n_half], [beta / 2], marker="D", markersize=8, color=color, markeredgecolor="black",
+               linestyle="none", zorder=5)
+
+
+def fit_lesson(fits: dict[tuple[str, str, str], dict[str, float]], direction: str) -> str:
+    """Phrase α and n½ of the fastest path: the size below which latency, not bandwidth, rules."""
+    (host_kind, api, _extra), best = max(fits.items(), key=lambda kv: kv[1]["fit_bandwidth"])
+    alpha, beta = best["fit_latency"], best["fit_bandwidth"]
+    n_half = best.get("fit_n_half", alpha * beta * 1e3)
+    return (f"Every {host_kind} {api_label(api)} pays a fixed α = {format_time_us(alpha)}: {direction} "
+            f"copies below n½ = {format_bytes(n_half)} get less than half of β = {format_number(beta)} GB/s")
+
+
+# ---------------------------------------------------------------- pinned vs pageable
+
+def speedup_curves(bandwidth: Sequence[Row]) -> dict[tuple[str, str], dict[int, float]]:
+    """(direction, API) → size → pinned median ÷ pageable median, where both were measured."""
+    ratios = {}
+    for direction in ordered((r.direction for r in bandwidth), DIRECTIONS):
+        for api in ordered((r.api for r in bandwidth), APIS):
+            pinned = by_size(select(bandwidth, direction=direction, api=api, host_kind="pinned", extra=""),
+                             "bandwidth", "median")
+            pageable = by_size(select(bandwidth, direction=direction, api=api, host_kind="pageable", extra=""),
+                               "bandwidth", "median")
+            common = sorted(s for s in set(pinned) & set(pageable) if pageable[s] > 0)
+            if common:
+                ratios[(direction, api)] = {s: pinned[s] / pageable[s] for s in common}
+    return ratios
+
+
+def speedup_figure(run: Run, bandwidth: Sequence[Row]) -> Figure:
+    """How many times faster pinned memory is than pageable, at each size."""
+    ratios = speedup_curves(bandwidth)
+    fig, (ax,) = new_figure()
+    for (direction, api), ratio in ratios.items():
+        sizes = sorted(ratio)
+        linestyle, marker = api_style(api)
+        ax.plot(sizes, [ratio[s] for s in sizes], color=DIRECTION_COLORS.get(direction, "0.3"),
+                linestyle=linestyle, marker=marker, markersize=4, linewidth=1.6,
+                label=f"{direction} · {api_label(api)}")
+    reference_line(ax, 1.0, "1× = no gain", color="0.2", linestyle="-", linewidth=0.9)
+    size_axis(ax, [s for r in ratios.values() for s in r])
+    all_ratios = [v for r in ratios.values() for v in r.values()]
+    ax.set_ylim(0, max(all_ratios) * 1.15)
+    ax.set_ylabel("speedup: pinned ÷ pageable median bandwidth (×)")
+    legend = figure_legend(fig, *axes_handles([ax]), title="direction · API")
+    return finish(fig, speedup_lesson(ratios), run.subtitle(), legend)
+
+
+def speedup_lesson(ratios: dict[tuple[str, str], dict[int, float]]) -> str:
+    """Where pinning pays most, and what is left of the gain at the largest size."""
+    (direction, _api), best = max(ratios.items(), key=lambda kv: max(kv[1].values()))
+    peak_size = max(best, key=best.get)
+    largest = max(best)
+    if min(v for r in ratios.values() for v in r.values()) < 1.1:
+        return f"Pinned memory is up to {best[peak_size]:.1f}× faster than pageable ({direction}, {format_bytes(peak_size)})"
+    return (f"Pinned memory beats pageable at every size: {best[peak_size]:.1f}× at {format_bytes(peak_size)}, "
+            f"still {best[largest]:.1f}× at {format_bytes(largest)} ({direction})")
+
+
+# ---------------------------------------------------------------- latency
+
+def latency_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+    """Grouped bars: what the GPU spends (events) vs what the caller waits (call to return)."""
+    data = select(rows, case="latency")
+    groups = [(d, key, curve) for d in ordered((r.direction for r in data), DIRECTIONS)
+              for key, curve in curves(select(data, direction=d))]
+    groups = [g for g in groups if medians_of(g[2], "latency") is not None]
+    if not groups:
+        return None
+    fig, (ax,) = new_figure(width=max(8.5, 1.15 * len(groups) + 2.5))
+    x = np.arange(len(groups))
+    width = 0.38
+    ratios = []
+    for i, (_direction, (host_kind, _api, _extra), curve) in enumerate(groups):
+        color = host_color(host_kind)
+        device = draw_bar(ax, x[i] - width / 2, curve, "latency", width, color, hatch=None)
+        host = draw_bar(ax, x[i] + width / 2, curve, "host_latency", width, color, hatch="///")
+        if device and host:
+            ratios.append(host / device)
+            ax.annotate(f"+{format_number(host - device, 2)} µs", (x[i] + width / 2, host),
+                        xytext=(0, 10), textcoords="offset points", ha="center", fontsize=8, color="0.2")
+    ax.set_xticks(x)
+    ax.set_xticklabels([f"{d}\n{k[0]}\n{api_label(k[1])}" for d, k, _ in groups],
+                       fontsize=8.5)
+    sizes = sorted({r.size_bytes for r in data if r.size_bytes is not None})
+    what = f"one {format_bytes(sizes[0])} copy" if len(sizes) == 1 else "one small copy"
+    ax.set_ylabel(f"time for {what} (µs)")
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.08)
+    handles = ([Patch(facecolor="0.45", edgecolor="0.2", label="device-timed (CUDA events)"),
+                Patch(facecolor="0.85", edgecolor="0.2", hatch="///",
+                      label="host-observed (API call → return)")]
+               + [Patch(facecolor=host_color(k), label=f"{k} host memory")
+                  for k in ordered((g[1][0] for g in groups), HOST_KINDS)])
+    legend = figure_legend(fig, handles, [h.get_label() for h in handles],
+                           title="bars: median, whiskers: min–max", max_cols=4)
+    ax.grid(False, axis="x")
+    lesson = (f"For a tiny copy the caller waits {min(ratios):.1f}–{max(ratios):.1f}× as long as the GPU "
+              "works: launch, synchronisation and staging cost more than the transfer" if ratios
+              else "Device time of one tiny copy: the fixed cost every transfer pays")
+    return finish(fig, lesson, run.subtitle(), legend)
+
+
+def medians_of(rows: Sequence[Row], metric: str) -> float | None:
+    values = [r.value for r in rows if r.metric == metric and r.statistic == "median"]
+    return values[0] if len(values) == 1 else None
+
+
+def draw_bar(ax: Axes, x: float, rows: Sequence[Row], metric: str, width: float, color: str,
+             hatch: str | None) -> float | None:
+    """One bar (median) with min–max whiskers; returns the median, None if not measured."""
+    median = medians_of(rows, metric)
+    if median is None:
+        return None
+    low = [r.value for r in rows if r.metric == metric and r.statistic == "min"]
+    high = [r.value for r in rows if r.metric == metric and r.statistic == "max"]
+    error = [[median - low[0]], [high[0] - median]] if low and high else None
+    ax.bar(x, median, width, color=color, alpha=0.55 if hatch else 1.0, hatch=hatch,
+           edgecolor="0.2", linewidth=0.6, yerr=error, capsize=3, error_kw={"linewidth": 0.9})
+    return median
+
+
+# ---------------------------------------------------------------- allocation
+
+def alloc_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+    """Cost of allocating (and pinning) a buffer, per call and per MiB, vs size."""
+    data = select(rows, case="alloc")
+    fig, (ax_call, ax_mib) = new_figure(ncols=2, width=13.5, height=5.4)
+    drawn = False
+    for (host_kind, api, extra), curve in curves(data):
+        label = f"{api or host_kind}" + (f" ({extra})" if extra else "")
+        style = {"color": host_color(host_kind), "linestyle": "-", "marker": "o", "label": label}
+        drawn |= plot_band(ax_call, curve, "time_per_call", **style)
+        plot_band(ax_mib, curve, "time_per_mib", **style)
+    if not drawn:
+        return None
+    copy_us_per_mib = pinned_copy_us_per_mib(rows)
+    if copy_us_per_mib:
+        reference_line(ax_mib, copy_us_per_mib,
+                       f"copying 1 MiB host→device from pinned memory: {format_time_us(copy_us_per_mib)}",
+                       color="#0072B2")
+    sizes = [r.size_bytes for r in data if r.size_bytes]
+    for ax in (ax_call, ax_mib):
+        size_axis(ax, sizes, label="buffer size", max_ticks=6)
+        ax.set_yscale("log")
+    ax_call.set_ylabel("time per allocate + free call (µs, log scale)")
+    ax_call.set_title("per call: grows with size — the driver locks and maps every page", loc="left")
+    ax_mib.set_ylabel("time per MiB allocated (µs/MiB, log scale)")
+    ax_mib.set_title(per_mib_title(data, copy_us_per_mib), loc="left")
+    legend = figure_legend(fig, *axes_handles([ax_call]), title=band_note(data))
+    return finish(fig, alloc_lesson(rows, data), run.subtitle(), legend)
+
+
+def per_mib_title(data: Sequence[Row], copy_us_per_mib: float | None) -> str:
+    """Compare pinning a MiB with copying it, when both were measured."""
+    per_mib = by_size(select(data, api="cudaMallocHost"), "time_per_mib", "median")
+    if not per_mib or not copy_us_per_mib:
+        return "per MiB: the cost of each allocated MiB"
+    ratio = per_mib[max(per_mib)] / copy_us_per_mib
+    return f"per MiB: pinning a MiB costs {ratio:.0f}× copying it"
+
+
+def pinned_copy_us_per_mib(rows: Sequence[Row]) -> float | None:
+    """µs to copy 1 MiB h2d from pinned memory at the largest measured size (pinning's yardstick)."""
+    bandwidth = largest_size_median(select(rows, case="bandwidth", direction="h2d", api="async"),
+                                    "bandwidth", "pinned")
+    return (1 << 20) / (bandwidth * 1e3) if bandwidth else None
+
+
+def alloc_lesson(rows: Sequence[Row], data: Sequence[Row]) -> str:
+    """'Pinning is not free', with the numbers of the largest pinned allocation."""
+    pinned = by_size(select(data, api="cudaMallocHost"), "time_per_call", "median")
+    copy_bw = largest_size_median(select(rows, case="bandwidth", direction="h2d", api="async"),
+                                  "bandwidth", "pinned")
+    if not pinned:
+        return "Allocation is not free: its cost grows with the buffer size"
+    size = max(pinned)
+    text = f"Pinning is not free: cudaMallocHost of {format_bytes(size)} takes {format_time_us(pinned[size])}"
+    if copy_bw:
+        copies = pinned[size] / (size / (copy_bw * 1e3))
+        text += f", as long as {copies:.0f} pinned copies of it — allocate once, reuse the buffer"
+    return text
