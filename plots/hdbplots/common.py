@@ -198,7 +198,7 @@ def node_info(meta: dict) -> NodeInfo:
     return NodeInfo(gpu_name=_text(gpu.get("name")), pcie_gen=int(gen) if gen else None,
                     pcie_width=int(width) if width else None,
                     hbm_peak_gbps=_positive(gpu.get("hbm_peak_GBps")),
-                    driver=_text(node.get("driver_release")),
+                    driver=_text(node.get("driver_release")) or _text(gpu.get("driver_release")),
                     cuda_runtime=_text(node.get("cuda_runtime")))
 
 
@@ -223,18 +223,20 @@ def _positive(value: object) -> float | None:
 def pcie_peak_gbps(gen: int | None, width: int | None) -> float | None:
     """One direction's payload-free link rate: GT/s × lanes × line-code efficiency ÷ 8 bits.
 
-    Gen1/2 use 8b/10b, Gen3–5 128b/130b, Gen6 FLIT mode (236 TLP bytes per 256-byte flit).
-    Gen5 x16 → 63.0 GB/s. Real copies reach ~85–90 %: TLP headers and flow control cost the rest.
+    Gen1/2 use 8b/10b, Gen3+ 128b/130b: Gen5 x16 → 63.0 GB/s. The same formula as the harness's
+    report (harness/src/peaks.cpp), so a plot and the report quote one peak. (Gen6's FLIT mode
+    has a different overhead; the line is then an approximation.) Real copies reach ~85–90 %:
+    TLP headers and flow control cost the rest.
     """
     if not gen or not width or gen not in PCIE_GT_PER_S:
         return None
-    efficiency = 8 / 10 if gen <= 2 else 128 / 130 if gen <= 5 else 236 / 256
+    efficiency = 8 / 10 if gen <= 2 else 128 / 130
     return PCIE_GT_PER_S[gen] * width * efficiency / 8
 
 
 # ---------------------------------------------------------------- selecting rows
 
-def select(rows: Iterable[Row], **criteria: str) -> list[Row]:
+def select(rows: Iterable[Row], **criteria: object) -> list[Row]:
     """Rows whose named fields equal the given values, e.g. select(rows, case="alloc")."""
     return [r for r in rows if all(getattr(r, k) == v for k, v in criteria.items())]
 
@@ -357,14 +359,15 @@ def plot_band(ax: Axes, rows: Sequence[Row], metric: str, *, color: str, linesty
     return True
 
 
-def new_figure(ncols: int = 1, width: float = 8.5, height: float = 5.4) -> tuple[Figure, list[Axes]]:
+def new_figure(ncols: int = 1, width: float = 8.5, height: float = 5.4,
+               sharey: bool = False) -> tuple[Figure, list[Axes]]:
     """A pyplot-free figure (no global figure registry) with `ncols` side-by-side axes.
 
     The Agg canvas is attached explicitly so layout code can measure text before saving.
     """
     fig = Figure(figsize=(width, height))
     FigureCanvasAgg(fig)
-    axes = fig.subplots(1, ncols, squeeze=False)[0]
+    axes = fig.subplots(1, ncols, squeeze=False, sharey=sharey)[0]
     for ax in axes:
         ax.grid(True, which="major", color="0.88", linewidth=0.8)
         ax.set_axisbelow(True)

@@ -286,44 +286,64 @@ def speedup_lesson(ratios: dict[tuple[str, str], dict[int, float]]) -> str:
 # ---------------------------------------------------------------- latency
 
 def latency_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
-    """Grouped bars: what the GPU spends (events) vs what the caller waits (call to return)."""
+    """Grouped bars, one panel per small size: what the GPU spends vs what the caller waits."""
     data = select(rows, case="latency")
-    groups = [(d, key, curve) for d in ordered((r.direction for r in data), DIRECTIONS)
-              for key, curve in curves(select(data, direction=d))]
-    groups = [g for g in groups if medians_of(g[2], "latency") is not None]
-    if not groups:
+    sizes = sorted({r.size_bytes for r in data if r.size_bytes is not None and r.metric == "latency"})[:4]
+    if not sizes:
         return None
-    fig, (ax,) = new_figure(width=max(8.5, 1.15 * len(groups) + 2.5))
-    x = np.arange(len(groups))
-    width = 0.38
-    ratios = []
-    for i, (_direction, (host_kind, _api, _extra), curve) in enumerate(groups):
-        color = host_color(host_kind)
-        device = draw_bar(ax, x[i] - width / 2, curve, "latency", width, color, hatch=None)
-        host = draw_bar(ax, x[i] + width / 2, curve, "host_latency", width, color, hatch="///")
-        if device and host:
-            ratios.append(host / device)
-            ax.annotate(f"+{format_number(host - device, 2)} µs", (x[i] + width / 2, host),
-                        xytext=(0, 10), textcoords="offset points", ha="center", fontsize=8, color="0.2")
-    ax.set_xticks(x)
-    ax.set_xticklabels([f"{d}\n{k[0]}\n{api_label(k[1])}" for d, k, _ in groups],
-                       fontsize=8.5)
-    sizes = sorted({r.size_bytes for r in data if r.size_bytes is not None})
-    what = f"one {format_bytes(sizes[0])} copy" if len(sizes) == 1 else "one small copy"
-    ax.set_ylabel(f"time for {what} (µs)")
-    ax.set_ylim(0, ax.get_ylim()[1] * 1.08)
+    panel_groups = [latency_groups(select(data, size_bytes=size)) for size in sizes]
+    widest = max(len(g) for g in panel_groups)
+    apis = {k[2] for g in panel_groups for k, _ in g}
+    fig, axes = new_figure(ncols=len(sizes), width=max(8.5, len(sizes) * (0.95 * widest + 0.7) + 0.8),
+                           height=5.6, sharey=True)
+    ratios: list[float] = []
+    for ax, size, groups in zip(axes, sizes, panel_groups):
+        ratio = draw_latency_panel(ax, groups, show_api=len(apis) > 1)
+        ratios += ratio if size == sizes[0] else []
+        ax.set_title(f"one {format_bytes(size)} copy", loc="left")
+    axes[0].set_ylabel("time per copy (µs)")
+    axes[0].set_ylim(0, axes[0].get_ylim()[1] * 1.08)
+    kinds = ordered((k[1] for g in panel_groups for k, _ in g), HOST_KINDS)
     handles = ([Patch(facecolor="0.45", edgecolor="0.2", label="device-timed (CUDA events)"),
                 Patch(facecolor="0.85", edgecolor="0.2", hatch="///",
                       label="host-observed (API call → return)")]
-               + [Patch(facecolor=host_color(k), label=f"{k} host memory")
-                  for k in ordered((g[1][0] for g in groups), HOST_KINDS)])
+               + [Patch(facecolor=host_color(k), label=f"{k} host memory") for k in kinds])
     legend = figure_legend(fig, handles, [h.get_label() for h in handles],
-                           title="bars: median, whiskers: min–max", max_cols=4)
-    ax.grid(False, axis="x")
-    lesson = (f"For a tiny copy the caller waits {min(ratios):.1f}–{max(ratios):.1f}× as long as the GPU "
-              "works: launch, synchronisation and staging cost more than the transfer" if ratios
-              else "Device time of one tiny copy: the fixed cost every transfer pays")
+                           title="bars: median, whiskers: min–max"
+                                 + ("" if len(apis) > 1 else f"; every copy: {api_label(apis.pop())}"),
+                           max_cols=4)
+    lesson = (f"For a {format_bytes(sizes[0])} copy the caller waits {min(ratios):.1f}–{max(ratios):.1f}× "
+              "as long as the GPU works: launch, synchronisation and staging cost more than the bytes"
+              if ratios else "Device time of one small copy: the fixed cost every transfer pays")
     return finish(fig, lesson, run.subtitle(), legend)
+
+
+def latency_groups(rows: Sequence[Row]) -> list[tuple[tuple[str, str, str, str], list[Row]]]:
+    """(direction, host kind, API, extra) → rows, h2d first, pinned first; only measured ones."""
+    groups = [((d,) + key, curve) for d in ordered((r.direction for r in rows), DIRECTIONS)
+              for key, curve in curves(select(rows, direction=d))]
+    return [g for g in groups if medians_of(g[1], "latency") is not None]
+
+
+def draw_latency_panel(ax: Axes, groups: Sequence[tuple[tuple[str, str, str, str], list[Row]]],
+                       show_api: bool) -> list[float]:
+    """Device and host bars per group, the gap written above; returns host ÷ device ratios."""
+    width = 0.38
+    ratios = []
+    for i, ((_direction, host_kind, _api, _extra), curve) in enumerate(groups):
+        color = host_color(host_kind)
+        device, _ = draw_bar(ax, i - width / 2, curve, "latency", width, color, hatch=None)
+        host, top = draw_bar(ax, i + width / 2, curve, "host_latency", width, color, hatch="///")
+        if device and host:
+            ratios.append(host / device)
+            ax.annotate(f"+{format_number(host - device, 2)} µs", (i + width / 2, top),
+                        xytext=(0, 9), textcoords="offset points", ha="center", fontsize=7.5, color="0.2")
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([f"{d}\n{k}" + (f"\n{api_label(a)}" if show_api else "") + (f"\n{e}" if e else "")
+                        for (d, k, a, e), _ in groups],
+                       fontsize=8)
+    ax.grid(False, axis="x")
+    return ratios
 
 
 def medians_of(rows: Sequence[Row], metric: str) -> float | None:
@@ -332,17 +352,17 @@ def medians_of(rows: Sequence[Row], metric: str) -> float | None:
 
 
 def draw_bar(ax: Axes, x: float, rows: Sequence[Row], metric: str, width: float, color: str,
-             hatch: str | None) -> float | None:
-    """One bar (median) with min–max whiskers; returns the median, None if not measured."""
+             hatch: str | None) -> tuple[float | None, float]:
+    """One bar (median) with min–max whiskers; returns (median or None, top of the whisker)."""
     median = medians_of(rows, metric)
     if median is None:
-        return None
+        return None, 0.0
     low = [r.value for r in rows if r.metric == metric and r.statistic == "min"]
     high = [r.value for r in rows if r.metric == metric and r.statistic == "max"]
     error = [[median - low[0]], [high[0] - median]] if low and high else None
     ax.bar(x, median, width, color=color, alpha=0.55 if hatch else 1.0, hatch=hatch,
            edgecolor="0.2", linewidth=0.6, yerr=error, capsize=3, error_kw={"linewidth": 0.9})
-    return median
+    return median, max([median] + high)
 
 
 # ---------------------------------------------------------------- allocation
@@ -354,9 +374,11 @@ def alloc_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
     drawn = False
     for (host_kind, api, extra), curve in curves(data):
         label = f"{api or host_kind}" + (f" ({extra})" if extra else "")
-        style = {"color": host_color(host_kind), "linestyle": "-", "marker": "o", "label": label}
-        drawn |= plot_band(ax_call, curve, "time_per_call", **style)
-        plot_band(ax_mib, curve, "time_per_mib", **style)
+        style = {"color": host_color(host_kind), "marker": "o"}
+        drawn |= plot_band(ax_call, curve, "time_per_call", linestyle="-", label=f"{label}: allocate", **style)
+        plot_band(ax_call, curve, "release_time_per_call", linestyle="--", label=f"{label}: release",
+                  band=False, **{**style, "marker": "x"})
+        plot_band(ax_mib, curve, "time_per_mib", linestyle="-", label=f"{label}: allocate", **style)
     if not drawn:
         return None
     copy_us_per_mib = pinned_copy_us_per_mib(rows)
@@ -368,11 +390,12 @@ def alloc_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
     for ax in (ax_call, ax_mib):
         size_axis(ax, sizes, label="buffer size", max_ticks=6)
         ax.set_yscale("log")
-    ax_call.set_ylabel("time per allocate + free call (µs, log scale)")
+    ax_call.set_ylabel("time per call (µs, log scale)")
     ax_call.set_title("per call: grows with size — the driver locks and maps every page", loc="left")
     ax_mib.set_ylabel("time per MiB allocated (µs/MiB, log scale)")
     ax_mib.set_title(per_mib_title(data, copy_us_per_mib), loc="left")
-    legend = figure_legend(fig, *axes_handles([ax_call]), title=band_note(data))
+    legend = figure_legend(fig, *axes_handles([ax_call]), max_cols=3,
+                           title=band_note(data) + "; dashed: the matching free / unregister")
     return finish(fig, alloc_lesson(rows, data), run.subtitle(), legend)
 
 
