@@ -18,11 +18,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: find hdbplots
 
-import matplotlib  # noqa: E402
+try:
+    import matplotlib
 
-from hdbplots import family_module  # noqa: E402
-from hdbplots.common import (FigureJob, InputError, Row, Run, format_bytes,  # noqa: E402
-                             load_run)
+    from hdbplots import family_module
+    from hdbplots.common import FigureJob, InputError, Row, Run, format_bytes, load_run
+except ImportError as missing:  # e.g. a venv without matplotlib: say so in one line
+    print(f"plot_run: {missing}; needs matplotlib and numpy (apt install python3-matplotlib, "
+          f"or point HDBENCH_PYTHON at a Python that has them)", file=sys.stderr)
+    sys.exit(2)
 
 FORMATS = ("png", "svg", "pdf")
 STYLE = {
