@@ -1,0 +1,59 @@
+#pragma once
+// meta.json: the fingerprint of the node and of the run (fields in docs/harness.md).
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hdb/harness/family_status.hpp"
+
+namespace hdb {
+
+inline constexpr int meta_schema_version = 1;
+
+struct iommu_state {
+  std::optional<bool> enabled;  // nullopt: no evidence either way
+  std::string evidence;         // how it was decided
+};
+
+// Decides from the number of entries in /sys/class/iommu and the kernel command line.
+// sysfs_entries is nullopt when /sys/class/iommu cannot be read (containers).
+[[nodiscard]] iommu_state detect_iommu(std::optional<std::size_t> sysfs_entries, std::string_view kernel_cmdline);
+
+// PRETTY_NAME from /etc/os-release text ("" when absent).
+[[nodiscard]] std::string os_pretty_name(std::string_view os_release);
+
+// Hostname, CPU model and cores, memory, OS, kernel, IOMMU, read from /proc, /sys and /etc.
+[[nodiscard]] nlohmann::json gather_host_facts();
+
+// Runs hdbench-probe and returns its JSON object. Never throws: a missing binary, bad output
+// or a non-zero exit (2 = no GPU) is recorded in the object's "error" and "probe" fields.
+[[nodiscard]] nlohmann::json run_probe(const std::filesystem::path& probe_binary);
+
+struct run_identity {
+  std::string run_id;
+  std::chrono::system_clock::time_point started;
+  std::vector<std::string> command_line;
+  bool quick = false;
+};
+
+// The meta.json object a run starts with ("finished_utc" null, "families" empty).
+[[nodiscard]] nlohmann::json make_meta(const run_identity& run, nlohmann::json host, nlohmann::json node);
+
+// Sets meta["families"] from the statuses.
+void set_families(nlohmann::json& meta, const std::vector<family_status>& statuses);
+
+// Updates the families of an existing meta.json (or writes a minimal one) atomically.
+void refresh_meta_families(const std::filesystem::path& meta_path, const std::vector<family_status>& statuses);
+
+void write_meta(const std::filesystem::path& meta_path, const nlohmann::json& meta);
+
+// meta.json parsed, or nullopt when missing or unreadable.
+[[nodiscard]] std::optional<nlohmann::json> read_meta(const std::filesystem::path& meta_path);
+
+}  // namespace hdb

@@ -1,0 +1,25 @@
+#pragma once
+// Drawing plots is delegated to plots/plot_run.py; a missing Python, matplotlib or script
+// is explained on the log and never fails a run.
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace hdb {
+
+struct plot_options {
+  std::optional<std::string> python_override;  // $HDBENCH_PYTHON
+  std::filesystem::path plots_dir;             // $HDBENCH_PLOTS_DIR, else the source tree's plots/
+};
+
+// The options from the environment, defaulting plots_dir to the configure-time source dir.
+[[nodiscard]] plot_options plot_options_from_environment();
+
+// The first of $HDBENCH_PYTHON, python3 on PATH, /usr/bin/python3 that can import matplotlib.
+[[nodiscard]] std::optional<std::string> find_plot_python(const plot_options& options);
+
+// Runs `<python> plots/plot_run.py run_dir`. Returns true when plots were drawn.
+bool draw_plots(const std::filesystem::path& run_dir, const plot_options& options, std::ostream& log);
+
+}  // namespace hdb

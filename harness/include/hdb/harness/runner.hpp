@@ -1,0 +1,41 @@
+#pragma once
+// `hdbench run`: starts each family binary of the manifest under a timeout, keeps what it
+// wrote, and turns the run directory into results.csv, meta.json, plots and report.md.
+#include <csignal>
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "hdb/harness/family_status.hpp"
+#include "hdb/harness/manifest.hpp"
+#include "hdb/harness/plots.hpp"
+
+namespace hdb {
+
+struct run_options {
+  std::vector<std::string> families;      // empty: every family of the manifest
+  bool quick = false;
+  std::filesystem::path out_base = "results";
+  double timeout_scale = 1;
+  std::vector<std::string> extra_flags;   // after `--`, passed to every binary
+  std::filesystem::path manifest;
+  std::filesystem::path bin_dir;          // where hdbench-<family> and hdbench-probe live
+  std::vector<std::string> command_line;  // recorded in meta.json
+  plot_options plots;
+  const volatile std::sig_atomic_t* cancel = nullptr;  // set on SIGINT/SIGTERM
+};
+
+// The flags a family binary gets, before the output flags the runner adds itself.
+[[nodiscard]] std::vector<std::string> family_flags(const family_entry& family, const run_options& options);
+
+// Runs one family into raw_dir and returns its (reconciled) status; also writes
+// raw/<family>.status.json. Progress goes to `log`.
+family_status run_family(const family_entry& family, const run_options& options,
+                         const std::filesystem::path& raw_dir, std::ostream& log);
+
+// The whole `run`. Returns the exit status: 0 when every family is ok, else 1.
+// Throws harness_error for bad options (unknown family, unreadable manifest).
+[[nodiscard]] int run_suite(const run_options& options, std::ostream& log);
+
+}  // namespace hdb

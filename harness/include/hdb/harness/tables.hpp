@@ -1,0 +1,18 @@
+#pragma once
+// Tables for humans: aligned plain text (terminal) and GitHub markdown (report, PR comments).
+#include <string>
+#include <vector>
+
+namespace hdb {
+
+using table_rows = std::vector<std::vector<std::string>>;
+
+[[nodiscard]] std::string text_table(const std::vector<std::string>& header, const table_rows& rows);
+// Cells have '|' escaped and newlines flattened.
+[[nodiscard]] std::string markdown_table(const std::vector<std::string>& header, const table_rows& rows);
+
+// Numbers for humans: three significant digits is as much as a benchmark median deserves.
+[[nodiscard]] std::string format_figure(double value);
+[[nodiscard]] std::string format_fixed(double value, int decimals);
+
+}  // namespace hdb

@@ -1,0 +1,167 @@
+#include "hdb/harness/cli.hpp"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "hdb/harness/collect.hpp"
+#include "hdb/harness/compare.hpp"
+#include "hdb/harness/error.hpp"
+#include "hdb/harness/plots.hpp"
+#include "hdb/harness/report.hpp"
+#include "hdb/harness/runner.hpp"
+
+namespace hdb {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Written by the SIGINT/SIGTERM handler, read by the runner's wait loop: a signal handler
+// can only communicate through a lock-free global, so this is the one mutable global.
+volatile std::sig_atomic_t interrupted = 0;
+
+extern "C" void on_interrupt(int /*signal*/) { interrupted = 1; }
+
+void install_interrupt_handler() {
+  struct sigaction action {};
+  action.sa_handler = on_interrupt;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+}
+
+fs::path own_directory() {
+  std::error_code ec;
+  const auto exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::current_path() : exe.parent_path();
+}
+
+fs::path existing_run_dir(const std::string& text) {
+  const fs::path dir(text);
+  if (!fs::is_directory(dir)) throw harness_error("not a directory: " + text);
+  return dir;
+}
+
+struct parsed_cli {
+  run_options run;
+  std::string run_dir;  // collect / report / plot
+  std::string baseline, current, threshold = "5%", format = "text";
+  double alpha = 0.05;
+  bool all = false;
+};
+
+int dispatch(const CLI::App& app, parsed_cli& cli) {
+  if (app.got_subcommand("run")) {
+    if (cli.run.manifest.empty()) cli.run.manifest = cli.run.bin_dir / "suite.json";
+    install_interrupt_handler();
+    cli.run.cancel = &interrupted;
+    cli.run.plots = plot_options_from_environment();
+    return run_suite(cli.run, std::cerr);
+  }
+  if (app.got_subcommand("collect")) {
+    const auto collected = collect_and_write(existing_run_dir(cli.run_dir));
+    std::cerr << "hdbench: wrote " << (fs::path(cli.run_dir) / "results.csv").string() << " (" << collected.rows.size()
+              << " rows)\n";
+    return 0;
+  }
+  if (app.got_subcommand("report")) {
+    write_report(existing_run_dir(cli.run_dir));
+    std::cerr << "hdbench: wrote " << (fs::path(cli.run_dir) / "report.md").string() << "\n";
+    return 0;
+  }
+  if (app.got_subcommand("plot")) {
+    const auto dir = existing_run_dir(cli.run_dir);
+    const bool drawn = draw_plots(dir, plot_options_from_environment(), std::cerr);
+    if (drawn) write_report(dir);  // the report links the plots that exist
+    return 0;
+  }
+  compare_options options;
+  options.threshold = parse_percent(cli.threshold);
+  options.alpha = cli.alpha;
+  options.format = parse_compare_format(cli.format);
+  options.all = cli.all;
+  const auto result = compare_runs(cli.baseline, cli.current, options);
+  std::cout << result.output;
+  if (!result.error.empty()) std::cerr << "hdbench compare: " << result.error << "\n";
+  return result.exit_code;
+}
+
+void add_run(CLI::App& app, parsed_cli& cli) {
+  auto* run = app.add_subcommand("run", "run the benchmark families into results/<run-id>/ (extra Google Benchmark flags after --)");
+  run->add_option("--families", cli.run.families, "comma-separated families (default: all in the manifest)")->delimiter(',');
+  run->add_flag("--quick", cli.run.quick, "short sweep (adds each family's quick flags)");
+  run->add_option("--out", cli.run.out_base, "base directory of run directories")->capture_default_str();
+  run->add_option("--timeout-scale", cli.run.timeout_scale, "multiply every family's timeout")->check(CLI::PositiveNumber);
+  run->add_option("--manifest", cli.run.manifest, "suite manifest (default: suite.json beside hdbench)")->check(CLI::ExistingFile);
+  run->add_option("--bin-dir", cli.run.bin_dir, "where the family binaries and hdbench-probe are (default: beside hdbench)")
+      ->check(CLI::ExistingDirectory);
+}
+
+void add_compare(CLI::App& app, parsed_cli& cli) {
+  auto* compare = app.add_subcommand("compare", "compare two runs; exit 1 on a headline regression");
+  compare->add_option("baseline", cli.baseline, "baseline run directory or results.csv")->required();
+  compare->add_option("current", cli.current, "current run directory or results.csv")->required();
+  compare->add_option("--threshold", cli.threshold, "relative change of the median that matters")->capture_default_str();
+  compare->add_option("--alpha", cli.alpha, "significance level of the Mann-Whitney U test")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-9, 0.5));
+  compare->add_option("--format", cli.format, "text, markdown or junit")->capture_default_str();
+  compare->add_flag("--all", cli.all, "also show non-headline metrics (never affect the exit status)");
+}
+
+}  // namespace
+
+int cli_main(int argc, char** argv) {
+  // Everything after `--` goes verbatim to the family binaries, so CLI11 never sees it.
+  std::vector<std::string> args(argv, argv + argc);
+  parsed_cli cli;
+  cli.run.command_line = args;
+  cli.run.bin_dir = own_directory();
+  const auto separator = std::find(args.begin() + 1, args.end(), "--");
+  if (separator != args.end()) {
+    cli.run.extra_flags.assign(separator + 1, args.end());
+    args.erase(separator, args.end());
+  }
+
+  CLI::App app("hdbench: measure how this GPU node moves data, and compare runs", "hdbench");
+  app.require_subcommand(1);
+  add_run(app, cli);
+  for (const auto* name : {"collect", "report", "plot"}) {
+    const std::string what = std::string(name) == "collect" ? "rebuild results.csv (and meta.json statuses) from raw/"
+                             : std::string(name) == "report" ? "write report.md"
+                                                             : "draw plots/ with plots/plot_run.py";
+    app.add_subcommand(name, what)->add_option("dir", cli.run_dir, "run directory")->required();
+  }
+  add_compare(app, cli);
+
+  try {
+    std::vector<char*> cli_argv;
+    for (auto& arg : args) cli_argv.push_back(arg.data());
+    app.parse(static_cast<int>(cli_argv.size()), cli_argv.data());
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::cerr << "hdbench: " << e.what() << " (see hdbench --help)\n";
+    return 2;
+  }
+  if (!cli.run.extra_flags.empty() && !app.got_subcommand("run")) {
+    std::cerr << "hdbench: flags after -- are only for `hdbench run`\n";
+    return 2;
+  }
+  try {
+    return dispatch(app, cli);
+  } catch (const harness_error& e) {
+    std::cerr << "hdbench: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "hdbench: internal error: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace hdb

@@ -1,0 +1,309 @@
+#include "hdb/harness/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "hdb/harness/error.hpp"
+#include "hdb/harness/files.hpp"
+#include "hdb/harness/meta.hpp"
+#include "hdb/harness/peaks.hpp"
+#include "hdb/harness/tables.hpp"
+
+namespace hdb {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+constexpr double asymmetry_limit = 0.10;  // h2d vs d2h pinned, largest size
+constexpr double cv_limit_percent = 2.0;
+constexpr unsigned long long throttle_idle = 0x1;  // nvmlClocksThrottleReasonGpuIdle: not a problem
+constexpr std::size_t max_listed_cv = 10;
+
+// The probe may leave any field null or out: every read is optional.
+const json& field(const json& object, const char* key) {
+  static const json null_value;
+  if (!object.is_object()) return null_value;
+  const auto it = object.find(key);
+  return it == object.end() ? null_value : *it;
+}
+std::optional<double> number(const json& object, const char* key) {
+  const auto& value = field(object, key);
+  return value.is_number() ? std::optional<double>(value.get<double>()) : std::nullopt;
+}
+std::string text(const json& object, const char* key, const std::string& unknown = "?") {
+  const auto& value = field(object, key);
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_boolean()) return value.get<bool>() ? "yes" : "no";
+  if (value.is_number_integer()) return std::to_string(value.get<long long>());
+  if (value.is_number()) return format_value(value.get<double>());
+  return unknown;
+}
+
+const json& gpus(const json& meta) { return field(field(meta, "node"), "gpus"); }
+const json& first_gpu(const json& meta) {
+  static const json none;
+  const auto& list = gpus(meta);
+  return list.is_array() && !list.empty() ? list.front() : none;
+}
+
+// PCIe per-direction peak of a GPU at its maximum link (falls back to the current link).
+std::optional<double> gpu_pcie_peak(const json& gpu) {
+  const auto& pcie = field(gpu, "pcie");
+  const auto gen = number(pcie, "gen_max") ? number(pcie, "gen_max") : number(pcie, "gen_current");
+  const auto width = number(pcie, "width_max") ? number(pcie, "width_max") : number(pcie, "width_current");
+  if (!gen || !width) return std::nullopt;
+  return pcie_peak_gbps(static_cast<int>(*gen), static_cast<int>(*width));
+}
+
+// The peak a headline bandwidth median is compared with, and how it is derived.
+struct peak_ref {
+  double gbps;
+  double traffic_factor;  // bytes the hardware moves per byte counted
+};
+std::optional<peak_ref> peak_for(const result_row& row, const json& meta) {
+  if (row.unit != "GB/s") return std::nullopt;
+  const auto& direction = row.params.get("direction");
+  const auto& host_kind = row.params.get("host_kind");
+  const auto& gpu = first_gpu(meta);
+  const bool host_copy = !host_kind.empty() && host_kind != "device";
+  if (host_copy && (direction == "h2d" || direction == "d2h") && row.metric == "bandwidth") {
+    if (const auto pcie = gpu_pcie_peak(gpu)) return peak_ref{*pcie, 1};
+  }
+  if (host_copy && direction == "bidir") {
+    const auto pcie = gpu_pcie_peak(gpu);
+    if (pcie && row.metric == "bandwidth") return peak_ref{2 * *pcie, 1};
+    if (pcie && (row.metric == "bandwidth_h2d" || row.metric == "bandwidth_d2h")) return peak_ref{*pcie, 1};
+  }
+  if (direction == "d2d" && row.metric == "bandwidth") {
+    // A d2d copy reads and writes every byte: HBM traffic is twice the counted bandwidth.
+    if (const auto hbm = number(gpu, "hbm_peak_GBps")) return peak_ref{*hbm, 2};
+  }
+  return std::nullopt;
+}
+
+using value_key = std::tuple<std::string, std::string, case_params, std::string>;  // family, case, params, metric
+
+std::map<value_key, double> statistic_values(const std::vector<result_row>& rows, statistic stat) {
+  std::map<value_key, double> values;
+  for (const auto& row : rows) {
+    if (row.stat == stat && row.value && row.status == row_status::ok) {
+      values[{row.family, row.case_name, row.params, row.metric}] = *row.value;
+    }
+  }
+  return values;
+}
+
+std::string where(const value_key& key) {
+  const auto& [family, case_name, params, metric] = key;
+  return family + " " + case_name + " " + params.describe() + " " + metric;
+}
+
+void link_anomalies(const json& meta, std::vector<std::string>& out) {
+  const auto& list = gpus(meta);
+  if (!list.is_array()) return;
+  for (const auto& gpu : list) {
+    const auto name = "GPU " + text(gpu, "index") + " (" + text(gpu, "name") + ")";
+    const auto& pcie = field(gpu, "pcie");
+    const auto gen = number(pcie, "gen_current"), gen_max = number(pcie, "gen_max");
+    const auto width = number(pcie, "width_current"), width_max = number(pcie, "width_max");
+    if ((gen && gen_max && *gen < *gen_max) || (width && width_max && *width < *width_max)) {
+      out.push_back(name + ": PCIe link runs at Gen" + text(pcie, "gen_current") + " x" + text(pcie, "width_current") +
+                    ", below its maximum Gen" + text(pcie, "gen_max") + " x" + text(pcie, "width_max") + " (" +
+                    text(pcie, "source", "source unknown") + ")");
+    }
+    const auto& clocks = field(gpu, "clocks");
+    const auto reasons = text(clocks, "throttle_reasons", "");
+    if (!reasons.empty()) {
+      const auto mask = std::strtoull(reasons.c_str(), nullptr, 16);
+      if ((mask & ~throttle_idle) != 0) {
+        out.push_back(name + ": clocks throttled (" + reasons + ": " + text(clocks, "throttle_description") + ")");
+      }
+    }
+  }
+}
+
+void pageable_vs_pinned(const std::map<value_key, double>& medians, std::vector<std::string>& out) {
+  for (const auto& [key, pageable] : medians) {
+    const auto& [family, case_name, params, metric] = key;
+    if (metric != "bandwidth" || params.get("host_kind") != "pageable") continue;
+    auto pinned_key = key;
+    std::get<2>(pinned_key).set("host_kind", "pinned");
+    const auto pinned = medians.find(pinned_key);
+    if (pinned != medians.end() && pageable > pinned->second) {
+      out.push_back(where(key) + ": pageable (" + format_figure(pageable) + " GB/s) is faster than pinned (" +
+                    format_figure(pinned->second) + " GB/s); pinned staging is not working as it should");
+    }
+  }
+}
+
+void direction_asymmetry(const std::map<value_key, double>& medians, std::vector<std::string>& out) {
+  // For each pinned h2d group (size aside), the largest size that d2h also measured.
+  std::map<value_key, std::pair<double, std::pair<double, double>>> largest;  // group -> (size, (h2d, d2h))
+  for (const auto& [key, h2d] : medians) {
+    const auto& [family, case_name, params, metric] = key;
+    if (metric != "bandwidth" || params.get("host_kind") != "pinned" || params.get("direction") != "h2d") continue;
+    auto d2h_key = key;
+    std::get<2>(d2h_key).set("direction", "d2h");
+    const auto d2h = medians.find(d2h_key);
+    char* end = nullptr;
+    const double size = std::strtod(params.get("size_bytes").c_str(), &end);
+    if (d2h == medians.end() || end == params.get("size_bytes").c_str()) continue;
+    auto group = key;
+    std::get<2>(group).set("size_bytes", "");
+    std::get<2>(group).set("direction", "");
+    auto [it, inserted] = largest.try_emplace(group, size, std::pair{h2d, d2h->second});
+    if (!inserted && size > it->second.first) it->second = {size, {h2d, d2h->second}};
+  }
+  for (const auto& [group, entry] : largest) {
+    const auto [h2d, d2h] = entry.second;
+    const double asymmetry = std::abs(h2d - d2h) / std::max(h2d, d2h);
+    if (asymmetry > asymmetry_limit) {
+      out.push_back(where(group) + " at " + format_value(entry.first) + " B: h2d " + format_figure(h2d) + " GB/s vs d2h " +
+                    format_figure(d2h) + " GB/s differ by " + format_fixed(asymmetry * 100, 0) + " % (> 10 %)");
+    }
+  }
+}
+
+void noisy_headlines(const std::vector<result_row>& rows, std::vector<std::string>& out) {
+  std::vector<std::string> noisy;
+  for (const auto& row : rows) {
+    if (row.stat == statistic::cv && row.headline && row.value && *row.value > cv_limit_percent) {
+      noisy.push_back(where({row.family, row.case_name, row.params, row.metric}) + ": cv " + format_fixed(*row.value, 1) + " %");
+    }
+  }
+  for (std::size_t i = 0; i < noisy.size() && i < max_listed_cv; ++i) out.push_back(noisy[i] + " (> 2 %)");
+  if (noisy.size() > max_listed_cv) {
+    out.push_back("... and " + std::to_string(noisy.size() - max_listed_cv) + " more headline metrics with cv > 2 %");
+  }
+}
+
+std::string node_section(const json& meta) {
+  const auto& host = field(meta, "host");
+  const auto& node = field(meta, "node");
+  const auto& cpu = field(host, "cpu");
+  table_rows rows;
+  const auto memory = number(host, "memory_bytes");
+  rows.push_back({"Host", text(host, "hostname") + ": " + text(cpu, "model") + ", " + text(cpu, "physical_cores") +
+                              " cores / " + text(cpu, "logical_cpus") + " CPUs, " +
+                              (memory ? format_fixed(*memory / (1ull << 30), 0) + " GiB" : std::string("?")) + " memory"});
+  rows.push_back({"OS", text(host, "os") + ", kernel " + text(host, "kernel")});
+  const auto& iommu = field(host, "iommu");
+  const auto& enabled = field(iommu, "enabled");
+  rows.push_back({"IOMMU", std::string(enabled.is_boolean() ? (enabled.get<bool>() ? "on" : "off") : "unknown") + " (" +
+                               text(iommu, "evidence") + ")"});
+  rows.push_back({"Driver", text(node, "driver_release") + " (CUDA " + text(node, "driver_version") + "), runtime " +
+                                text(node, "cuda_runtime") + ", NCCL " + text(node, "nccl_version", "none")});
+  const auto& list = gpus(meta);
+  for (const auto& gpu : list.is_array() ? list : json::array()) {
+    const auto id = "GPU " + text(gpu, "index");
+    const auto bytes = number(gpu, "memory_bytes");
+    rows.push_back({id, text(gpu, "name") + ", " + text(gpu, "pci_bus_id") + ", " +
+                            (bytes ? format_fixed(*bytes / (1ull << 30), 0) + " GiB" : std::string("? GiB")) + ", " +
+                            text(gpu, "sm_count") + " SMs, cc " + text(gpu, "compute_capability") + ", ECC " +
+                            text(gpu, "ecc_enabled") + ", persistence " + text(gpu, "persistence_mode") + ", NUMA " +
+                            text(gpu, "numa_node") + " (CPUs " + text(gpu, "cpu_affinity") + ")"});
+    const auto& pcie = field(gpu, "pcie");
+    const auto peak = gpu_pcie_peak(gpu);
+    rows.push_back({id + " link", "PCIe Gen" + text(pcie, "gen_current") + " x" + text(pcie, "width_current") +
+                                      " (max Gen" + text(pcie, "gen_max") + " x" + text(pcie, "width_max") + ")" +
+                                      (peak ? ", peak " + format_fixed(*peak, 1) + " GB/s per direction" : std::string()) +
+                                      "; NVLink links active: " + text(field(gpu, "nvlink"), "links_active")});
+    const auto& clocks = field(gpu, "clocks");
+    rows.push_back({id + " clocks", "SM " + text(clocks, "sm_mhz") + "/" + text(clocks, "sm_max_mhz") + " MHz, memory " +
+                                        text(clocks, "mem_mhz") + "/" + text(clocks, "mem_max_mhz") +
+                                        " MHz, throttle: " + text(clocks, "throttle_description") + "; HBM peak " +
+                                        text(gpu, "hbm_peak_GBps") + " GB/s"});
+  }
+  if (const auto error = text(node, "error", ""); !error.empty()) rows.push_back({"Probe", error});
+  return "## Node\n\n" + markdown_table({"", ""}, rows);
+}
+
+std::string family_section(const std::string& family, const std::vector<result_row>& rows, const json& meta) {
+  const auto cvs = statistic_values(rows, statistic::cv);
+  table_rows headline, skipped, failed;
+  for (const auto& row : rows) {
+    if (row.family != family) continue;
+    if (row.status != row_status::ok && !row.case_name.empty()) {
+      (row.status == row_status::skipped ? skipped : failed).push_back({row.case_name, row.params.describe(), row.reason});
+    }
+    if (!row.headline || row.stat != statistic::median || !row.value) continue;
+    const auto cv = cvs.find({row.family, row.case_name, row.params, row.metric});
+    const auto peak = peak_for(row, meta);
+    headline.push_back({row.case_name, row.params.describe(), row.metric, format_figure(*row.value) + " " + row.unit,
+                        cv == cvs.end() ? "" : format_fixed(cv->second, 2) + " %",
+                        peak ? format_fixed(*row.value * peak->traffic_factor / peak->gbps * 100, 1) + " %" : ""});
+  }
+  std::string out = "## Family `" + family + "`\n\n";
+  out += headline.empty() ? "No headline figures.\n"
+                          : markdown_table({"case", "parameters", "metric", "median", "cv", "% of peak"}, headline);
+  if (!skipped.empty()) out += "\n### Skipped\n\n" + markdown_table({"case", "parameters", "reason"}, skipped);
+  if (!failed.empty()) out += "\n### Failed cases\n\n" + markdown_table({"case", "parameters", "reason"}, failed);
+  return out + "\n";
+}
+
+}  // namespace
+
+std::vector<std::string> find_anomalies(const std::vector<result_row>& rows, const json& meta) {
+  std::vector<std::string> anomalies;
+  link_anomalies(meta, anomalies);
+  const auto medians = statistic_values(rows, statistic::median);
+  pageable_vs_pinned(medians, anomalies);
+  direction_asymmetry(medians, anomalies);
+  noisy_headlines(rows, anomalies);
+  return anomalies;
+}
+
+std::string render_report(const std::vector<result_row>& rows, const json& meta, const std::vector<std::string>& plot_files) {
+  const auto& build = field(meta, "hdbench");
+  std::string out = "# hdbench report: " + text(meta, "run_id") + "\n\n";
+  out += "Started " + text(meta, "started_utc") + ", finished " + text(meta, "finished_utc", "(not finished)") +
+         "; hdbench " + text(build, "version") + " (" + text(build, "git_revision") + ", " + text(build, "build_type") +
+         ")" + (field(meta, "quick") == true ? "; quick run" : "") + ".\n\n";
+  out += node_section(meta) + "\n";
+
+  out += "## Anomalies\n\n";
+  const auto anomalies = find_anomalies(rows, meta);
+  if (anomalies.empty()) out += "None found.\n";
+  for (const auto& line : anomalies) out += "- " + line + "\n";
+  out += "\n";
+
+  std::vector<std::string> families;
+  table_rows failed_families;
+  for (const auto& row : rows) {
+    if (std::find(families.begin(), families.end(), row.family) == families.end()) families.push_back(row.family);
+    if (row.case_name.empty() && row.status == row_status::failed) failed_families.push_back({row.family, row.reason});
+  }
+  if (!failed_families.empty()) out += "## Failed families\n\n" + markdown_table({"family", "reason"}, failed_families) + "\n";
+  for (const auto& family : families) out += family_section(family, rows, meta);
+  out += "% of peak: host copies (h2d, d2h) against the PCIe peak per direction of GPU 0 at its maximum link "
+         "(GT/s x lanes x encoding / 8), bidir totals against twice that; d2d against the probe's HBM peak, with "
+         "twice the counted bytes as traffic (each byte is read and written).\n\n";
+
+  out += "## Plots\n\n";
+  if (plot_files.empty()) out += "No plots were drawn (see the run's log; `hdbench plot DIR` draws them later).\n";
+  for (const auto& file : plot_files) out += "- [" + fs::path(file).stem().string() + "](" + file + ")\n";
+  return out;
+}
+
+void write_report(const fs::path& run_dir) {
+  const auto csv_path = run_dir / "results.csv";
+  std::vector<result_row> rows;
+  try {
+    rows = read_results_csv(read_text_file(csv_path));
+  } catch (const harness_error& e) {
+    throw harness_error(csv_path.string() + ": " + e.what());
+  }
+  const auto meta = read_meta(run_dir / "meta.json").value_or(json::object());
+  std::vector<std::string> plots;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(run_dir / "plots", ec)) {
+    if (entry.path().extension() == ".png") plots.push_back("plots/" + entry.path().filename().string());
+  }
+  std::sort(plots.begin(), plots.end());
+  atomic_write_file(run_dir / "report.md", render_report(rows, meta, plots));
+}
+
+}  // namespace hdb

@@ -1,0 +1,216 @@
+#include "hdb/harness/runner.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+
+#include "hdb/harness/collect.hpp"
+#include "hdb/harness/error.hpp"
+#include "hdb/harness/files.hpp"
+#include "hdb/harness/meta.hpp"
+#include "hdb/harness/process.hpp"
+#include "hdb/harness/report.hpp"
+#include "hdb/harness/run_dir.hpp"
+
+namespace hdb {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t stderr_tail_bytes = 4096;
+constexpr auto list_timeout = std::chrono::seconds(120);
+
+std::string minutes_seconds(double seconds) {
+  const auto s = static_cast<long>(seconds + 0.5);
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%ld:%02ld", s / 60, s % 60);
+  return buffer;
+}
+
+// Number of cases the binary will run: non-empty lines of --benchmark_list_tests.
+std::optional<std::size_t> count_listed_cases(const fs::path& binary, const std::vector<std::string>& flags) {
+  process_spec spec;
+  spec.argv = {binary.string()};
+  spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
+  spec.argv.emplace_back("--benchmark_list_tests");
+  spec.timeout = list_timeout;
+  const auto result = run_process(spec);
+  if (result.end != process_end::exited || result.exit_code != 0) return std::nullopt;
+  std::size_t lines = 0;
+  for (std::size_t begin = 0; begin < result.output.size();) {
+    auto end = result.output.find('\n', begin);
+    if (end == std::string::npos) end = result.output.size();
+    if (result.output.find_first_not_of(" \t\r", begin) < end) ++lines;
+    begin = end + 1;
+  }
+  return lines;
+}
+
+// Follows the JSON file the binary flushes after every case and prints a line whenever
+// another case finished.
+class progress_meter {
+ public:
+  progress_meter(std::string family, fs::path json, std::optional<std::size_t> total, std::ostream& log)
+      : family_(std::move(family)), json_(std::move(json)), total_(total), log_(log),
+        start_(std::chrono::steady_clock::now()) {}
+
+  void poll() {
+    std::error_code ec;
+    const auto size = fs::file_size(json_, ec);
+    if (ec || size == last_size_) return;
+    last_size_ = size;
+    const auto text = try_read_text_file(json_);
+    if (!text) return;
+    try {
+      const auto done = count_cases(read_raw_json(*text));
+      if (done != done_) report(done);
+    } catch (const harness_error&) {
+      // no context yet
+    }
+  }
+
+  void report(std::size_t done) {
+    done_ = done;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    log_ << "[" << family_ << "] " << done;
+    if (total_) log_ << "/" << *total_;
+    log_ << " cases, " << minutes_seconds(elapsed) << " elapsed";
+    if (total_ && done > 0 && done <= *total_) {
+      log_ << ", ~" << minutes_seconds(elapsed / static_cast<double>(done) * static_cast<double>(*total_ - done))
+           << " remaining";
+    }
+    log_ << "\n" << std::flush;
+  }
+
+ private:
+  std::string family_;
+  fs::path json_;
+  std::optional<std::size_t> total_;
+  std::ostream& log_;
+  std::chrono::steady_clock::time_point start_;
+  std::uintmax_t last_size_ = 0;
+  std::size_t done_ = 0;
+};
+
+family_status status_from(const process_result& result) {
+  family_status status;
+  status.exit_code = result.exit_code;
+  status.signal = result.signal;
+  status.elapsed_s = result.elapsed_s;
+  switch (result.end) {
+    case process_end::not_started:
+      status.state = family_state::failed;
+      status.error = "could not start: " + result.start_error;
+      break;
+    case process_end::timed_out:
+      status.state = family_state::timed_out;
+      break;
+    case process_end::cancelled:
+      status.state = family_state::failed;
+      status.error = "interrupted (hdbench received a signal)";
+      break;
+    case process_end::signalled:
+      status.state = family_state::crashed;
+      break;
+    case process_end::exited:
+      status.state = result.exit_code == 0 ? family_state::ok : family_state::failed;
+      break;
+  }
+  return status;
+}
+
+void save_status(const fs::path& raw_dir, const family_status& status) {
+  write_json_file(raw_dir / (status.family + ".status.json"), to_json(status));
+}
+
+bool cancelled(const run_options& options) { return options.cancel != nullptr && *options.cancel != 0; }
+
+}  // namespace
+
+std::vector<std::string> family_flags(const family_entry& family, const run_options& options) {
+  auto flags = family.flags;
+  if (options.quick) flags.insert(flags.end(), family.quick_flags.begin(), family.quick_flags.end());
+  flags.insert(flags.end(), options.extra_flags.begin(), options.extra_flags.end());
+  return flags;
+}
+
+family_status run_family(const family_entry& family, const run_options& options, const fs::path& raw_dir,
+                         std::ostream& log) {
+  const auto binary = options.bin_dir / family.binary;
+  const auto json_path = raw_dir / (family.name + ".json");
+  const auto flags = family_flags(family, options);
+  process_spec spec;
+  spec.argv = {binary.string()};
+  spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
+  spec.argv.push_back("--benchmark_out=" + json_path.string());
+  spec.argv.emplace_back("--benchmark_out_format=json");
+  spec.stdout_path = raw_dir / (family.name + ".stdout.log");
+  spec.stderr_path = raw_dir / (family.name + ".stderr.log");
+  spec.timeout = std::chrono::duration<double>(family.timeout_s * options.timeout_scale);
+  spec.cancel = options.cancel;
+
+  family_status status;
+  if (!fs::exists(binary)) {
+    status.state = family_state::failed;
+    status.error = "binary not found: " + binary.string();
+  } else {
+    const auto total = count_listed_cases(binary, flags);
+    log << "[" << family.name << "] starting " << binary.filename().string()
+        << (total ? ", " + std::to_string(*total) + " cases" : std::string()) << "\n";
+    progress_meter meter(family.name, json_path, total, log);
+    status = status_from(run_process(spec, [&] { meter.poll(); }));
+    status.stderr_tail = read_file_tail(spec.stderr_path, stderr_tail_bytes);
+  }
+  status.family = family.name;
+  status.binary = binary.string();
+  status.command_line = spec.argv;
+  status.timeout_s = spec.timeout.count();
+  reconcile_status(status, load_family_raw(raw_dir, family.name));
+  save_status(raw_dir, status);
+  log << "[" << family.name << "] " << to_string(status.state) << ", " << status.cases << " cases in "
+      << minutes_seconds(status.elapsed_s)
+      << (status.state == family_state::ok ? std::string() : ": " + failure_reason(status)) << "\n";
+  return status;
+}
+
+int run_suite(const run_options& options, std::ostream& log) {
+  const auto families = select_families(load_manifest(options.manifest), options.families);
+  const auto started = std::chrono::system_clock::now();
+  const auto hostname = local_hostname();
+  const auto run_dir = create_run_dir(options.out_base, make_run_id(started, hostname));
+  const auto raw_dir = run_dir / "raw";
+  fs::create_directories(raw_dir);
+  fs::create_directories(run_dir / "plots");
+  log << "hdbench: run " << run_dir.string() << "\n";
+
+  // meta.json first, so that even a run killed in its first family leaves the fingerprint.
+  const run_identity identity{run_dir.filename().string(), started, options.command_line, options.quick};
+  auto meta = make_meta(identity, gather_host_facts(), run_probe(options.bin_dir / "hdbench-probe"));
+  write_meta(run_dir / "meta.json", meta);
+
+  for (const auto& family : families) {
+    if (cancelled(options)) {
+      family_status skipped;
+      skipped.family = family.name;
+      skipped.state = family_state::failed;
+      skipped.error = "not run: interrupted";
+      save_status(raw_dir, skipped);
+      continue;
+    }
+    (void)run_family(family, options, raw_dir, log);
+  }
+
+  meta["finished_utc"] = utc_timestamp(std::chrono::system_clock::now());
+  write_meta(run_dir / "meta.json", meta);
+  const auto collected = collect_and_write(run_dir);  // results.csv, and the statuses into meta.json
+  if (!cancelled(options)) draw_plots(run_dir, options.plots, log);
+  write_report(run_dir);
+
+  std::size_t failed = 0;
+  for (const auto& status : collected.statuses) failed += status.state != family_state::ok ? 1 : 0;
+  log << "hdbench: " << collected.statuses.size() - failed << " of " << collected.statuses.size()
+      << " families ok; results in " << run_dir.string() << "\n";
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace hdb
