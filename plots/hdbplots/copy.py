@@ -232,8 +232,10 @@ def fit_lesson(fits: dict[tuple[str, str, str], dict[str, float]], direction: st
     (host_kind, api, _extra), best = max(fits.items(), key=lambda kv: kv[1]["fit_bandwidth"])
     alpha, beta = best["fit_latency"], best["fit_bandwidth"]
     n_half = best.get("fit_n_half", alpha * beta * 1e3)
-    return (f"Every {host_kind} {api_label(api)} pays a fixed α = {format_time_us(alpha)}: {direction} "
-            f"copies below n½ = {format_bytes(n_half)} get less than half of β = {format_number(beta)} GB/s")
+    nbsp = "\u00a0"  # keeps "β = 56 GB/s" on one line when the title wraps
+    return (f"Each copy pays a fixed α{nbsp}={nbsp}{format_time_us(alpha)} ({host_kind}, {api_label(api)}): "
+            f"{direction} copies below n½{nbsp}={nbsp}{format_bytes(n_half)} get less than half of "
+            f"β{nbsp}={nbsp}{format_number(beta)}{nbsp}GB/s").replace(" µs", f"{nbsp}µs")
 
 
 # ---------------------------------------------------------------- pinned vs pageable
