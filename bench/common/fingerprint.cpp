@@ -1,0 +1,296 @@
+#include "hdb/fingerprint.hpp"
+
+#include "hdb/buffers.hpp"
+#include "hdb/cuda_check.hpp"
+#include "hdb/stream.hpp"
+#include "hdb/topology.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <map>
+#include <optional>
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#if defined(HDB_HAVE_NCCL)
+#include <nccl.h>
+#endif
+
+namespace hdb {
+namespace {
+
+using nlohmann::json;
+
+// stdout of a shell command, or nullopt if it could not run or exited non-zero.
+std::optional<std::string> run_command(const std::string& command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen((command + " 2>/dev/null").c_str(), "r"), pclose);
+  if (!pipe) return std::nullopt;
+  std::string out;
+  std::array<char, 4096> chunk{};
+  while (std::fgets(chunk.data(), chunk.size(), pipe.get()) != nullptr) out += chunk.data();
+  const int status = pclose(pipe.release());
+  if (status != 0) return std::nullopt;
+  return out;
+}
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> fields;
+  std::stringstream in(line);
+  std::string field;
+  while (std::getline(in, field, ',')) {
+    const auto first = field.find_first_not_of(" \t\r\n");
+    const auto last = field.find_last_not_of(" \t\r\n");
+    fields.push_back(first == std::string::npos ? "" : field.substr(first, last - first + 1));
+  }
+  return fields;
+}
+
+json number_or_null(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const double value = std::stod(text, &used);
+    if (used == text.size()) return value;
+  } catch (const std::exception&) {
+  }
+  return nullptr;
+}
+
+std::string format_uuid(const cudaUUID_t& uuid) {
+  char text[64];
+  const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
+  std::snprintf(text, sizeof(text), "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  return text;
+}
+
+std::string version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+
+// Keeps the GPU's PCIe link busy with host-to-device copies until destroyed.
+class link_load {
+ public:
+  explicit link_load(int device)
+      : worker_([this, device] {
+          try {
+            const device_scope scope(device);
+            const host_buffer source(host_kind::pinned, buffer_bytes);
+            const device_buffer target(buffer_bytes);
+            const stream s;
+            while (!stop_.load()) {
+              HDB_CUDA_CALL(cudaMemcpyAsync(target.data(), source.data(), buffer_bytes, cudaMemcpyHostToDevice, s.get()));
+              s.synchronize();
+            }
+          } catch (const std::exception&) {
+            // Best effort: without load the reading is merely idle; the source field says so.
+            failed_ = true;
+          }
+        }) {}
+  ~link_load() {
+    stop_ = true;
+    worker_.join();
+  }
+  link_load(const link_load&) = delete;
+  link_load& operator=(const link_load&) = delete;
+  [[nodiscard]] bool failed() const { return failed_.load(); }
+
+ private:
+  static constexpr std::size_t buffer_bytes = std::size_t{64} << 20;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> failed_{false};
+  std::thread worker_;
+};
+
+const std::vector<std::string> smi_fields = {
+    "driver_version",          "pcie.link.gen.current",  "pcie.link.gen.max", "pcie.link.width.current",
+    "pcie.link.width.max",     "clocks.sm",              "clocks.max.sm",     "clocks.mem",
+    "clocks.max.mem",          "persistence_mode",       "ecc.mode.current",  "THROTTLE",
+    "power.draw",              "power.limit",            "temperature.gpu"};
+
+// One nvidia-smi row for the GPU with this UUID, keyed by field name. Newer drivers call the
+// throttle mask "clocks_event_reasons", older ones "clocks_throttle_reasons".
+std::optional<std::map<std::string, std::string>> query_smi(const std::string& uuid) {
+  for (const char* throttle : {"clocks_event_reasons.active", "clocks_throttle_reasons.active"}) {
+    std::string list;
+    for (const auto& f : smi_fields) list += (list.empty() ? "" : ",") + (f == "THROTTLE" ? std::string(throttle) : f);
+    const auto out = run_command("nvidia-smi --query-gpu=" + list + " --format=csv,noheader,nounits -i " + uuid);
+    if (!out) continue;
+    const auto values = split_csv_line(out->substr(0, out->find('\n')));
+    if (values.size() != smi_fields.size()) continue;
+    std::map<std::string, std::string> row;
+    for (std::size_t i = 0; i < values.size(); ++i) row[smi_fields[i]] = values[i];
+    return row;
+  }
+  return std::nullopt;
+}
+
+json read_pcie_from_sysfs(const std::string& bus_id) {
+  const auto attr = [&](const char* name) { return read_pci_attribute("/sys", bus_id, name); };
+  const int gen_current = pcie_generation_from_speed(attr("current_link_speed"));
+  const int gen_max = pcie_generation_from_speed(attr("max_link_speed"));
+  if (gen_current == 0 && gen_max == 0) return {{"source", "unavailable (no nvidia-smi, no sysfs link attributes)"}};
+  return {{"gen_current", gen_current},
+          {"gen_max", gen_max},
+          {"width_current", number_or_null(attr("current_link_width"))},
+          {"width_max", number_or_null(attr("max_link_width"))},
+          {"source", "sysfs (under load; a virtual machine may show its virtual bridge)"}};
+}
+
+int read_nvlink_active(const std::string& uuid) {
+  const auto out = run_command("nvidia-smi nvlink --status -i " + uuid);
+  if (!out) return -1;
+  int active = 0;
+  std::istringstream lines(*out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("Link ") != std::string::npos && line.find("GB/s") != std::string::npos) ++active;
+  }
+  return active;
+}
+
+}  // namespace
+
+std::string describe_throttle_reasons(unsigned long long mask) {
+  static const std::vector<std::pair<unsigned long long, const char*>> names = {
+      {0x1, "gpu_idle"},          {0x2, "applications_clocks_setting"}, {0x4, "sw_power_cap"},
+      {0x8, "hw_slowdown"},       {0x10, "sync_boost"},                 {0x20, "sw_thermal_slowdown"},
+      {0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"}, {0x100, "display_clock_setting"}};
+  std::string text;
+  for (const auto& [bit, name] : names) {
+    if ((mask & bit) != 0) text += (text.empty() ? "" : ",") + std::string(name);
+  }
+  return text.empty() ? "none" : text;
+}
+
+int pcie_generation_from_speed(const std::string& speed) {
+  const json gts = number_or_null(speed.substr(0, speed.find(' ')));
+  if (gts.is_null()) return 0;
+  const double v = gts.get<double>();
+  if (v >= 60) return 6;
+  if (v >= 30) return 5;
+  if (v >= 15) return 4;
+  if (v >= 7) return 3;
+  if (v >= 4) return 2;
+  return v >= 2 ? 1 : 0;
+}
+
+gpu_fingerprint read_gpu_fingerprint(int device) {
+  const device_scope scope(device);
+  cudaDeviceProp prop{};
+  HDB_CUDA_CALL(cudaGetDeviceProperties(&prop, device));
+  int mem_clock_khz = 0;
+  int sm_clock_khz = 0;
+  HDB_CUDA_CALL(cudaDeviceGetAttribute(&mem_clock_khz, cudaDevAttrMemoryClockRate, device));
+  HDB_CUDA_CALL(cudaDeviceGetAttribute(&sm_clock_khz, cudaDevAttrClockRate, device));
+  char bus_id[32] = {};
+  HDB_CUDA_CALL(cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), device));
+  const std::string uuid = format_uuid(prop.uuid);
+  const int numa_node = read_pci_numa_node("/sys", bus_id);
+  const std::string affinity = read_pci_attribute("/sys", bus_id, "local_cpulist");
+
+  json gpu = {{"index", device},
+              {"name", prop.name},
+              {"uuid", uuid},
+              {"pci_bus_id", bus_id},
+              {"memory_bytes", prop.totalGlobalMem},
+              {"sm_count", prop.multiProcessorCount},
+              {"compute_capability", std::to_string(prop.major) + "." + std::to_string(prop.minor)},
+              {"ecc_enabled", prop.ECCEnabled != 0},
+              {"numa_node", numa_node},
+              {"cpu_affinity", affinity.empty() ? json(nullptr) : json(affinity)},
+              {"async_engine_count", prop.asyncEngineCount},
+              // DDR: two transfers per memory clock, bus width in bits.
+              {"hbm_peak_GBps", 2.0 * mem_clock_khz * 1e3 * (prop.memoryBusWidth / 8.0) / 1e9}};
+
+  std::optional<std::map<std::string, std::string>> smi;
+  bool load_failed = false;
+  {
+    const link_load load(device);
+    usleep(200'000);  // let the link retrain to its working speed before reading it
+    smi = query_smi(uuid);
+    load_failed = load.failed();
+  }
+  const std::string load_note = load_failed ? " (load failed: idle reading)" : " (under load)";
+  if (smi) {
+    auto& r = *smi;
+    const auto mask = std::strtoull(r["THROTTLE"].c_str(), nullptr, 16);
+    gpu["pcie"] = {{"gen_current", number_or_null(r["pcie.link.gen.current"])},
+                   {"gen_max", number_or_null(r["pcie.link.gen.max"])},
+                   {"width_current", number_or_null(r["pcie.link.width.current"])},
+                   {"width_max", number_or_null(r["pcie.link.width.max"])},
+                   {"source", "nvidia-smi" + load_note}};
+    gpu["clocks"] = {{"sm_mhz", number_or_null(r["clocks.sm"])},
+                     {"sm_max_mhz", number_or_null(r["clocks.max.sm"])},
+                     {"mem_mhz", number_or_null(r["clocks.mem"])},
+                     {"mem_max_mhz", number_or_null(r["clocks.max.mem"])},
+                     {"throttle_reasons", r["THROTTLE"]},
+                     {"throttle_description", describe_throttle_reasons(mask)},
+                     {"power_draw_w", number_or_null(r["power.draw"])},
+                     {"power_limit_w", number_or_null(r["power.limit"])},
+                     {"temperature_c", number_or_null(r["temperature.gpu"])},
+                     {"source", "nvidia-smi" + load_note}};
+    gpu["persistence_mode"] = r["persistence_mode"];
+    gpu["ecc_mode"] = r["ecc.mode.current"];
+    gpu["driver_release"] = r["driver_version"];
+  } else {
+    gpu["pcie"] = read_pcie_from_sysfs(bus_id);
+    gpu["clocks"] = {{"sm_max_mhz", sm_clock_khz / 1000},
+                     {"mem_max_mhz", mem_clock_khz / 1000},
+                     {"source", "CUDA runtime attributes (peak clocks only; nvidia-smi unavailable)"}};
+    gpu["persistence_mode"] = nullptr;
+  }
+  const int nvlink = read_nvlink_active(uuid);
+  gpu["nvlink"] = {{"links_active", nvlink < 0 ? json(nullptr) : json(nvlink)},
+                   {"source", nvlink < 0 ? "unavailable (nvidia-smi nvlink failed)" : "nvidia-smi nvlink --status"}};
+  return {gpu};
+}
+
+node_fingerprint read_node_fingerprint(bool include_gpus) {
+  int driver = 0;
+  int runtime = 0;
+  HDB_CUDA_CALL(cudaDriverGetVersion(&driver));
+  HDB_CUDA_CALL(cudaRuntimeGetVersion(&runtime));
+  int count = 0;
+  HDB_CUDA_CALL(cudaGetDeviceCount(&count));
+  json node = {{"driver_version", version_text(driver)}, {"cuda_runtime", version_text(runtime)}};
+#if defined(HDB_HAVE_NCCL)
+  int nccl = 0;
+  node["nccl_version"] = ncclGetVersion(&nccl) == ncclSuccess
+                             ? json(std::to_string(nccl / 10000) + "." + std::to_string((nccl / 100) % 100) + "." +
+                                    std::to_string(nccl % 100))
+                             : json(nullptr);
+#else
+  node["nccl_version"] = nullptr;
+#endif
+  node["gpu_count"] = count;
+  if (include_gpus) {
+    node["gpus"] = json::array();
+    for (int d = 0; d < count; ++d) node["gpus"].push_back(read_gpu_fingerprint(d).facts);
+    node["driver_release"] = node["gpus"].empty() ? json(nullptr) : node["gpus"][0].value("driver_release", json(nullptr));
+  }
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  node["hostname"] = host;
+  return {node};
+}
+
+std::vector<std::pair<std::string, std::string>> context_pairs(const nlohmann::json& node, const nlohmann::json& gpu) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  const auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  for (const auto& [key, value] : node.items()) {
+    if (key != "gpus") pairs.emplace_back("node." + key, text(value));
+  }
+  for (const auto& [key, value] : gpu.items()) {
+    if (value.is_object()) {
+      for (const auto& [sub, v] : value.items()) pairs.emplace_back("gpu." + key + "." + sub, text(v));
+    } else {
+      pairs.emplace_back("gpu." + key, text(value));
+    }
+  }
+  return pairs;
+}
+
+}  // namespace hdb

@@ -1,0 +1,36 @@
+#pragma once
+// What a number was measured on: the GPU, its link, clocks and placement. CUDA 13 dropped the
+// clock fields from cudaDeviceProp and there is no nvml.h, so the runtime answers what it can
+// and nvidia-smi (where present) the rest; every field group records its source.
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hdb {
+
+struct gpu_fingerprint {
+  nlohmann::json facts;  // one GPU: the probe's per-GPU object (see docs/benchmark-output.md)
+};
+
+struct node_fingerprint {
+  nlohmann::json facts;  // driver, runtime, NCCL and a "gpus" array
+};
+
+// Reads one GPU. The PCIe link is read while a host-to-device copy keeps it busy, because links
+// train down at idle and an idle reading would flag a healthy link as degraded.
+[[nodiscard]] gpu_fingerprint read_gpu_fingerprint(int device);
+// Driver, runtime, NCCL, hostname and GPU count; with include_gpus, every GPU's fingerprint too.
+[[nodiscard]] node_fingerprint read_node_fingerprint(bool include_gpus);
+
+// Flattens the fingerprint of the GPU under test into "gpu.*" / "driver.*" context pairs.
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> context_pairs(const nlohmann::json& node,
+                                                                            const nlohmann::json& gpu);
+
+// Decodes an nvidia-smi clocks event/throttle reason bit mask ("0x...4") into names.
+[[nodiscard]] std::string describe_throttle_reasons(unsigned long long mask);
+// PCIe generation from a link speed string ("32.0 GT/s PCIe" -> 5), 0 if unknown.
+[[nodiscard]] int pcie_generation_from_speed(const std::string& speed);
+
+}  // namespace hdb

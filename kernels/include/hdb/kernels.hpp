@@ -1,0 +1,40 @@
+#pragma once
+// Host-callable launchers for the kernels every family shares. Plain C++ (no CUDA syntax), so
+// benchmark sources compiled by the host compiler can call them.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hdb::kernels {
+
+// Loads every kernel of this library now. With lazy module loading (the CUDA 12.2+ default) a
+// kernel's first launch loads its module and waits for the device; if the device is held by
+// the spin gate at that moment, the process deadlocks. Call once per device before gating.
+void preload();
+
+// Writes pattern_byte(i, seed) to dst[0, bytes). dst: device-accessible, 8-byte aligned.
+void fill_pattern(void* dst, std::size_t bytes, std::uint32_t seed, cudaStream_t stream);
+
+struct pattern_mismatch {
+  std::uint64_t count = 0;          // bytes that differ from the pattern
+  std::uint64_t first_index = 0;    // lowest differing byte index (valid when count > 0)
+};
+
+// Compares src[0, bytes) with the pattern on the device; synchronises `stream`.
+// src: device-accessible (device memory or mapped/pinned host memory), 8-byte aligned.
+[[nodiscard]] pattern_mismatch verify_pattern(const void* src, std::size_t bytes, std::uint32_t seed,
+                                              cudaStream_t stream);
+
+// Copies with SM loads/stores instead of a copy engine: the zero-copy path when one side is
+// mapped host memory, the SM path for device-to-device. Any alignment; 16-byte vectors when both
+// pointers allow. `blocks` sizes the grid (a few blocks per SM saturates both HBM and PCIe).
+void sm_copy(void* dst, const void* src, std::size_t bytes, int blocks, cudaStream_t stream);
+
+// Spins one thread until *release becomes non-zero or timeout_ns pass (then sets *timed_out).
+// release / timed_out: mapped pinned host memory, so the host can flip and read them while the
+// kernel runs. See hdb::spin_gate for the owner of that protocol.
+void launch_spin_gate(const volatile int* release, int* timed_out, std::uint64_t timeout_ns,
+                      cudaStream_t stream);
+
+}  // namespace hdb::kernels

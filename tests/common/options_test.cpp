@@ -1,0 +1,72 @@
+#include "catch_compat.hpp"
+
+#include "hdb/options.hpp"
+#include "hdb/sizes.hpp"
+
+#include <string>
+#include <vector>
+
+namespace {
+const std::vector<hdb::flag_spec> family_flags = {{"sizes", "1K:1G:x4", "4K,1M", "sweep sizes"},
+                                                  {"alloc-sizes", "1M", "", "alloc sizes"}};
+
+hdb::run_options parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "hdbench-test");
+  return hdb::parse_run_options(args, family_flags);
+}
+}  // namespace
+
+TEST_CASE("defaults apply when flags are absent", "[options]") {
+  const auto o = parse({});
+  CHECK_FALSE(o.quick);
+  CHECK(o.device == 0);
+  CHECK(o.value("sizes") == "1K:1G:x4");
+  CHECK(o.numa.how == hdb::numa_request::mode::automatic);
+  CHECK(o.gate_timeout.count() == 2000);
+  CHECK_FALSE(o.user_repetitions);
+  CHECK(o.benchmark_args == std::vector<std::string>{"hdbench-test"});
+}
+
+TEST_CASE("quick profile picks quick defaults but never overrides an explicit flag", "[options]") {
+  CHECK(parse({"--quick"}).value("sizes") == "4K,1M");
+  CHECK(parse({"--quick"}).value("alloc-sizes") == "1M");
+  CHECK(parse({"--quick", "--sizes=64M"}).value("sizes") == "64M");
+  CHECK(parse({"--sizes", "64M", "--quick"}).value("sizes") == "64M");
+}
+
+TEST_CASE("Google Benchmark flags pass through and repetitions are noticed", "[options]") {
+  const auto o = parse({"--benchmark_filter=h2d", "--device=1", "--benchmark_repetitions=3", "--numa=none"});
+  CHECK(o.benchmark_args ==
+        std::vector<std::string>{"hdbench-test", "--benchmark_filter=h2d", "--benchmark_repetitions=3"});
+  CHECK(o.user_repetitions);
+  CHECK(o.device == 1);
+  CHECK(o.numa.how == hdb::numa_request::mode::none);
+}
+
+TEST_CASE("bad input is refused with the offending flag named", "[options]") {
+  const auto [args, needle] = GENERATE(table<std::vector<std::string>, std::string>({
+      {{"--bogus=1"}, "--bogus"},
+      {{"--device=-1"}, "--device"},
+      {{"--device=abc"}, "--device"},
+      {{"--numa=far"}, "far"},
+      {{"--gate-timeout-ms=0"}, "--gate-timeout-ms"},
+      {{"--sizes"}, "--sizes"},
+      {{"stray"}, "stray"},
+  }));
+  try {
+    static_cast<void>(parse(args));
+    FAIL("expected a usage_error");
+  } catch (const hdb::usage_error& e) {
+    CHECK(std::string(e.what()).find(needle) != std::string::npos);
+  }
+}
+
+TEST_CASE("help is recognised and lists shared and family flags", "[options]") {
+  CHECK(parse({"--help"}).help);
+  const std::string text = hdb::describe_flags(family_flags);
+  for (const char* flag : {"--sizes=1K:1G:x4", "--alloc-sizes=1M", "--quick", "--device=0", "--numa=auto", "--gate-timeout-ms"}) {
+    INFO(flag);
+    CHECK(text.find(flag) != std::string::npos);
+  }
+  CHECK(text.find("(--quick: 4K,1M)") != std::string::npos);
+}
