@@ -145,8 +145,7 @@ def bandwidth_lesson(run: Run, data: Sequence[Row], direction: str) -> str:
         return (f"PCIe is full duplex: copying both ways at once moves {pinned:.0f} GB/s, "
                 f"{pinned / pcie:.2f}× the one-way link peak")
     if direction == "d2d":
-        best = max((by_size(c, "bandwidth", "median").get(max(by_size(c, "bandwidth", "median")), 0)
-                    for _, c in curves(data) if by_size(c, "bandwidth", "median")), default=0)
+        best = largest_size_median(data, "bandwidth", "device")
         if best and pcie:
             return (f"Device-to-device copies run at HBM speed: {best:.0f} GB/s, "
                     f"{best / pcie:.0f}× what PCIe can feed")
@@ -280,7 +279,8 @@ def speedup_lesson(ratios: dict[tuple[str, str], dict[int, float]]) -> str:
     peak_size = max(best, key=best.get)
     largest = max(best)
     if min(v for r in ratios.values() for v in r.values()) < 1.1:
-        return f"Pinned memory is up to {best[peak_size]:.1f}× faster than pageable ({direction}, {format_bytes(peak_size)})"
+        return (f"Pinned memory is up to {best[peak_size]:.1f}× faster than pageable "
+                f"({direction}, {format_bytes(peak_size)})")
     return (f"Pinned memory beats pageable at every size: {best[peak_size]:.1f}× at {format_bytes(peak_size)}, "
             f"still {best[largest]:.1f}× at {format_bytes(largest)} ({direction})")
 
