@@ -1,0 +1,84 @@
+// report.md of the golden run, and the anomaly rules on edited results.
+#include "catch_compat.hpp"
+#include "hdb/harness/files.hpp"
+#include "hdb/harness/meta.hpp"
+#include "hdb/harness/report.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+struct golden {
+  std::vector<hdb::result_row> rows = hdb::read_results_csv(hdb::read_text_file(hdb_test::golden_run() / "results.csv"));
+  nlohmann::json meta = *hdb::read_meta(hdb_test::golden_run() / "meta.json");
+};
+
+void scale_median(std::vector<hdb::result_row>& rows, const std::string& host_kind, const std::string& direction,
+                  const std::string& size, double factor) {
+  for (auto& row : rows) {
+    if (row.metric == "bandwidth" && row.stat == hdb::statistic::median && row.params.get("host_kind") == host_kind &&
+        row.params.get("direction") == direction && row.params.get("size_bytes") == size) {
+      *row.value *= factor;
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("report: fingerprint, headline figures against peaks, skips, failures", "[report]") {
+  const golden g;
+  const auto report = hdb::render_report(g.rows, g.meta, {"plots/copy_bandwidth.png"});
+  CHECK(hdb_test::contains(report, "NVIDIA H200"));
+  CHECK(hdb_test::contains(report, "peak 63.0 GB/s per direction"));
+  CHECK(hdb_test::contains(report, "### Skipped"));
+  CHECK(hdb_test::contains(report, "### Failed cases"));
+  CHECK(hdb_test::contains(report, "exited with code 1 after 9 cases"));
+  CHECK(hdb_test::contains(report, "[copy_bandwidth](plots/copy_bandwidth.png)"));
+  // 16 MiB pinned h2d runs at 54.6 GB/s: 86.7 % of 63.0.
+  CHECK(hdb_test::contains(report, "| bandwidth | direction=h2d host_kind=pinned api=async size_bytes=16777216 | bandwidth | 54.6 GB/s |"));
+  CHECK(hdb_test::contains(report, "| 86.7 % |"));
+}
+
+TEST_CASE("anomaly rules", "[report]") {
+  golden g;
+  SECTION("a healthy run has none") { CHECK(hdb::find_anomalies(g.rows, g.meta).empty()); }
+  SECTION("PCIe link below its maximum") {
+    g.meta["node"]["gpus"][0]["pcie"]["gen_current"] = 4;
+    const auto found = hdb::find_anomalies(g.rows, g.meta);
+    REQUIRE(found.size() == 1);
+    CHECK(hdb_test::contains(found[0], "Gen4 x16, below its maximum Gen5 x16"));
+  }
+  SECTION("throttled clocks, but idle is fine") {
+    g.meta["node"]["gpus"][0]["clocks"]["throttle_reasons"] = "0x0000000000000001";
+    CHECK(hdb::find_anomalies(g.rows, g.meta).empty());
+    g.meta["node"]["gpus"][0]["clocks"]["throttle_reasons"] = "0x0000000000000004";
+    CHECK(hdb::find_anomalies(g.rows, g.meta).size() == 1);
+  }
+  SECTION("direction asymmetry beyond 10 % at the largest size") {
+    scale_median(g.rows, "pinned", "d2h", "16777216", 0.8);
+    const auto found = hdb::find_anomalies(g.rows, g.meta);
+    REQUIRE(found.size() == 1);
+    CHECK(hdb_test::contains(found[0], "differ by"));
+  }
+  SECTION("pageable faster than pinned") {
+    auto pageable = g.rows;
+    for (const auto& row : g.rows) {
+      if (row.metric == "bandwidth" && row.stat == hdb::statistic::median && row.params.get("size_bytes") == "1048576") {
+        auto copy = row;
+        copy.params.set("host_kind", "pageable");
+        *copy.value *= 1.2;
+        pageable.push_back(copy);
+      }
+    }
+    const auto found = hdb::find_anomalies(pageable, g.meta);
+    REQUIRE(found.size() == 1);
+    CHECK(hdb_test::contains(found[0], "pageable"));
+  }
+  SECTION("noisy headline metric") {
+    for (auto& row : g.rows) {
+      if (row.stat == hdb::statistic::cv && row.headline && row.case_name == "latency") row.value = 3.5;
+    }
+    const auto found = hdb::find_anomalies(g.rows, g.meta);
+    REQUIRE(found.size() == 1);
+    CHECK(hdb_test::contains(found[0], "cv 3.5 %"));
+  }
+}

@@ -1,0 +1,97 @@
+// `hdbench run` against stand-in family binaries (tests/harness/standins): one good, one that
+// aborts after 2 cases, one that hangs after 1 (2 s timeout), one that writes garbage JSON,
+// and one whose binary does not exist.
+#include "catch_compat.hpp"
+#include "hdb/harness/collect.hpp"
+#include "hdb/harness/files.hpp"
+#include "hdb/harness/meta.hpp"
+#include "hdb/harness/runner.hpp"
+#include "test_support.hpp"
+
+#include <sstream>
+
+namespace {
+
+std::map<std::string, hdb::family_status> statuses_by_family(const std::vector<hdb::family_status>& statuses) {
+  std::map<std::string, hdb::family_status> by_family;
+  for (const auto& s : statuses) by_family[s.family] = s;
+  return by_family;
+}
+
+std::size_t count_medians(const std::vector<hdb::result_row>& rows, const std::string& family) {
+  std::size_t n = 0;
+  for (const auto& row : rows) n += row.family == family && row.stat == hdb::statistic::median ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("run keeps what finished and records each failure", "[run]") {
+  // One run, checked in order: a SECTION would start the whole suite again.
+  const hdb_test::temp_dir out;
+  hdb::run_options options;
+  options.out_base = out.path();
+  options.manifest = hdb_test::fixture("standin_suite.json");
+  options.bin_dir = HDB_STANDIN_DIR;
+  options.command_line = {"hdbench", "run"};
+  options.plots.plots_dir = out.path() / "no-plots";  // plots are someone else's test
+  std::ostringstream log;
+
+  CHECK(hdb::run_suite(options, log) == 1);
+
+  const auto run_dirs = std::vector<std::filesystem::directory_entry>(std::filesystem::directory_iterator(out.path()),
+                                                                      std::filesystem::directory_iterator());
+  REQUIRE(run_dirs.size() == 1);
+  const auto dir = run_dirs[0].path();
+  for (const auto* file : {"meta.json", "results.csv", "report.md", "raw/good.json", "raw/good.stderr.log"}) {
+    CHECK(std::filesystem::exists(dir / file));
+  }
+  const auto collected = hdb::collect_run(dir);
+  const auto status = statuses_by_family(collected.statuses);
+  REQUIRE(status.size() == 5);
+  CHECK(status.at("good").state == hdb::family_state::ok);
+  CHECK(status.at("crash").state == hdb::family_state::crashed);
+  CHECK(status.at("crash").signal == SIGABRT);
+  CHECK(status.at("hang").state == hdb::family_state::timed_out);
+  CHECK(status.at("garbage").state == hdb::family_state::failed);
+  CHECK(hdb_test::contains(hdb::failure_reason(status.at("garbage")), "no valid JSON output"));
+  CHECK(status.at("missing").state == hdb::family_state::failed);
+  CHECK(hdb_test::contains(hdb::failure_reason(status.at("missing")), "binary not found: "));
+
+
+  // Finished cases survive a crash and a hang.
+  CHECK(count_medians(collected.rows, "good") == 3);
+  CHECK(count_medians(collected.rows, "crash") == 2);
+  CHECK(count_medians(collected.rows, "hang") == 1);
+  CHECK(hdb_test::contains(status.at("crash").stderr_tail, "standin: case 1 done"));
+
+  // results.csv on disk is what collect rebuilds.
+  CHECK(hdb::read_text_file(dir / "results.csv") == hdb::write_results_csv(collected.rows));
+
+  // meta.json has the probe, the host and every family's status.
+  const auto meta = *hdb::read_meta(dir / "meta.json");
+  CHECK(meta["node"]["gpus"][0]["name"] == "Stand-in GPU");
+  CHECK(meta["host"]["hostname"].is_string());
+  CHECK(meta["families"]["hang"]["status"] == "timed_out");
+  CHECK(meta["families"]["crash"]["reason"].get<std::string>().starts_with("crashed (signal 6, SIGABRT) after 2 cases"));
+  CHECK(meta["finished_utc"].is_string());
+
+  // The report flags the stand-in probe's slow link.
+  CHECK(hdb_test::contains(hdb::read_text_file(dir / "report.md"), "below its maximum Gen5 x16"));
+
+  // Progress names each family with its case count.
+  CHECK(hdb_test::contains(log.str(), "[good] starting standin-good, 3 cases"));
+  CHECK(hdb_test::contains(log.str(), "[good] ok, 3 cases in"));
+}
+
+TEST_CASE("run refuses an unknown family before creating anything", "[run]") {
+  const hdb_test::temp_dir out;
+  hdb::run_options options;
+  options.out_base = out.path() / "results";
+  options.manifest = hdb_test::fixture("standin_suite.json");
+  options.bin_dir = HDB_STANDIN_DIR;
+  options.families = {"good", "nope"};
+  std::ostringstream log;
+  CHECK_THROWS_WITH(hdb::run_suite(options, log), "unknown family 'nope' (the manifest has: good, crash, hang, garbage, missing)");
+  CHECK_FALSE(std::filesystem::exists(options.out_base));
+}

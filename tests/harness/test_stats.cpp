@@ -1,0 +1,180 @@
+// Pure functions of the harness: statistics, Mann-Whitney U, the alpha-beta fit, PCIe peaks,
+// run ids, CSV quoting and the results.csv round trip.
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include "catch_compat.hpp"
+#include "hdb/harness/csv.hpp"
+#include "hdb/harness/error.hpp"
+#include "hdb/harness/fit.hpp"
+#include "hdb/harness/mann_whitney.hpp"
+#include "hdb/harness/meta.hpp"
+#include "hdb/harness/peaks.hpp"
+#include "hdb/harness/results.hpp"
+#include "hdb/harness/run_dir.hpp"
+#include "hdb/harness/stats.hpp"
+#include "test_support.hpp"
+
+using hdb_test::Approx;
+
+TEST_CASE("median of odd and even counts", "[stats]") {
+  CHECK(hdb::median(std::vector<double>{3, 1, 2}) == 2);
+  CHECK(hdb::median(std::vector<double>{4, 1, 3, 2}) == 2.5);
+  CHECK(hdb::median(std::vector<double>{7}) == 7);
+}
+
+TEST_CASE("summary: sample stddev (n-1) and cv in percent", "[stats]") {
+  const std::vector<double> values = {2, 4, 4, 4, 5, 5, 7, 9};  // mean 5, sum of squares 32
+  const auto s = hdb::summarize(values);
+  CHECK(s.mean == 5);
+  CHECK(s.median == 4.5);
+  CHECK(s.min == 2);
+  CHECK(s.max == 9);
+  REQUIRE(s.stddev);
+  CHECK(*s.stddev == Approx(std::sqrt(32.0 / 7)));
+  CHECK(*s.cv_percent == Approx(std::sqrt(32.0 / 7) / 5 * 100));
+  SECTION("one sample has no spread") {
+    const auto one = hdb::summarize(std::vector<double>{3});
+    CHECK_FALSE(one.stddev);
+    CHECK_FALSE(one.cv_percent);
+  }
+}
+
+TEST_CASE("Mann-Whitney U matches known p-values", "[stats][mann_whitney]") {
+  SECTION("exact: complete separation, 3 vs 3 and 5 vs 5") {
+    const auto r = hdb::mann_whitney_u(std::vector<double>{1, 2, 3}, std::vector<double>{4, 5, 6});
+    CHECK(r.exact);
+    CHECK(r.u == 0);
+    CHECK(r.p_value == Approx(0.1));  // 2 / C(6,3)
+    CHECK(hdb::mann_whitney_u(std::vector<double>{1, 2, 3, 4, 5}, std::vector<double>{6, 7, 8, 9, 10}).p_value ==
+          Approx(2.0 / 252));
+  }
+  SECTION("exact: interleaved 4 vs 4 (R wilcox.test: 0.6857)") {
+    const auto r = hdb::mann_whitney_u(std::vector<double>{1, 3, 5, 7}, std::vector<double>{2, 4, 6, 8});
+    CHECK(r.u == 6);
+    CHECK(r.p_value == Approx(0.6857142857));
+  }
+  SECTION("exact: scipy documentation example (U = 17, p = 0.1111)") {
+    const auto r = hdb::mann_whitney_u(std::vector<double>{19, 22, 16, 29, 24}, std::vector<double>{20, 11, 17, 12});
+    CHECK(r.u == 17);
+    CHECK(r.p_value == Approx(1.0 / 9));
+  }
+  SECTION("normal approximation above the exact limit") {
+    std::vector<double> x, y;
+    for (int i = 1; i <= 25; ++i) x.push_back(i), y.push_back(i + 25);
+    const auto r = hdb::mann_whitney_u(x, y);
+    CHECK_FALSE(r.exact);
+    CHECK(r.p_value == Approx(1.4156562248e-09).epsilon(1e-6));
+  }
+  SECTION("normal approximation with tie correction") {
+    const auto r = hdb::mann_whitney_u(std::vector<double>{1, 2, 2, 3}, std::vector<double>{2, 3, 3, 4, 5});
+    CHECK_FALSE(r.exact);
+    CHECK(r.u == 3);
+    CHECK(r.p_value == Approx(0.0993422479).epsilon(1e-6));
+  }
+  SECTION("all values tied: no evidence") {
+    CHECK(hdb::mann_whitney_u(std::vector<double>{1, 1, 1}, std::vector<double>{1, 1, 1}).p_value == 1);
+  }
+  SECTION("smallest reachable p-value") {
+    CHECK(hdb::mann_whitney_min_p(3, 3) == Approx(0.1));
+    CHECK(hdb::mann_whitney_min_p(5, 5) == Approx(2.0 / 252));
+  }
+}
+
+TEST_CASE("alpha-beta fit recovers latency and bandwidth", "[stats][fit]") {
+  const double alpha = 2.5, beta = 55e3;  // us, bytes per us (55 GB/s)
+  std::vector<double> sizes = {4096, 65536, 1048576, 16777216}, times;
+  for (const double n : sizes) times.push_back(alpha + n / beta);
+  const auto fit = hdb::fit_alpha_beta(sizes, times);
+  REQUIRE(fit);
+  CHECK(fit->alpha_us == Approx(alpha));
+  CHECK(fit->bandwidth_gbps() == Approx(55));
+  CHECK(fit->n_half_bytes() == Approx(alpha * beta));
+  SECTION("fewer than 3 sizes: no fit") {
+    CHECK_FALSE(hdb::fit_alpha_beta(std::vector<double>{1, 2, 2}, std::vector<double>{1, 2, 2}));
+  }
+}
+
+TEST_CASE("PCIe peak per direction", "[peaks]") {
+  CHECK(*hdb::pcie_peak_gbps(5, 16) == Approx(63.0).epsilon(1e-3));  // 32 GT/s x 16 x 128/130 / 8
+  CHECK(*hdb::pcie_peak_gbps(4, 16) == Approx(31.5).epsilon(1e-3));
+  CHECK(*hdb::pcie_peak_gbps(3, 8) == Approx(7.877).epsilon(1e-3));
+  CHECK(*hdb::pcie_peak_gbps(2, 16) == Approx(8.0));                // 5 GT/s x 16 x 8/10 / 8
+  CHECK(*hdb::pcie_peak_gbps(1, 1) == Approx(0.25));
+  CHECK_FALSE(hdb::pcie_peak_gbps(0, 16));
+  CHECK_FALSE(hdb::pcie_peak_gbps(5, 0));
+}
+
+TEST_CASE("run id: UTC second plus a file-safe short hostname", "[run_dir]") {
+  using namespace std::chrono;
+  const sys_seconds when = sys_days{year{2026} / 11 / 29} + hours{10} + minutes{31} + seconds{22};
+  CHECK(hdb::make_run_id(when, "gpu01") == "20261129T103122Z-gpu01");
+  CHECK(hdb::make_run_id(when, "gpu01.cluster.example") == "20261129T103122Z-gpu01");
+  CHECK(hdb::make_run_id(when, "odd host/name") == "20261129T103122Z-odd_host_name");
+  CHECK(hdb::utc_timestamp(when) == "2026-11-29T10:31:22Z");
+  SECTION("back-to-back runs get distinct directories") {
+    const hdb_test::temp_dir tmp;
+    CHECK(hdb::create_run_dir(tmp.path(), "id").filename() == "id");
+    CHECK(hdb::create_run_dir(tmp.path(), "id").filename() == "id-2");
+    CHECK(hdb::create_run_dir(tmp.path(), "id").filename() == "id-3");
+  }
+}
+
+TEST_CASE("IOMMU decision and its evidence", "[meta]") {
+  CHECK(hdb::detect_iommu(4, "ro quiet").enabled == true);
+  CHECK(hdb::detect_iommu(0, "ro intel_iommu=on").enabled == true);
+  CHECK(hdb::detect_iommu(0, "ro quiet").enabled == false);
+  CHECK_FALSE(hdb::detect_iommu(std::nullopt, "ro quiet").enabled);
+  CHECK(hdb_test::contains(hdb::detect_iommu(2, "iommu=pt").evidence, "passthrough"));
+  CHECK(hdb::os_pretty_name("NAME=x\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n") == "Debian GNU/Linux 12 (bookworm)");
+}
+
+TEST_CASE("CSV quoting", "[csv]") {
+  CHECK(hdb::csv_field("plain") == "plain");
+  CHECK(hdb::csv_field("a,b") == "\"a,b\"");
+  CHECK(hdb::csv_field("say \"hi\"") == "\"say \"\"hi\"\"\"");
+  CHECK(hdb::csv_field("two\nlines") == "\"two\nlines\"");
+  const auto records = hdb::parse_csv("a,\"b,c\",\"d\"\"e\"\r\n,\"x\ny\",\n");
+  REQUIRE(records.size() == 2);
+  CHECK(records[0] == std::vector<std::string>{"a", "b,c", "d\"e"});
+  CHECK(records[1] == std::vector<std::string>{"", "x\ny", ""});
+  CHECK_THROWS_AS(hdb::parse_csv("a,\"unterminated\n"), hdb::harness_error);
+}
+
+TEST_CASE("results.csv round trip", "[csv]") {
+  hdb::result_row sample;
+  sample.run_id = "20261129T103122Z-gpu01";
+  sample.family = "copy";
+  sample.case_name = "bandwidth";
+  sample.params.set("direction", "h2d");
+  sample.params.set("size_bytes", "1048576");
+  sample.params.extra = "batch=64;timing=gated";
+  sample.metric = "bandwidth";
+  sample.unit = "GB/s";
+  sample.better_direction = hdb::better::higher;
+  sample.headline = true;
+  sample.stat = hdb::statistic::sample;
+  sample.sample_index = 3;
+  sample.value = 52.123456789;
+  sample.benchmark = "copy/bandwidth/h2d/1048576/manual_time";
+  hdb::result_row skipped;
+  skipped.run_id = sample.run_id;
+  skipped.family = "copy";
+  skipped.case_name = "bandwidth";
+  skipped.status = hdb::row_status::skipped;
+  skipped.reason = "pageable, \"async\" would\ntime the host";
+
+  const std::vector<hdb::result_row> rows = {sample, skipped};
+  const auto text = hdb::write_results_csv(rows);
+  const auto back = hdb::read_results_csv(text);
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].params == sample.params);
+  CHECK(back[0].value == sample.value);  // shortest round-trip formatting loses nothing
+  CHECK(back[0].sample_index == 3);
+  CHECK(back[0].headline);
+  CHECK(back[1].reason == skipped.reason);
+  CHECK_FALSE(back[1].value);
+  CHECK(hdb::write_results_csv(back) == text);
+  CHECK(hdb::format_value(52.1) == "52.1");
+}
