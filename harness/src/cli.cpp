@@ -97,7 +97,7 @@ void add_run(CLI::App& app, parsed_cli& cli) {
   run->add_option("--families", cli.run.families, "comma-separated families (default: all in the manifest)")->delimiter(',');
   run->add_flag("--quick", cli.run.quick, "short sweep (adds each family's quick flags)");
   run->add_option("--out", cli.run.out_base, "base directory of run directories")->capture_default_str();
-  run->add_option("--timeout-scale", cli.run.timeout_scale, "multiply every family's timeout")->check(CLI::PositiveNumber);
+  run->add_option("--timeout-scale", cli.run.timeout_scale, "multiply every family's timeout")->check(CLI::Range(0.01, 100.0));
   run->add_option("--manifest", cli.run.manifest, "suite manifest (default: suite.json beside hdbench)")->check(CLI::ExistingFile);
   run->add_option("--bin-dir", cli.run.bin_dir, "where the family binaries and hdbench-probe are (default: beside hdbench)")
       ->check(CLI::ExistingDirectory);

@@ -167,9 +167,9 @@ family_status run_family(const family_entry& family, const run_options& options,
   status.timeout_s = spec.timeout.count();
   reconcile_status(status, load_family_raw(raw_dir, family.name));
   save_status(raw_dir, status);
-  log << "[" << family.name << "] " << to_string(status.state) << ", " << status.cases << " cases in "
-      << minutes_seconds(status.elapsed_s)
-      << (status.state == family_state::ok ? std::string() : ": " + failure_reason(status)) << "\n";
+  log << "[" << family.name << "] "
+      << (status.state == family_state::ok ? "ok, " + std::to_string(status.cases) + " cases" : failure_reason(status))
+      << " in " << minutes_seconds(status.elapsed_s) << "\n";
   return status;
 }
 
