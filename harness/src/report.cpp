@@ -221,20 +221,35 @@ std::string node_section(const json& meta) {
   return "## Node\n\n" + markdown_table({"", ""}, rows);
 }
 
-std::string family_section(const std::string& family, const std::vector<result_row>& rows, const json& meta) {
+// One row per headline median: case, parameters, metric, median with unit, cv, % of peak.
+table_rows headline_rows(const std::string& family, const std::vector<result_row>& rows, const json& meta) {
   const auto cvs = statistic_values(rows, statistic::cv);
-  table_rows headline, skipped, failed;
+  table_rows headline;
   for (const auto& row : rows) {
-    if (row.family != family) continue;
-    if (row.status != row_status::ok && !row.case_name.empty()) {
-      (row.status == row_status::skipped ? skipped : failed).push_back({row.case_name, row.params.describe(), row.reason});
-    }
-    if (!row.headline || row.stat != statistic::median || !row.value) continue;
+    if (row.family != family || !row.headline || row.stat != statistic::median || !row.value) continue;
     const auto cv = cvs.find({row.family, row.case_name, row.params, row.metric});
     const auto peak = peak_for(row, meta);
     headline.push_back({row.case_name, row.params.describe(), row.metric, format_figure(*row.value) + " " + row.unit,
                         cv == cvs.end() ? "" : format_fixed(cv->second, 2) + " %",
                         peak ? format_fixed(*row.value * peak->traffic_factor / peak->gbps * 100, 1) + " %" : ""});
+  }
+  return headline;
+}
+
+std::vector<std::string> families_of(const std::vector<result_row>& rows) {
+  std::vector<std::string> families;
+  for (const auto& row : rows) {
+    if (std::find(families.begin(), families.end(), row.family) == families.end()) families.push_back(row.family);
+  }
+  return families;
+}
+
+std::string family_section(const std::string& family, const std::vector<result_row>& rows, const json& meta) {
+  const table_rows headline = headline_rows(family, rows, meta);
+  table_rows skipped, failed;
+  for (const auto& row : rows) {
+    if (row.family != family || row.status == row_status::ok || row.case_name.empty()) continue;
+    (row.status == row_status::skipped ? skipped : failed).push_back({row.case_name, row.params.describe(), row.reason});
   }
   std::string out = "## Family `" + family + "`\n\n";
   out += headline.empty() ? "No headline figures.\n"
@@ -270,10 +285,9 @@ std::string render_report(const std::vector<result_row>& rows, const json& meta,
   for (const auto& line : anomalies) out += "- " + line + "\n";
   out += "\n";
 
-  std::vector<std::string> families;
+  const auto families = families_of(rows);
   table_rows failed_families;
   for (const auto& row : rows) {
-    if (std::find(families.begin(), families.end(), row.family) == families.end()) families.push_back(row.family);
     if (row.case_name.empty() && row.status == row_status::failed) failed_families.push_back({row.family, row.reason});
   }
   if (!failed_families.empty()) out += "## Failed families\n\n" + markdown_table({"family", "reason"}, failed_families) + "\n";
@@ -285,6 +299,20 @@ std::string render_report(const std::vector<result_row>& rows, const json& meta,
   out += "## Plots\n\n";
   if (plot_files.empty()) out += "No plots were drawn (see the run's log; `hdbench plot DIR` draws them later).\n";
   for (const auto& file : plot_files) out += "- [" + fs::path(file).stem().string() + "](" + file + ")\n";
+  return out;
+}
+
+std::string headline_summary(const std::vector<result_row>& rows, const json& meta) {
+  std::string out;
+  for (const auto& family : families_of(rows)) {
+    for (const auto& row : headline_rows(family, rows, meta)) {
+      // family case [parameters] metric: median (cv, % of peak)
+      out += "  " + family + " " + row[0] + " [" + row[1] + "] " + row[2] + ": " + row[3];
+      if (!row[4].empty()) out += "  cv " + row[4];
+      if (!row[5].empty()) out += ", " + row[5] + " of peak";
+      out += "\n";
+    }
+  }
   return out;
 }
 

@@ -208,8 +208,10 @@ int run_suite(const run_options& options, std::ostream& log) {
 
   std::size_t failed = 0;
   for (const auto& status : collected.statuses) failed += status.state != family_state::ok ? 1 : 0;
+  const std::string headlines = headline_summary(collected.rows, read_meta(run_dir / "meta.json").value_or(nlohmann::json::object()));
+  log << "hdbench: headline figures (median)\n" << (headlines.empty() ? "  none\n" : headlines);
   log << "hdbench: " << collected.statuses.size() - failed << " of " << collected.statuses.size()
-      << " families ok; results in " << run_dir.string() << "\n";
+      << " families ok. Results in " << run_dir.string() << "/: results.csv, meta.json, report.md, plots/, raw/\n";
   return failed == 0 ? 0 : 1;
 }
 

@@ -18,6 +18,9 @@ namespace hdb {
 [[nodiscard]] std::string render_report(const std::vector<result_row>& rows, const nlohmann::json& meta,
                                         const std::vector<std::string>& plot_files);
 
+// The headline medians as indented console lines (cv and % of peak where known).
+[[nodiscard]] std::string headline_summary(const std::vector<result_row>& rows, const nlohmann::json& meta);
+
 // Reads results.csv and meta.json of a run dir, writes report.md atomically.
 // Throws harness_error when results.csv is missing or malformed.
 void write_report(const std::filesystem::path& run_dir);
