@@ -49,7 +49,7 @@ fs::path existing_run_dir(const std::string& text) {
 }
 
 struct parsed_cli {
-  run_options run;
+  suite_run_options run;
   std::string run_dir;  // collect / report / plot
   std::string baseline, current, threshold = "5%", format = "text";
   double alpha = 0.05;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <sstream>
 
 #include "hdb/harness/error.hpp"
 
@@ -20,15 +21,20 @@ std::string after_cases(std::size_t cases) {
   return " after " + std::to_string(cases) + (cases == 1 ? " case" : " cases");
 }
 
-// The binary's own last word, e.g. "no CUDA-capable device is detected".
+// The binary's own last word, e.g. "no CUDA-capable device is detected". Google Benchmark's
+// start-up banner warnings ("***WARNING*** Library was built as DEBUG") are not that word.
 std::string last_stderr_line(const std::string& tail) {
   constexpr std::size_t max_length = 200;
-  const auto end = tail.find_last_not_of(" \t\r\n");
-  if (end == std::string::npos) return {};
-  const auto begin = tail.find_last_of('\n', end);
-  auto line = tail.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1) + 1);
-  if (line.size() > max_length) line = line.substr(0, max_length) + "...";
-  return ": " + line;
+  std::istringstream lines(tail);
+  std::string line;
+  std::string last;
+  while (std::getline(lines, line)) {
+    line.erase(line.find_last_not_of(" \t\r") + 1);
+    if (!line.empty() && line.rfind("***WARNING***", 0) != 0) last = line;
+  }
+  if (last.empty()) return {};
+  if (last.size() > max_length) last = last.substr(0, max_length) + "...";
+  return ": " + last;
 }
 
 }  // namespace

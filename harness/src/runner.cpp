@@ -46,15 +46,20 @@ std::optional<std::size_t> count_listed_cases(const fs::path& binary, const std:
   return lines;
 }
 
-// Follows the JSON file the binary flushes after every case and prints a line whenever
-// another case finished.
+// Follows the JSON file the binary flushes after every case and prints a line when more
+// cases finished, at most once per interval: a family can finish hundreds of cases a minute,
+// and each look re-reads the whole file.
 class progress_meter {
  public:
   progress_meter(std::string family, fs::path json, std::optional<std::size_t> total, std::ostream& log)
       : family_(std::move(family)), json_(std::move(json)), total_(total), log_(log),
-        start_(std::chrono::steady_clock::now()) {}
+        start_(std::chrono::steady_clock::now()), last_look_(start_) {}
 
   void poll() {
+    constexpr auto interval = std::chrono::seconds(5);
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_look_ < interval) return;
+    last_look_ = now;
     std::error_code ec;
     const auto size = fs::file_size(json_, ec);
     if (ec || size == last_size_) return;
@@ -88,6 +93,7 @@ class progress_meter {
   std::optional<std::size_t> total_;
   std::ostream& log_;
   std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_look_;
   std::uintmax_t last_size_ = 0;
   std::size_t done_ = 0;
 };
@@ -123,18 +129,18 @@ void save_status(const fs::path& raw_dir, const family_status& status) {
   write_json_file(raw_dir / (status.family + ".status.json"), to_json(status));
 }
 
-bool cancelled(const run_options& options) { return options.cancel != nullptr && *options.cancel != 0; }
+bool cancelled(const suite_run_options& options) { return options.cancel != nullptr && *options.cancel != 0; }
 
 }  // namespace
 
-std::vector<std::string> family_flags(const family_entry& family, const run_options& options) {
+std::vector<std::string> family_flags(const family_entry& family, const suite_run_options& options) {
   auto flags = family.flags;
   if (options.quick) flags.insert(flags.end(), family.quick_flags.begin(), family.quick_flags.end());
   flags.insert(flags.end(), options.extra_flags.begin(), options.extra_flags.end());
   return flags;
 }
 
-family_status run_family(const family_entry& family, const run_options& options, const fs::path& raw_dir,
+family_status run_family(const family_entry& family, const suite_run_options& options, const fs::path& raw_dir,
                          std::ostream& log) {
   const auto binary = options.bin_dir / family.binary;
   const auto json_path = raw_dir / (family.name + ".json");
@@ -173,7 +179,7 @@ family_status run_family(const family_entry& family, const run_options& options,
   return status;
 }
 
-int run_suite(const run_options& options, std::ostream& log) {
+int run_suite(const suite_run_options& options, std::ostream& log) {
   const auto families = select_families(load_manifest(options.manifest), options.families);
   const auto started = std::chrono::system_clock::now();
   const auto hostname = local_hostname();

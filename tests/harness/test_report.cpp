@@ -73,6 +73,26 @@ TEST_CASE("anomaly rules", "[report]") {
     REQUIRE(found.size() == 1);
     CHECK(hdb_test::contains(found[0], "pageable"));
   }
+  SECTION("pageable within noise of pinned, or at overhead-bound sizes, is not an anomaly") {
+    const char* size = GENERATE("1048576", "1024");
+    const double factor = std::string(size) == "1024" ? 1.2 : 1.03;
+    auto pageable = g.rows;
+    for (const auto& row : g.rows) {
+      if (row.metric == "bandwidth" && row.stat == hdb::statistic::median && row.params.get("size_bytes") == "1048576") {
+        auto copy = row;
+        copy.params.set("host_kind", "pageable");
+        copy.params.set("size_bytes", size);
+        *copy.value *= factor;
+        pageable.push_back(copy);
+        if (std::string(size) == "1024") {
+          auto pinned = row;
+          pinned.params.set("size_bytes", size);
+          pageable.push_back(pinned);
+        }
+      }
+    }
+    CHECK(hdb::find_anomalies(pageable, g.meta).empty());
+  }
   SECTION("noisy headline metric") {
     for (auto& row : g.rows) {
       if (row.stat == hdb::statistic::cv && row.headline && row.case_name == "latency") row.value = 3.5;

@@ -29,7 +29,7 @@ std::size_t count_medians(const std::vector<hdb::result_row>& rows, const std::s
 TEST_CASE("run keeps what finished and records each failure", "[run]") {
   // One run, checked in order: a SECTION would start the whole suite again.
   const hdb_test::temp_dir out;
-  hdb::run_options options;
+  hdb::suite_run_options options;
   options.out_base = out.path();
   options.manifest = hdb_test::fixture("standin_suite.json");
   options.bin_dir = HDB_STANDIN_DIR;
@@ -86,7 +86,7 @@ TEST_CASE("run keeps what finished and records each failure", "[run]") {
 
 TEST_CASE("run refuses an unknown family before creating anything", "[run]") {
   const hdb_test::temp_dir out;
-  hdb::run_options options;
+  hdb::suite_run_options options;
   options.out_base = out.path() / "results";
   options.manifest = hdb_test::fixture("standin_suite.json");
   options.bin_dir = HDB_STANDIN_DIR;

@@ -13,7 +13,7 @@
 
 namespace hdb {
 
-struct run_options {
+struct suite_run_options {
   std::vector<std::string> families;      // empty: every family of the manifest
   bool quick = false;
   std::filesystem::path out_base = "results";
@@ -27,15 +27,15 @@ struct run_options {
 };
 
 // The flags a family binary gets, before the output flags the runner adds itself.
-[[nodiscard]] std::vector<std::string> family_flags(const family_entry& family, const run_options& options);
+[[nodiscard]] std::vector<std::string> family_flags(const family_entry& family, const suite_run_options& options);
 
 // Runs one family into raw_dir and returns its (reconciled) status; also writes
 // raw/<family>.status.json. Progress goes to `log`.
-family_status run_family(const family_entry& family, const run_options& options,
+family_status run_family(const family_entry& family, const suite_run_options& options,
                          const std::filesystem::path& raw_dir, std::ostream& log);
 
 // The whole `run`. Returns the exit status: 0 when every family is ok, else 1.
 // Throws harness_error for bad options (unknown family, unreadable manifest).
-[[nodiscard]] int run_suite(const run_options& options, std::ostream& log);
+[[nodiscard]] int run_suite(const suite_run_options& options, std::ostream& log);
 
 }  // namespace hdb
