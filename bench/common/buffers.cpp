@@ -113,24 +113,14 @@ host_buffer& host_buffer::operator=(host_buffer&& other) noexcept {
   return *this;
 }
 
-device_buffer::device_buffer(std::size_t bytes) : bytes_(bytes) {
-  HDB_CUDA_CALL(cudaMalloc(&ptr_, bytes == 0 ? 1 : bytes));
+namespace {
+void* allocate_device(std::size_t bytes) {
+  void* p = nullptr;
+  HDB_CUDA_CALL(cudaMalloc(&p, bytes == 0 ? 1 : bytes));
+  return p;
 }
+}  // namespace
 
-device_buffer::~device_buffer() {
-  if (ptr_ != nullptr) HDB_CUDA_CALL_NOTHROW(cudaFree(ptr_));
-}
-
-device_buffer::device_buffer(device_buffer&& other) noexcept
-    : bytes_(std::exchange(other.bytes_, 0)), ptr_(std::exchange(other.ptr_, nullptr)) {}
-
-device_buffer& device_buffer::operator=(device_buffer&& other) noexcept {
-  if (this != &other) {
-    if (ptr_ != nullptr) HDB_CUDA_CALL_NOTHROW(cudaFree(ptr_));
-    bytes_ = std::exchange(other.bytes_, 0);
-    ptr_ = std::exchange(other.ptr_, nullptr);
-  }
-  return *this;
-}
+device_buffer::device_buffer(std::size_t bytes) : bytes_(bytes), memory_(allocate_device(bytes)) {}
 
 }  // namespace hdb

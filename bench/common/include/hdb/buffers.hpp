@@ -2,6 +2,8 @@
 // Move-only owners for every kind of memory a transfer can touch. Each host kind is one
 // allocation strategy; the copy family names them in its case table and never calls an
 // allocator itself.
+#include "hdb/stream.hpp"
+
 #include <cstddef>
 #include <string_view>
 
@@ -46,18 +48,12 @@ class host_buffer {
 class device_buffer {
  public:
   explicit device_buffer(std::size_t bytes);
-  ~device_buffer();
-  device_buffer(device_buffer&& other) noexcept;
-  device_buffer& operator=(device_buffer&& other) noexcept;
-  device_buffer(const device_buffer&) = delete;
-  device_buffer& operator=(const device_buffer&) = delete;
-
-  [[nodiscard]] void* data() const noexcept { return ptr_; }
+  [[nodiscard]] void* data() const noexcept { return memory_.get(); }
   [[nodiscard]] std::size_t size() const noexcept { return bytes_; }
 
  private:
   std::size_t bytes_ = 0;
-  void* ptr_ = nullptr;
+  unique_handle<void*, cudaFree> memory_;
 };
 
 }  // namespace hdb

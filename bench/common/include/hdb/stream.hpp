@@ -1,42 +1,64 @@
 #pragma once
-// Move-only owners of a CUDA stream and event, and a guard that restores the current device.
+// Move-only owners of CUDA streams, events and device memory, and a guard that restores the
+// current device.
+#include "hdb/cuda_check.hpp"
+
 #include <cuda_runtime_api.h>
 
+#include <utility>
+
 namespace hdb {
+
+// Owns one CUDA runtime handle and destroys it exactly once, reporting (never throwing) a
+// failure, since it runs in destructors.
+template <class Handle, cudaError_t (*destroy)(Handle)>
+class unique_handle {
+ public:
+  unique_handle() = default;
+  explicit unique_handle(Handle handle) noexcept : handle_(handle) {}
+  ~unique_handle() { reset(); }
+  unique_handle(unique_handle&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  unique_handle& operator=(unique_handle&& other) noexcept {
+    if (this != &other) {
+      reset();
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+  unique_handle(const unique_handle&) = delete;
+  unique_handle& operator=(const unique_handle&) = delete;
+
+  [[nodiscard]] Handle get() const noexcept { return handle_; }
+
+ private:
+  void reset() noexcept {
+    if (handle_ != nullptr) HDB_CUDA_CALL_NOTHROW(destroy(handle_));
+    handle_ = nullptr;
+  }
+  Handle handle_ = nullptr;
+};
 
 class stream {
  public:
   // Non-blocking: the stream never synchronises implicitly with the legacy default stream, so
   // a blocking cudaMemcpy elsewhere cannot distort what is timed here.
   stream();
-  ~stream();
-  stream(stream&& other) noexcept;
-  stream& operator=(stream&& other) noexcept;
-  stream(const stream&) = delete;
-  stream& operator=(const stream&) = delete;
-
-  [[nodiscard]] cudaStream_t get() const noexcept { return handle_; }
+  [[nodiscard]] cudaStream_t get() const noexcept { return handle_.get(); }
   void synchronize() const;
 
  private:
-  cudaStream_t handle_ = nullptr;
+  unique_handle<cudaStream_t, cudaStreamDestroy> handle_;
 };
 
 class event {
  public:
   event();
-  ~event();
-  event(event&& other) noexcept;
-  event& operator=(event&& other) noexcept;
-  event(const event&) = delete;
-  event& operator=(const event&) = delete;
-
-  [[nodiscard]] cudaEvent_t get() const noexcept { return handle_; }
+  [[nodiscard]] cudaEvent_t get() const noexcept { return handle_.get(); }
   void record(cudaStream_t on) const;
   void synchronize() const;
 
  private:
-  cudaEvent_t handle_ = nullptr;
+  unique_handle<cudaEvent_t, cudaEventDestroy> handle_;
 };
 
 // Milliseconds between two recorded, completed events (device clock, ~0.5 us resolution).
