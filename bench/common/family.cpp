@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <new>
 
 namespace hdb {
 namespace {
@@ -55,6 +56,8 @@ void run_guarded(benchmark::State& state, const case_spec& spec, run_record& rec
     if (is_sticky(e.code()) || cudaDeviceSynchronize() != cudaSuccess) die_context_lost(record, spec.name, e.what());
     ++record.failed_cases;
     state.SkipWithError(e.what());
+  } catch (const std::bad_alloc&) {
+    state.SkipWithError("skipped: not enough host memory for this case");
   } catch (const std::exception& e) {
     ++record.failed_cases;
     state.SkipWithError(e.what());

@@ -227,29 +227,29 @@ struct counter_names {
 void measure_copies(benchmark::State& state, const copy_fixture& fx, const copy_path& path, std::size_t bytes,
                     const counter_names& names, spin_gate& gate) {
   const std::size_t copies = copies_per_batch(bytes);
-  {  // warm-up: clocks up, first-touch and driver caches out of the timed region
-    const auto warm = time_batch(fx.streams(), fx.queueable() ? &gate : nullptr, [&] {
-      for (std::size_t i = 0; i < std::min<std::size_t>(copies, 8); ++i) fx.issue();
-    });
-    static_cast<void>(warm);
-  }
+  spin_gate* const held_by = fx.queueable() ? &gate : nullptr;
+  const auto issue_copies = [&fx](std::size_t n) {
+    return [&fx, n] {
+      for (std::size_t i = 0; i < n; ++i) fx.issue();
+    };
+  };
+  // Warm-up: clocks up, first-touch and driver caches out of the timed region.
+  static_cast<void>(time_batch(fx.streams(), held_by, issue_copies(std::min<std::size_t>(copies, 8))));
+
   double device_ms = 0.0;
   std::vector<double> stream_ms(fx.transfer_count(), 0.0);
   std::size_t timed_copies = 0;
   for (auto _ : state) {
     double batch_ms = 0.0;
-    if (fx.queueable()) {
-      const auto t = time_batch(fx.streams(), &gate, [&] {
-        for (std::size_t i = 0; i < copies; ++i) fx.issue();
-      });
-      batch_ms = t.max_ms;
+    const auto add = [&](const batch_timing& t) {
+      batch_ms += t.max_ms;
       for (std::size_t s = 0; s < stream_ms.size(); ++s) stream_ms[s] += t.per_stream_ms[s];
+    };
+    if (held_by != nullptr) {
+      add(time_batch(fx.streams(), held_by, issue_copies(copies)));
     } else {
-      for (std::size_t i = 0; i < copies; ++i) {
-        const auto t = time_batch(fx.streams(), nullptr, [&] { fx.issue(); });
-        batch_ms += t.max_ms;
-        for (std::size_t s = 0; s < stream_ms.size(); ++s) stream_ms[s] += t.per_stream_ms[s];
-      }
+      // Blocking copies cannot wait behind the gate: one event pair around each call.
+      for (std::size_t i = 0; i < copies; ++i) add(time_batch(fx.streams(), nullptr, issue_copies(1)));
     }
     state.SetIterationTime(batch_ms / 1e3);
     device_ms += batch_ms;
