@@ -1,0 +1,42 @@
+// hdbench-test-faulty: a family whose cases succeed, skip, fail and then corrupt the CUDA
+// context, so a GPU test can hold the shared main to its contract (docs/benchmark-output.md):
+// finished cases stay in the streamed JSON, a skip and a failure are told apart, and a sticky
+// error ends the process with exit code 3 before any later case runs.
+#include "hdb/cuda_check.hpp"
+#include "hdb/family.hpp"
+
+#include <stdexcept>
+
+void write_through_null_pointer(cudaStream_t stream);  // faulty_kernel.cu
+
+namespace {
+
+void register_cases(const hdb::run_options&, hdb::family_env&, hdb::case_registry& registry) {
+  const auto add = [&registry](const char* name, std::function<void(benchmark::State&)> body) {
+    hdb::case_spec spec;
+    spec.name = std::string("faulty/") + name;
+    spec.labels = {{"case", name}};
+    spec.body = std::move(body);
+    registry.add(std::move(spec));
+  };
+  const auto succeed = [](benchmark::State& state) {
+    for (auto _ : state) state.SetIterationTime(1e-6);
+    state.counters["value"] = 1;
+  };
+  add("ok", succeed);
+  add("skips", [](benchmark::State&) { throw hdb::skip_case("not on this node"); });
+  add("fails", [](benchmark::State&) { throw std::runtime_error("3 bytes differ from the pattern"); });
+  add("faults", [](benchmark::State&) {
+    write_through_null_pointer(nullptr);
+    HDB_CUDA_CALL(cudaDeviceSynchronize());
+  });
+  add("after", succeed);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return hdb::family_main(argc, argv,
+                          {"test-faulty", "test stand-in: cases that succeed, skip, fail and fault", {},
+                           {{"value", "1", "higher", "a constant"}}, "", register_cases});
+}
