@@ -2,6 +2,7 @@
 
 #include "hdb/sizes.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 
@@ -29,6 +30,10 @@ const std::vector<flag_spec>& shared_flags() {
   return flags;
 }
 
+bool declares(const std::vector<flag_spec>& flags, const std::string& name) {
+  return std::any_of(flags.begin(), flags.end(), [&name](const flag_spec& f) { return f.name == name; });
+}
+
 }  // namespace
 
 const std::string& run_options::value(const std::string& name) const {
@@ -41,12 +46,6 @@ run_options parse_run_options(const std::vector<std::string>& args, const std::v
   run_options options;
   std::map<std::string, std::string> given;
   if (!args.empty()) options.benchmark_args.push_back(args[0]);
-  const auto is_family_flag = [&](const std::string& name) {
-    for (const auto& f : family_flags) {
-      if (f.name == name) return true;
-    }
-    return false;
-  };
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg.rfind("--benchmark_", 0) == 0) {
@@ -65,13 +64,10 @@ run_options parse_run_options(const std::vector<std::string>& args, const std::v
     if (arg.rfind("--", 0) != 0) throw usage_error("unexpected argument '" + arg + "' (see --help)");
     const std::size_t eq = arg.find('=');
     const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    const bool shared = name != "quick" && [&] {
-      for (const auto& f : shared_flags()) {
-        if (f.name == name) return true;
-      }
-      return false;
-    }();
-    if (!shared && !is_family_flag(name)) throw usage_error("unknown flag --" + name + " (see --help)");
+    if (name == "quick") throw usage_error("flag --quick takes no value");
+    if (!declares(shared_flags(), name) && !declares(family_flags, name)) {
+      throw usage_error("unknown flag --" + name + " (see --help)");
+    }
     std::string value;
     if (eq != std::string::npos) {
       value = arg.substr(eq + 1);

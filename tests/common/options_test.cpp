@@ -46,6 +46,7 @@ TEST_CASE("Google Benchmark flags pass through and repetitions are noticed", "[o
 TEST_CASE("bad input is refused with the offending flag named", "[options]") {
   const auto [args, needle] = GENERATE(table<std::vector<std::string>, std::string>({
       {{"--bogus=1"}, "--bogus"},
+      {{"--quick=yes"}, "--quick"},
       {{"--device=-1"}, "--device"},
       {{"--device=abc"}, "--device"},
       {{"--numa=far"}, "far"},
