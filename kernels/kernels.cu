@@ -79,6 +79,49 @@ __global__ void spin_gate_kernel(const volatile int* release, int* timed_out, st
   }
 }
 
+constexpr int clock_probe_threads = 128;
+
+__global__ void clock_probe_kernel(clock_sample* sample, std::uint64_t busy_ns) {
+  const std::uint64_t start_ns = global_timer_ns();
+  const long long start_cycles = clock64();
+  std::uint64_t now_ns = start_ns;
+  long long now_cycles = start_cycles;
+  while (now_ns - start_ns < busy_ns) {
+    now_cycles = clock64();
+    now_ns = global_timer_ns();
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    sample->sm_cycles = static_cast<std::uint64_t>(now_cycles - start_cycles);
+    sample->elapsed_ns = now_ns - start_ns;
+  }
+}
+
+__global__ void empty_kernel() {}
+
+// A kernel launch (and cudaMallocAsync) goes to the current device, so a launch on another
+// device's stream fails. Every launcher switches to its stream's device for the call and back.
+class on_stream_device {
+ public:
+  explicit on_stream_device(cudaStream_t stream) {
+    HDB_CUDA_CALL(cudaGetDevice(&previous_));
+    int device = previous_;
+    if (stream != nullptr && stream != cudaStreamLegacy && stream != cudaStreamPerThread) {
+      HDB_CUDA_CALL(cudaStreamGetDevice(stream, &device));
+    }
+    if (device != previous_) HDB_CUDA_CALL(cudaSetDevice(device));
+    switched_ = device != previous_;
+  }
+  ~on_stream_device() {
+    if (switched_) HDB_CUDA_CALL_NOTHROW(cudaSetDevice(previous_));
+  }
+  on_stream_device(const on_stream_device&) = delete;
+  on_stream_device& operator=(const on_stream_device&) = delete;
+
+ private:
+  int previous_ = 0;
+  bool switched_ = false;
+};
+
 int blocks_for(std::size_t bytes) {
   const std::size_t needed = (bytes / 8 + threads_per_block - 1) / threads_per_block;
   return static_cast<int>(needed < 1 ? 1 : (needed > pattern_blocks ? pattern_blocks : needed));
@@ -92,10 +135,13 @@ void preload() {
   HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, verify_pattern_kernel));
   HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, sm_copy_kernel));
   HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, spin_gate_kernel));
+  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, clock_probe_kernel));
+  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, empty_kernel));
 }
 
 void fill_pattern(void* dst, std::size_t bytes, std::uint32_t seed, cudaStream_t stream) {
   if (bytes == 0) return;
+  const on_stream_device on(stream);
   fill_pattern_kernel<<<blocks_for(bytes), threads_per_block, 0, stream>>>(static_cast<std::uint64_t*>(dst),
                                                                             bytes, seed);
   HDB_CUDA_CALL(cudaGetLastError());
@@ -103,6 +149,7 @@ void fill_pattern(void* dst, std::size_t bytes, std::uint32_t seed, cudaStream_t
 
 pattern_mismatch verify_pattern(const void* src, std::size_t bytes, std::uint32_t seed, cudaStream_t stream) {
   if (bytes == 0) return {};
+  const on_stream_device on(stream);
   unsigned long long* counters = nullptr;  // [0] mismatches, [1] first bad index
   HDB_CUDA_CALL(cudaMallocAsync(reinterpret_cast<void**>(&counters), 2 * sizeof(unsigned long long), stream));
   const unsigned long long initial[2] = {0, ~0ull};
@@ -124,13 +171,25 @@ pattern_mismatch verify_pattern(const void* src, std::size_t bytes, std::uint32_
 
 void sm_copy(void* dst, const void* src, std::size_t bytes, int blocks, cudaStream_t stream) {
   if (bytes == 0) return;
+  const on_stream_device on(stream);
   sm_copy_kernel<<<blocks, threads_per_block, 0, stream>>>(static_cast<std::uint8_t*>(dst),
                                                            static_cast<const std::uint8_t*>(src), bytes);
   HDB_CUDA_CALL(cudaGetLastError());
 }
 
 void launch_spin_gate(const volatile int* release, int* timed_out, std::uint64_t timeout_ns, cudaStream_t stream) {
+  const on_stream_device on(stream);
   spin_gate_kernel<<<1, 1, 0, stream>>>(release, timed_out, timeout_ns);
+  HDB_CUDA_CALL(cudaGetLastError());
+}
+
+void launch_clock_probe(clock_sample* sample, std::uint64_t busy_ns, int blocks, cudaStream_t stream) {
+  clock_probe_kernel<<<blocks, clock_probe_threads, 0, stream>>>(sample, busy_ns);
+  HDB_CUDA_CALL(cudaGetLastError());
+}
+
+void launch_empty(cudaStream_t stream) {
+  empty_kernel<<<1, 1, 0, stream>>>();
   HDB_CUDA_CALL(cudaGetLastError());
 }
 

@@ -39,19 +39,21 @@ host_buffer::host_buffer(host_kind kind, std::size_t bytes) : kind_(kind), bytes
     case host_kind::pageable:
       host_ptr_ = allocate_pageable(bytes);
       return;
+    // Portable: pinned (and DMA-able) for every device's context, not only the current one, so
+    // one host buffer can feed copies to any GPU of the node.
     case host_kind::pinned:
-      HDB_CUDA_CALL(cudaMallocHost(&host_ptr_, request));
+      HDB_CUDA_CALL(cudaHostAlloc(&host_ptr_, request, cudaHostAllocPortable));
       break;
     case host_kind::write_combined:
-      HDB_CUDA_CALL(cudaHostAlloc(&host_ptr_, request, cudaHostAllocWriteCombined | cudaHostAllocMapped));
+      HDB_CUDA_CALL(cudaHostAlloc(&host_ptr_, request, cudaHostAllocWriteCombined | cudaHostAllocMapped | cudaHostAllocPortable));
       break;
     case host_kind::mapped:
-      HDB_CUDA_CALL(cudaHostAlloc(&host_ptr_, request, cudaHostAllocMapped));
+      HDB_CUDA_CALL(cudaHostAlloc(&host_ptr_, request, cudaHostAllocMapped | cudaHostAllocPortable));
       break;
     case host_kind::registered:
       host_ptr_ = allocate_pageable(bytes);
       try {
-        HDB_CUDA_CALL(cudaHostRegister(host_ptr_, request, cudaHostRegisterMapped));
+        HDB_CUDA_CALL(cudaHostRegister(host_ptr_, request, cudaHostRegisterMapped | cudaHostRegisterPortable));
       } catch (...) {
         std::free(host_ptr_);
         host_ptr_ = nullptr;
@@ -121,6 +123,13 @@ void* allocate_device(std::size_t bytes) {
 }
 }  // namespace
 
-device_buffer::device_buffer(std::size_t bytes) : bytes_(bytes), memory_(allocate_device(bytes)) {}
+device_buffer::device_buffer(std::size_t bytes) : bytes_(bytes), memory_(allocate_device(bytes)) {
+  HDB_CUDA_CALL(cudaGetDevice(&device_));
+}
+
+device_buffer::device_buffer(int device, std::size_t bytes) : device_(device), bytes_(bytes) {
+  const device_scope on(device);
+  memory_ = unique_handle<void*, cudaFree>(allocate_device(bytes));
+}
 
 }  // namespace hdb

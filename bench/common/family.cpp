@@ -3,12 +3,16 @@
 #include "hdb/build_info.hpp"
 #include "hdb/cuda_check.hpp"
 #include "hdb/fingerprint.hpp"
+#include "hdb/gpu_lock.hpp"
 #include "hdb/kernels.hpp"
 #include "hdb/sizes.hpp"
+#include "hdb/warmup.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -42,9 +46,22 @@ struct run_record {
   std::_Exit(3);
 }
 
-void run_guarded(benchmark::State& state, const case_spec& spec, run_record& record) {
-  state.SetLabel(format_label(spec));
+// Which host placement is in force: a case on another GPU re-binds the thread to that GPU's node.
+struct placement_state {
+  std::map<int, numa_placement> by_device;
+  int applied_for = -1;
+};
+
+void run_guarded(benchmark::State& state, const case_spec& spec, run_record& record, placement_state& placement) {
   try {
+    if (!spec.devices.empty()) {
+      const int device = spec.devices.front();
+      HDB_CUDA_CALL(cudaSetDevice(device));
+      if (placement.applied_for != device && placement.by_device.contains(device)) {
+        static_cast<void>(apply_numa_placement(placement.by_device.at(device)));
+        placement.applied_for = device;
+      }
+    }
     spec.body(state);
   } catch (const skip_case& e) {
     state.SkipWithError(("skipped: " + std::string(e.what())).c_str());
@@ -86,49 +103,87 @@ nlohmann::json metrics_json(const family_spec& family) {
   return metrics;
 }
 
-int select_device(const run_options& options, const std::string& program) {
+// The selected devices, or one line on stderr and nullopt (no GPU, or an index it lacks).
+std::optional<std::vector<int>> select_devices(const run_options& options, const std::string& program) {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {
     std::fprintf(stderr, "%s: no usable CUDA GPU: %s\n", program.c_str(),
                  status == cudaSuccess ? "no CUDA device present" : cudaGetErrorString(status));
-    return -1;
+    return std::nullopt;
   }
-  if (options.device >= count) {
-    std::fprintf(stderr, "%s: --device=%d but this node has %d CUDA device%s (0..%d)\n", program.c_str(),
-                 options.device, count, count == 1 ? "" : "s", count - 1);
-    return -1;
+  try {
+    return resolve_devices(options.devices, count);
+  } catch (const usage_error& e) {
+    std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
+    return std::nullopt;
   }
-  return options.device;
 }
 
 void add_context(const family_spec& family, const run_options& options, const family_env& env,
                  const std::string& placement_text) {
   benchmark::AddCustomContext("hdbench.family", family.name);
-  benchmark::AddCustomContext("hdbench.schema_version", "1");
+  benchmark::AddCustomContext("hdbench.schema_version", "2");
   benchmark::AddCustomContext("hdbench.metrics", metrics_json(family).dump());
   if (!family.fit_metric.empty()) benchmark::AddCustomContext("hdbench.fit_metric", family.fit_metric);
   benchmark::AddCustomContext("hdbench.revision", build_info::git_revision);
   benchmark::AddCustomContext("hdbench.build_type", build_info::build_type);
   benchmark::AddCustomContext("hdbench.quick", options.quick ? "true" : "false");
+  benchmark::AddCustomContext("hdbench.devices", join_indices(device_indices(env)));
   benchmark::AddCustomContext("numa.placement", placement_text);
-  const auto node = read_node_fingerprint(false).facts;
-  const auto gpu = read_gpu_fingerprint(env.device).facts;
-  for (const auto& [key, value] : context_pairs(node, gpu)) benchmark::AddCustomContext(key, value);
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& d : env.devices) gpus.push_back(read_gpu_fingerprint(d.index).facts);
+  for (const auto& [key, value] : context_pairs(read_node_fingerprint(false).facts, gpus)) {
+    benchmark::AddCustomContext(key, value);
+  }
 }
 
 }  // namespace
 
 repetition_policy repetitions_for(bool quick) noexcept { return quick ? repetition_policy{3, 5} : repetition_policy{}; }
 
-std::string format_label(const case_spec& spec) {
-  std::string label;
-  for (const auto& [key, value] : spec.labels) label += (label.empty() ? "" : ";") + key + "=" + value;
+std::vector<int> device_indices(const family_env& env) {
+  std::vector<int> indices;
+  for (const auto& d : env.devices) indices.push_back(d.index);
+  return indices;
+}
+
+const device_info& family_env::device(int index) const {
+  for (const auto& d : devices) {
+    if (d.index == index) return d;
+  }
+  throw std::out_of_range("device " + std::to_string(index) + " was not selected (--devices)");
+}
+
+std::string format_label(const case_spec& spec, const family_env& env) {
+  std::string label = "case=" + spec.kind;
+  for (const auto& [key, value] : spec.labels) label += ";" + key + "=" + value;
+  if (!spec.devices.empty()) {
+    std::string uuids;
+    for (int d : spec.devices) uuids += (uuids.empty() ? "" : ",") + env.device(d).uuid;
+    label += ";device=" + join_indices(spec.devices) + ";gpu_uuid=" + uuids;
+  }
   if (!spec.headline_metrics.empty()) {
     label += ";headline=";
     for (std::size_t i = 0; i < spec.headline_metrics.size(); ++i) label += (i ? "," : "") + spec.headline_metrics[i];
   }
   return label;
+}
+
+case_spec make_case(std::string_view family, std::string_view kind, label_list params, std::vector<int> devices) {
+  case_spec spec;
+  spec.name = std::string(family) + "/" + std::string(kind);
+  for (const auto& [key, value] : params) {
+    const bool numeric = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+    if (key == "size_bytes") spec.name += "/size:" + value;
+    else if (numeric) spec.name += "/" + key + ":" + value;
+    else spec.name += "/" + value;
+  }
+  if (!devices.empty()) spec.name += "/gpu:" + join_indices(devices);
+  spec.kind = kind;
+  spec.labels = std::move(params);
+  spec.devices = std::move(devices);
+  return spec;
 }
 
 int family_main(int argc, char** argv, const family_spec& family) {
@@ -150,30 +205,71 @@ int family_main(int argc, char** argv, const family_spec& family) {
     benchmark::Initialize(&gb_argc, gb_argv);  // prints its flags and exits
     return 0;
   }
+  // Google Benchmark's flags are checked before the GPU is touched, like ours.
+  std::vector<char*> gb_argv;
+  for (auto& a : options.benchmark_args) gb_argv.push_back(a.data());
+  int gb_argc = static_cast<int>(gb_argv.size());
+  gb_argv.push_back(nullptr);
+  benchmark::Initialize(&gb_argc, gb_argv.data());
+  if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return 2;
+
+  if (family.before_cuda) {
+    if (const auto exit_code = family.before_cuda(options, argc, argv)) return *exit_code;
+  }
 
   family_env env;
   std::vector<case_spec> cases;
   run_record record{program, 0};
+  placement_state placement;
+  const bool listing = listing_only(options.benchmark_args);
+  // Held until the process ends: one measurement per GPU at a time, across processes. Taken
+  // before any context exists, so free memory and the fingerprint are not read while another
+  // run holds the GPU.
+  std::optional<gpu_locks> locks;
   try {
-    env.device = select_device(options, program);
-    if (env.device < 0) return 2;
-    HDB_CUDA_CALL(cudaSetDevice(env.device));
-    HDB_CUDA_CALL(cudaDeviceGetAttribute(&env.sm_count, cudaDevAttrMultiProcessorCount, env.device));
-    std::size_t total = 0;
-    HDB_CUDA_CALL(cudaMemGetInfo(&env.free_device_memory, &total));
-    kernels::preload();
+    const auto devices = select_devices(options, program);
+    if (!devices) return 2;
+    if (!listing) {
+      std::vector<gpu_lock_target> targets;
+      for (int d : *devices) {
+        cudaDeviceProp props{};
+        HDB_CUDA_CALL(cudaGetDeviceProperties(&props, d));
+        targets.push_back({d, format_uuid(props.uuid)});
+      }
+      locks.emplace(std::move(targets), options.lock_timeout, program, std::cerr);
+    }
+    for (int d : *devices) {
+      env.devices.push_back(read_device_info(d));
+      HDB_CUDA_CALL(cudaSetDevice(d));
+      kernels::preload();  // per device: lazy loading behind a held gate would deadlock
+    }
+    HDB_CUDA_CALL(cudaSetDevice(env.devices.front().index));
     env.gate = std::make_unique<spin_gate>(options.gate_timeout);
 
-    char bus_id[32] = {};
-    HDB_CUDA_CALL(cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), env.device));
-    const auto placement = choose_numa_placement(options.numa, read_pci_numa_node("/sys", bus_id), read_numa_nodes("/sys"));
-    const std::string applied = apply_numa_placement(placement);
+    std::string placement_text;
+    for (const auto& d : env.devices) {
+      const auto chosen = choose_numa_placement(options.numa, read_pci_numa_node("/sys", d.pci_bus_id), read_numa_nodes("/sys"));
+      placement_text += (placement_text.empty() ? "" : " | ") + ("GPU " + std::to_string(d.index) + ": " + chosen.reason);
+      placement.by_device.emplace(d.index, chosen);
+    }
+    placement_text += "; " + apply_numa_placement(placement.by_device.at(env.devices.front().index));
+    placement.applied_for = env.devices.front().index;
     // Listing prints names only: skip the fingerprint, which loads the PCIe link and runs
     // nvidia-smi (the harness lists every family before running it).
-    if (!listing_only(options.benchmark_args)) add_context(family, options, env, placement.reason + "; " + applied);
+    if (!listing) add_context(family, options, env, placement_text);
 
     case_registry registry(cases);
     family.register_cases(options, env, registry);
+    // Last before measuring, so the clocks have no time to fall back: the first case of a fresh
+    // process must not run on a cold GPU.
+    if (!listing) {
+      for (const auto& report : warm_start(device_indices(env))) {
+        for (const auto& [key, value] : warmup_context(report)) benchmark::AddCustomContext(key, value);
+      }
+    }
+  } catch (const gpu_busy_error& e) {
+    std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
+    return 2;
   } catch (const usage_error& e) {
     std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
     return 2;
@@ -184,20 +280,14 @@ int family_main(int argc, char** argv, const family_spec& family) {
 
   const repetition_policy repetitions = repetitions_for(options.quick);
   for (const case_spec& spec : cases) {
-    auto* b = benchmark::RegisterBenchmark(spec.name.c_str(), [&spec, &record](benchmark::State& state) {
-      run_guarded(state, spec, record);
+    auto* b = benchmark::RegisterBenchmark(spec.name.c_str(), [&spec, &env, &record, &placement](benchmark::State& state) {
+      state.SetLabel(format_label(spec, env));
+      run_guarded(state, spec, record, placement);
     });
     b->UseManualTime()->Iterations(spec.iterations)->Unit(benchmark::kMicrosecond);
     // Repetitions() in code would override the command line, so only inject when the user is silent.
     if (!options.user_repetitions) b->Repetitions(spec.headline_metrics.empty() ? repetitions.regular : repetitions.headline);
   }
-
-  std::vector<char*> gb_argv;
-  for (auto& a : options.benchmark_args) gb_argv.push_back(a.data());
-  int gb_argc = static_cast<int>(gb_argv.size());
-  gb_argv.push_back(nullptr);
-  benchmark::Initialize(&gb_argc, gb_argv.data());
-  if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return 2;
 
   const std::string out_format = flag_value(options.benchmark_args, "--benchmark_out_format=");
   const bool stream_json = !flag_value(options.benchmark_args, "--benchmark_out=").empty() &&

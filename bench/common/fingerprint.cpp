@@ -1,5 +1,7 @@
 #include "hdb/fingerprint.hpp"
 
+#include "hdb/devices.hpp"
+
 #include "hdb/buffers.hpp"
 #include "hdb/cuda_check.hpp"
 #include "hdb/stream.hpp"
@@ -16,9 +18,6 @@
 #include <sstream>
 #include <thread>
 
-#if defined(HDB_HAVE_NCCL)
-#include <nccl.h>
-#endif
 
 namespace hdb {
 namespace {
@@ -57,14 +56,6 @@ json number_or_null(const std::string& text) {
   } catch (const std::exception&) {
   }
   return nullptr;
-}
-
-std::string format_uuid(const cudaUUID_t& uuid) {
-  char text[64];
-  const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
-  std::snprintf(text, sizeof(text), "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-                b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
-  return text;
 }
 
 std::string version_text(int version) {
@@ -256,15 +247,6 @@ node_fingerprint read_node_fingerprint(bool include_gpus) {
   int count = 0;
   HDB_CUDA_CALL(cudaGetDeviceCount(&count));
   json node = {{"driver_version", version_text(driver)}, {"cuda_runtime", version_text(runtime)}};
-#if defined(HDB_HAVE_NCCL)
-  int nccl = 0;
-  node["nccl_version"] = ncclGetVersion(&nccl) == ncclSuccess
-                             ? json(std::to_string(nccl / 10000) + "." + std::to_string((nccl / 100) % 100) + "." +
-                                    std::to_string(nccl % 100))
-                             : json(nullptr);
-#else
-  node["nccl_version"] = nullptr;
-#endif
   node["gpu_count"] = count;
   if (include_gpus) {
     node["gpus"] = json::array();
@@ -277,17 +259,20 @@ node_fingerprint read_node_fingerprint(bool include_gpus) {
   return {node};
 }
 
-std::vector<std::pair<std::string, std::string>> context_pairs(const nlohmann::json& node, const nlohmann::json& gpu) {
+std::vector<std::pair<std::string, std::string>> context_pairs(const nlohmann::json& node, const nlohmann::json& gpus) {
   std::vector<std::pair<std::string, std::string>> pairs;
   const auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
   for (const auto& [key, value] : node.items()) {
     if (key != "gpus") pairs.emplace_back("node." + key, text(value));
   }
-  for (const auto& [key, value] : gpu.items()) {
-    if (value.is_object()) {
-      for (const auto& [sub, v] : value.items()) pairs.emplace_back("gpu." + key + "." + sub, text(v));
-    } else {
-      pairs.emplace_back("gpu." + key, text(value));
+  for (const auto& gpu : gpus) {
+    const std::string prefix = "gpu." + text(gpu.value("index", json(-1))) + ".";
+    for (const auto& [key, value] : gpu.items()) {
+      if (value.is_object()) {
+        for (const auto& [sub, v] : value.items()) pairs.emplace_back(prefix + key + "." + sub, text(v));
+      } else {
+        pairs.emplace_back(prefix + key, text(value));
+      }
     }
   }
   return pairs;

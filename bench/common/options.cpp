@@ -21,11 +21,13 @@ int parse_non_negative(const std::string& flag, const std::string& text) {
 const std::vector<flag_spec>& shared_flags() {
   static const std::vector<flag_spec> flags = {
       {"quick", "", "", "short profile: fewer sizes and repetitions (CI smoke runs)"},
-      {"device", "0", "", "CUDA device index to measure"},
+      {"devices", "all", "", "CUDA devices to measure: all, or indices such as 0 / 0,1 / 0-3 (alias: --device)"},
       {"numa", "auto", "",
        "host placement: auto (the GPU's NUMA node: thread bound to its CPUs, memory preferred there), "
        "none, or a node number"},
       {"gate-timeout-ms", "2000", "", "how long the spin gate holds a stream before the batch fails"},
+      {"lock-timeout-s", "600", "",
+       "wait at most this long for another hdbench process measuring the same GPU to finish; 0 = refuse at once"},
   };
   return flags;
 }
@@ -63,7 +65,8 @@ run_options parse_run_options(const std::vector<std::string>& args, const std::v
     }
     if (arg.rfind("--", 0) != 0) throw usage_error("unexpected argument '" + arg + "' (see --help)");
     const std::size_t eq = arg.find('=');
-    const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    if (name == "device") name = "devices";  // the single-GPU spelling of earlier versions
     if (name == "quick") throw usage_error("flag --quick takes no value");
     if (!declares(shared_flags(), name) && !declares(family_flags, name)) {
       throw usage_error("unknown flag --" + name + " (see --help)");
@@ -87,12 +90,49 @@ run_options parse_run_options(const std::vector<std::string>& args, const std::v
   for (const auto& f : shared_flags()) {
     if (f.name != "quick") options.values[f.name] = pick(f);
   }
-  options.device = parse_non_negative("device", options.values["device"]);
+  options.devices = parse_device_selection(options.values["devices"]);
   options.numa = parse_numa_request(options.values["numa"]);
   const int timeout = parse_non_negative("gate-timeout-ms", options.values["gate-timeout-ms"]);
   if (timeout == 0) throw usage_error("bad value for --gate-timeout-ms: must be > 0");
   options.gate_timeout = std::chrono::milliseconds(timeout);
+  options.lock_timeout = std::chrono::seconds(parse_non_negative("lock-timeout-s", options.values["lock-timeout-s"]));
+  // Every family flag is checked here, before the GPU is touched: a typo gets its own error on a
+  // login node too, and never costs a CUDA context.
+  for (const auto& f : family_flags) {
+    if (f.check) f.check(f.name, options.values[f.name]);
+  }
   return options;
+}
+
+namespace flag_checks {
+void size_list(const std::string& flag, const std::string& value) {
+  std::vector<std::size_t> sizes;
+  try {
+    sizes = parse_size_list(value);
+  } catch (const usage_error& e) {
+    throw usage_error("bad value for --" + flag + ": " + e.what());
+  }
+  if (sizes.empty()) throw usage_error("bad value for --" + flag + ": '" + value + "' names no size");
+  if (sizes.front() == 0) throw usage_error("bad value for --" + flag + ": '" + value + "' includes a size of 0 bytes");
+}
+
+void positive_int_list(const std::string& flag, const std::string& value) {
+  static_cast<void>(parse_positive_int_list(flag, value));
+}
+}  // namespace flag_checks
+
+std::vector<int> parse_positive_int_list(const std::string& flag, const std::string& value) {
+  std::vector<int> numbers;
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    const std::size_t comma = std::min(value.find(',', start), value.size());
+    const std::string item = value.substr(start, comma - start);
+    const int n = parse_non_negative(flag, item);
+    if (n < 1) throw usage_error("bad value for --" + flag + ": '" + value + "' (every number must be >= 1)");
+    numbers.push_back(n);
+    start = comma + 1;
+  }
+  return numbers;
 }
 
 std::string describe_flags(const std::vector<flag_spec>& family_flags) {

@@ -10,7 +10,9 @@
 namespace hdb {
 
 spin_gate::spin_gate(std::chrono::milliseconds timeout) : timeout_(timeout) {
-  HDB_CUDA_CALL(cudaHostAlloc(reinterpret_cast<void**>(&flags_), 2 * sizeof(int), cudaHostAllocMapped));
+  // Portable and mapped: one pair of flags that a spin kernel on any device of the node can
+  // read (with unified addressing the host pointer is the device pointer everywhere).
+  HDB_CUDA_CALL(cudaHostAlloc(reinterpret_cast<void**>(&flags_), 2 * sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable));
   flags_[0] = 1;
   flags_[1] = 0;
 }
@@ -19,9 +21,17 @@ spin_gate::~spin_gate() {
   if (flags_ != nullptr) HDB_CUDA_CALL_NOTHROW(cudaFreeHost(flags_));
 }
 
-void spin_gate::hold(cudaStream_t stream) {
+void spin_gate::arm() noexcept {
   std::atomic_ref<int>(flags_[0]).store(0, std::memory_order_release);
   std::atomic_ref<int>(flags_[1]).store(0, std::memory_order_release);
+}
+
+void spin_gate::hold(cudaStream_t stream) {
+  arm();
+  add_hold(stream);
+}
+
+void spin_gate::add_hold(cudaStream_t stream) {
   int* device_flags = nullptr;
   HDB_CUDA_CALL(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_flags), flags_, 0));
   const auto timeout_ns = static_cast<std::uint64_t>(timeout_.count()) * 1'000'000ull;
@@ -40,23 +50,43 @@ void spin_gate::check() const {
 
 batch_timing time_batch(std::span<const cudaStream_t> streams, spin_gate* gate,
                         const std::function<void()>& enqueue) {
-  const event start;
-  std::vector<event> stops(streams.size());
-  if (gate != nullptr) gate->hold(streams[0]);
-  start.record(streams[0]);
-  for (std::size_t i = 1; i < streams.size(); ++i) HDB_CUDA_CALL(cudaStreamWaitEvent(streams[i], start.get(), 0));
+  // Events only time against events of their own device, so each device gets its own start,
+  // recorded on its first stream right behind the gate; its other streams wait for that start.
+  // One release then starts every device together.
+  std::vector<int> stream_device;
+  std::vector<int> devices;
+  for (cudaStream_t s : streams) {
+    stream_device.push_back(device_of(s));
+    if (std::find(devices.begin(), devices.end(), stream_device.back()) == devices.end()) devices.push_back(stream_device.back());
+  }
+  std::vector<event> starts;
+  std::vector<std::size_t> start_of_stream(streams.size());
+  if (gate != nullptr) gate->arm();
+  for (int device : devices) {
+    const auto first = static_cast<std::size_t>(std::find(stream_device.begin(), stream_device.end(), device) - stream_device.begin());
+    if (gate != nullptr) gate->add_hold(streams[first]);
+    starts.emplace_back(device);
+    starts.back().record(streams[first]);
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+      if (stream_device[i] != device) continue;
+      start_of_stream[i] = starts.size() - 1;
+      if (i != first) HDB_CUDA_CALL(cudaStreamWaitEvent(streams[i], starts.back().get(), 0));
+    }
+  }
+  std::vector<event> stops;
+  for (int d : stream_device) stops.emplace_back(d);
   try {
     enqueue();
   } catch (...) {
-    if (gate != nullptr) gate->release();  // never leave the device spinning behind an exception
+    if (gate != nullptr) gate->release();  // never leave a device spinning behind an exception
     throw;
   }
   for (std::size_t i = 0; i < streams.size(); ++i) stops[i].record(streams[i]);
   if (gate != nullptr) gate->release();
   batch_timing timing;
-  for (const event& stop : stops) {
-    stop.synchronize();
-    timing.per_stream_ms.push_back(elapsed_ms(start, stop));
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    stops[i].synchronize();
+    timing.per_stream_ms.push_back(elapsed_ms(starts[start_of_stream[i]], stops[i]));
   }
   if (gate != nullptr) gate->check();
   timing.max_ms = *std::max_element(timing.per_stream_ms.begin(), timing.per_stream_ms.end());

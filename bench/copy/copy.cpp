@@ -16,6 +16,7 @@
 #include "hdb/family.hpp"
 #include "hdb/host_pattern.hpp"
 #include "hdb/kernels.hpp"
+#include "hdb/measure.hpp"
 #include "hdb/sizes.hpp"
 #include "hdb/stream.hpp"
 #include "hdb/timing.hpp"
@@ -76,14 +77,14 @@ std::vector<copy_path> latency_paths() {
 
 
 namespace {
-std::variant<device_buffer, host_buffer> allocate_endpoint(bool on_device, host_kind kind, std::size_t bytes) {
-  if (on_device) return device_buffer(bytes);
+std::variant<device_buffer, host_buffer> allocate_endpoint(bool on_device, host_kind kind, std::size_t bytes, int device) {
+  if (on_device) return device_buffer(device, bytes);
   return host_buffer(kind, bytes);
 }
 }  // namespace
 
-endpoint::endpoint(bool on_device, host_kind kind, std::size_t bytes)
-    : memory_(allocate_endpoint(on_device, kind, bytes)) {}
+endpoint::endpoint(bool on_device, host_kind kind, std::size_t bytes, int device)
+    : memory_(allocate_endpoint(on_device, kind, bytes, device)) {}
 
 void* endpoint::data() const {
   return std::visit([](const auto& m) { return m.data(); }, memory_);
@@ -126,23 +127,29 @@ namespace {
 std::uint32_t seed_for(std::size_t transfer_index) { return 0x5EED0 + static_cast<std::uint32_t>(transfer_index); }
 }  // namespace
 
-copy_fixture::copy_fixture(const copy_path& path, std::size_t bytes, const family_env& env)
-    : path_(path), bytes_(bytes), env_(env) {
-  const auto add = [&](bool src_on_device, bool dst_on_device) {
-    transfers_.push_back({endpoint(src_on_device, path.host, bytes), endpoint(dst_on_device, path.host, bytes), stream()});
-  };
-  switch (path.dir) {
-    case direction::h2d: add(false, true); break;
-    case direction::d2h: add(true, false); break;
-    case direction::d2d: add(true, true); break;
-    case direction::bidir: add(false, true); add(true, false); break;
+copy_fixture::copy_fixture(const copy_path& path, std::size_t bytes, const std::vector<const device_info*>& devices)
+    : path_(path), bytes_(bytes) {
+  for (const device_info* device : devices) {
+    const int d = device->index;
+    const auto add = [&](bool src_on_device, bool dst_on_device) {
+      transfers_.push_back(
+          {endpoint(src_on_device, path.host, bytes, d), endpoint(dst_on_device, path.host, bytes, d), stream(d)});
+      sm_counts_.push_back(device->sm_count);
+    };
+    switch (path.dir) {
+      case direction::h2d: add(false, true); break;
+      case direction::d2h: add(true, false); break;
+      case direction::d2d: add(true, true); break;
+      case direction::bidir: add(false, true); add(true, false); break;
+    }
   }
   for (const transfer& t : transfers_) streams_.push_back(path.api == copy_api::sync ? cudaStreamLegacy : t.on.get());
   verify_once();
 }
 
 void copy_fixture::issue() const {
-  for (const transfer& t : transfers_) {
+  for (std::size_t i = 0; i < transfers_.size(); ++i) {
+    const transfer& t = transfers_[i];
     switch (path_.api) {
       case copy_api::async:
         HDB_CUDA_CALL(cudaMemcpyAsync(t.dst.data(), t.src.data(), bytes_, cudaMemcpyDefault, t.on.get()));
@@ -152,7 +159,7 @@ void copy_fixture::issue() const {
         break;
       case copy_api::kernel:
         // A few blocks per SM keep enough loads in flight to saturate HBM or the PCIe link.
-        kernels::sm_copy(t.dst.device_view(), t.src.device_view(), bytes_, env_.sm_count * 8, t.on.get());
+        kernels::sm_copy(t.dst.device_view(), t.src.device_view(), bytes_, sm_counts_[i] * 8, t.on.get());
         break;
     }
   }
@@ -168,12 +175,14 @@ bool copy_fixture::queueable() const {
 
 void copy_fixture::verify_once() const {
   for (std::size_t i = 0; i < transfers_.size(); ++i) {
+    const device_scope on(transfers_[i].on.device());
     transfers_[i].src.fill(seed_for(i), transfers_[i].on.get());
     transfers_[i].dst.clear(transfers_[i].on.get());
   }
   issue();
   synchronize();
   for (std::size_t i = 0; i < transfers_.size(); ++i) {
+    const device_scope on(transfers_[i].on.device());
     const auto bad = transfers_[i].dst.verify(seed_for(i), transfers_[i].on.get());
     if (bad.count != 0) {
       throw std::runtime_error("verification failed: " + std::to_string(bad.count) + " of " + std::to_string(bytes_) +
@@ -185,38 +194,7 @@ void copy_fixture::verify_once() const {
 
 namespace {
 
-// Keeps the fixture of the case now running, so its repetitions do not pay allocation, pinning
-// and verification again; the previous case's memory is released before the next allocates.
-class fixture_cache {
- public:
-  const copy_fixture& get(const std::string& key, const copy_path& path, std::size_t bytes, const family_env& env) {
-    if (key_ != key) {
-      fixture_.reset();
-      key_.clear();
-      fixture_ = std::make_unique<copy_fixture>(path, bytes, env);
-      key_ = key;
-    }
-    return *fixture_;
-  }
-
- private:
-  std::string key_;
-  std::unique_ptr<copy_fixture> fixture_;
-};
-
-// Copies per timed batch: enough bytes that event resolution and the gate release are
-// negligible, few enough that a batch never fills the device's queue while gated.
-std::size_t copies_per_batch(std::size_t bytes) {
-  constexpr std::size_t target_bytes = std::size_t{64} << 20;
-  constexpr std::size_t max_copies = 100;
-  return std::clamp<std::size_t>((target_bytes + bytes - 1) / std::max<std::size_t>(bytes, 1), 1, max_copies);
-}
-
-// Batches per repetition: a repetition moves about 256 MiB, or at least one batch.
-benchmark::IterationCount batches_per_repetition(std::size_t bytes) {
-  const std::size_t per_batch = copies_per_batch(bytes) * std::max<std::size_t>(bytes, 1);
-  return static_cast<benchmark::IterationCount>(std::clamp<std::size_t>((std::size_t{256} << 20) / per_batch, 1, 8));
-}
+using copy_cache = fixture_cache<copy_fixture>;
 
 struct counter_names {
   const char* device_time;  // per copy, device clock
@@ -226,68 +204,27 @@ struct counter_names {
 
 void measure_copies(benchmark::State& state, const copy_fixture& fx, const copy_path& path, std::size_t bytes,
                     const counter_names& names, spin_gate& gate) {
-  const std::size_t copies = copies_per_batch(bytes);
-  spin_gate* const held_by = fx.queueable() ? &gate : nullptr;
-  const auto issue_copies = [&fx](std::size_t n) {
-    return [&fx, n] {
-      for (std::size_t i = 0; i < n; ++i) fx.issue();
-    };
-  };
-  // Warm-up: clocks up, first-touch and driver caches out of the timed region.
-  static_cast<void>(time_batch(fx.streams(), held_by, issue_copies(std::min<std::size_t>(copies, 8))));
-
-  double device_ms = 0.0;
-  std::vector<double> stream_ms(fx.transfer_count(), 0.0);
-  std::size_t timed_copies = 0;
-  for (auto _ : state) {
-    double batch_ms = 0.0;
-    const auto add = [&](const batch_timing& t) {
-      batch_ms += t.max_ms;
-      for (std::size_t s = 0; s < stream_ms.size(); ++s) stream_ms[s] += t.per_stream_ms[s];
-    };
-    if (held_by != nullptr) {
-      add(time_batch(fx.streams(), held_by, issue_copies(copies)));
-    } else {
-      // Blocking copies cannot wait behind the gate: one event pair around each call.
-      for (std::size_t i = 0; i < copies; ++i) add(time_batch(fx.streams(), nullptr, issue_copies(1)));
-    }
-    state.SetIterationTime(batch_ms / 1e3);
-    device_ms += batch_ms;
-    timed_copies += copies;
-  }
-  // Host-observed: the median call, so one interrupt or page fault landing in one of a hundred
-  // calls does not move the figure (the device-timed metrics carry the throughput).
-  std::vector<double> host_us(copies);
-  for (double& us : host_us) {
-    us = host_time_us([&] {
-      fx.issue();
-      fx.synchronize();
-    });
-  }
-  std::nth_element(host_us.begin(), host_us.begin() + static_cast<std::ptrdiff_t>(copies / 2), host_us.end());
-  const double host_median_us = host_us[copies / 2];
-
-  const double us_per_copy = device_ms * 1e3 / static_cast<double>(timed_copies);
+  const timed_operation op{fx.streams(), fx.queueable(),
+                           [&fx](std::size_t n) {
+                             for (std::size_t i = 0; i < n; ++i) fx.issue();
+                           },
+                           [&fx] { fx.synchronize(); }};
+  const loop_result r = run_timed_loop(state, op, ops_per_batch(bytes), gate);
   // A bidirectional "copy" is a pair moving 2 x bytes: its times get their own names so the
   // per-copy alpha-beta fit (bytes moved = size_bytes) never mixes the two.
   const bool pair = path.dir == direction::bidir;
-  state.counters[pair ? "time_per_pair" : names.device_time] = us_per_copy;
-  state.counters[pair ? "host_time_per_pair" : names.host_time] = host_median_us;
-  if (names.bandwidth) {
-    const auto gbps = [&](double us) { return static_cast<double>(bytes) / (us * 1e3); };
-    state.counters["bandwidth"] = gbps(us_per_copy) * static_cast<double>(fx.transfer_count());
-    if (path.dir == direction::bidir) {
-      state.counters["bandwidth_h2d"] = gbps(stream_ms[0] * 1e3 / static_cast<double>(timed_copies));
-      state.counters["bandwidth_d2h"] = gbps(stream_ms[1] * 1e3 / static_cast<double>(timed_copies));
-    }
+  const bool several_gpus = !pair && fx.transfer_count() > 1;
+  state.counters[pair ? "time_per_pair" : several_gpus ? "time_per_round" : names.device_time] = r.device_us_per_op;
+  state.counters[pair ? "host_time_per_pair" : several_gpus ? "host_time_per_round" : names.host_time] = r.host_median_us;
+  if (!names.bandwidth) return;
+  const auto gbps = [&](double us) { return static_cast<double>(bytes) / (us * 1e3); };
+  state.counters["bandwidth"] = gbps(r.device_us_per_op) * static_cast<double>(fx.transfer_count());
+  if (pair) {
+    state.counters["bandwidth_h2d"] = gbps(r.stream_us_per_op[0]);
+    state.counters["bandwidth_d2h"] = gbps(r.stream_us_per_op[1]);
   }
-}
-
-void require_device_memory(std::size_t needed, const family_env& env) {
-  // Leave headroom for the context and the driver's own allocations.
-  if (needed > env.free_device_memory / 10 * 9) {
-    throw skip_case("needs " + format_size(needed) + " of device memory, " + format_size(env.free_device_memory) +
-                    " free at start-up");
+  if (several_gpus) {
+    state.counters["bandwidth_slowest_gpu"] = gbps(*std::max_element(r.stream_us_per_op.begin(), r.stream_us_per_op.end()));
   }
 }
 
@@ -299,53 +236,102 @@ std::size_t device_bytes_needed(const copy_path& path, std::size_t bytes) {
   }
 }
 
-std::vector<std::pair<std::string, std::string>> path_labels(const char* case_name, const copy_path& path, std::size_t bytes) {
-  return {{"case", case_name},
-          {"direction", std::string(to_string(path.dir))},
+label_list path_params(const copy_path& path, std::size_t bytes) {
+  return {{"direction", std::string(to_string(path.dir))},
           {"host_kind", path.dir == direction::d2d ? "device" : std::string(to_string(path.host))},
           {"api", std::string(to_string(path.api))},
           {"size_bytes", std::to_string(bytes)},
           {"streams", std::to_string(path.dir == direction::bidir ? 2 : 1)}};
 }
 
-std::string case_name(const char* case_kind, const copy_path& path, std::size_t bytes) {
-  const std::string host = path.dir == direction::d2d ? "device" : std::string(to_string(path.host));
-  return std::string("copy/") + case_kind + "/" + std::string(to_string(path.dir)) + "/" + host + "/" +
-         std::string(to_string(path.api)) + "/size:" + std::to_string(bytes);
+std::vector<const device_info*> records_of(const family_env& env, const std::vector<int>& devices) {
+  std::vector<const device_info*> records;
+  for (int d : devices) records.push_back(&env.device(d));
+  return records;
+}
+
+case_spec copy_case(const char* case_kind, const copy_path& path, std::size_t bytes, const counter_names& names,
+                    std::vector<int> devices, family_env& env, const std::shared_ptr<copy_cache>& cache) {
+  auto params = path_params(path, bytes);
+  if (devices.size() > 1) params.emplace_back("gpus", std::to_string(devices.size()));
+  case_spec spec = make_case("copy", case_kind, std::move(params), std::move(devices));
+  spec.iterations = batches_per_repetition(bytes);
+  spec.body = [path, bytes, names, &env, cache, key = spec.name, devices = spec.devices](benchmark::State& state) {
+    const auto records = records_of(env, devices);
+    for (const device_info* d : records) require_device_memory(device_bytes_needed(path, bytes), *d);
+    const copy_fixture& fx = cache->get(key, path, bytes, records);
+    measure_copies(state, fx, path, bytes, names, *env.gate);
+  };
+  return spec;
 }
 
 void register_copy_cases(const char* case_kind, const std::vector<copy_path>& paths, const std::vector<std::size_t>& sizes,
-                         const counter_names& names, family_env& env, const std::shared_ptr<fixture_cache>& cache,
+                         const counter_names& names, family_env& env, const std::shared_ptr<copy_cache>& cache,
                          case_registry& registry) {
-  for (const copy_path& path : paths) {
-    for (std::size_t bytes : sizes) {
-      case_spec spec;
-      spec.name = case_name(case_kind, path, bytes);
-      spec.labels = path_labels(case_kind, path, bytes);
-      const bool pinned_async = path.host == host_kind::pinned && path.api == copy_api::async && path.dir != direction::d2d;
-      if (names.bandwidth && pinned_async && bytes == sizes.back()) spec.headline_metrics = {"bandwidth"};
-      if (!names.bandwidth && pinned_async && bytes == sizes.front()) spec.headline_metrics = {names.device_time, names.host_time};
-      spec.iterations = batches_per_repetition(bytes);
-      spec.body = [path, bytes, names, &env, cache, key = spec.name](benchmark::State& state) {
-        require_device_memory(device_bytes_needed(path, bytes), env);
-        const copy_fixture& fx = cache->get(key, path, bytes, env);
-        measure_copies(state, fx, path, bytes, names, *env.gate);
-      };
-      registry.add(std::move(spec));
+  for (const device_info& device : env.devices) {
+    for (const copy_path& path : paths) {
+      for (std::size_t bytes : sizes) {
+        case_spec spec = copy_case(case_kind, path, bytes, names, {device.index}, env, cache);
+        const bool pinned_async = path.host == host_kind::pinned && path.api == copy_api::async && path.dir != direction::d2d;
+        if (names.bandwidth && pinned_async && bytes == sizes.back()) spec.headline_metrics = {"bandwidth"};
+        if (!names.bandwidth && pinned_async && bytes == sizes.front()) spec.headline_metrics = {names.device_time, names.host_time};
+        registry.add(std::move(spec));
+      }
     }
+  }
+}
+
+// Every selected GPU copying to or from pinned host memory at once: GPUs behind one root complex
+// or CPU socket share its bandwidth, which no single-GPU case can show.
+void register_all_gpu_cases(const std::vector<std::size_t>& sizes, family_env& env, const std::shared_ptr<copy_cache>& cache,
+                            case_registry& registry) {
+  if (env.devices.size() < 2) return;
+  for (direction dir : {direction::h2d, direction::d2h}) {
+    const copy_path path{dir, host_kind::pinned, copy_api::async};
+    case_spec spec = copy_case("bandwidth_all_gpus", path, sizes.back(), {"time_per_copy", "host_time_per_copy", true},
+                               device_indices(env), env, cache);
+    spec.headline_metrics = {"bandwidth"};
+    registry.add(std::move(spec));
   }
 }
 
 // --- the cost of getting memory -------------------------------------------------------------
 
-enum class alloc_api { malloc_host, host_register, device_malloc };
+enum class alloc_api { malloc_host, host_register, device_malloc, pool_malloc };
 
 struct alloc_timing {
   double acquire_us;
   double release_us;
 };
 
-alloc_timing time_allocation(alloc_api api, std::size_t bytes) {
+cudaMemPool_t create_caching_pool(int device) {
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t pool = nullptr;
+  HDB_CUDA_CALL(cudaMemPoolCreate(&pool, &props));
+  // Never hand freed memory back to the driver: a freed block is reused by the next request,
+  // which is what a framework's caching allocator does.
+  std::uint64_t keep_everything = UINT64_MAX;
+  HDB_CUDA_CALL(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_everything));
+  return pool;
+}
+
+// What the stream-ordered allocator needs: its own pool and a stream. Empty for the others.
+struct allocator_context {
+  explicit allocator_context(alloc_api api) {
+    if (api != alloc_api::pool_malloc) return;
+    int device = 0;
+    HDB_CUDA_CALL(cudaGetDevice(&device));
+    pool = unique_handle<cudaMemPool_t, cudaMemPoolDestroy>(create_caching_pool(device));
+    on = std::make_unique<stream>(device);
+  }
+  unique_handle<cudaMemPool_t, cudaMemPoolDestroy> pool;
+  std::unique_ptr<stream> on;
+};
+
+alloc_timing time_allocation(alloc_api api, std::size_t bytes, const allocator_context& context) {
   void* p = nullptr;
   alloc_timing t{};
   switch (api) {
@@ -356,6 +342,12 @@ alloc_timing time_allocation(alloc_api api, std::size_t bytes) {
     case alloc_api::device_malloc:
       t.acquire_us = host_time_us([&] { HDB_CUDA_CALL(cudaMalloc(&p, bytes)); });
       t.release_us = host_time_us([&] { HDB_CUDA_CALL(cudaFree(p)); });
+      break;
+    case alloc_api::pool_malloc:
+      // Host time of the calls; the memory is usable in stream order as soon as the call returns.
+      t.acquire_us = host_time_us([&] { HDB_CUDA_CALL(cudaMallocFromPoolAsync(&p, bytes, context.pool.get(), context.on->get())); });
+      t.release_us = host_time_us([&] { HDB_CUDA_CALL(cudaFreeAsync(p, context.on->get())); });
+      context.on->synchronize();
       break;
     case alloc_api::host_register: {
       // The pages exist before pinning (touched outside the timer): this times the pinning alone.
@@ -376,29 +368,32 @@ void register_alloc_cases(const std::vector<std::size_t>& sizes, family_env& env
     const char* name;
     const char* host;
   };
-  for (const row r : {row{alloc_api::malloc_host, "cudaMallocHost", "pinned"},
-                      row{alloc_api::host_register, "cudaHostRegister", "registered"},
-                      row{alloc_api::device_malloc, "cudaMalloc", "device"}}) {
-    for (std::size_t bytes : sizes) {
-      case_spec spec;
-      spec.name = std::string("copy/alloc/") + r.name + "/size:" + std::to_string(bytes);
-      spec.labels = {{"case", "alloc"}, {"host_kind", r.host}, {"api", r.name}, {"size_bytes", std::to_string(bytes)}};
-      spec.body = [api = r.api, bytes, &env](benchmark::State& state) {
-        if (api == alloc_api::device_malloc) require_device_memory(bytes, env);
-        static_cast<void>(time_allocation(api, bytes));  // warm-up: first-use costs of the driver
-        alloc_timing sum{};
-        for (auto _ : state) {
-          const alloc_timing t = time_allocation(api, bytes);
-          state.SetIterationTime(t.acquire_us / 1e6);
-          sum.acquire_us += t.acquire_us;
-          sum.release_us += t.release_us;
-        }
-        const double n = static_cast<double>(state.iterations());
-        state.counters["time_per_call"] = sum.acquire_us / n;
-        state.counters["time_per_mib"] = sum.acquire_us / n / (static_cast<double>(bytes) / (1 << 20));
-        state.counters["release_time_per_call"] = sum.release_us / n;
-      };
-      registry.add(std::move(spec));
+  for (const device_info& device : env.devices) {
+    for (const row r : {row{alloc_api::malloc_host, "cudaMallocHost", "pinned"},
+                        row{alloc_api::host_register, "cudaHostRegister", "registered"},
+                        row{alloc_api::device_malloc, "cudaMalloc", "device"},
+                        row{alloc_api::pool_malloc, "cudaMallocAsync", "device"}}) {
+      for (std::size_t bytes : sizes) {
+        case_spec spec = make_case("copy", "alloc", {{"host_kind", r.host}, {"api", r.name}, {"size_bytes", std::to_string(bytes)}},
+                                   {device.index});
+        spec.body = [api = r.api, bytes, &device](benchmark::State& state) {
+          if (api == alloc_api::device_malloc || api == alloc_api::pool_malloc) require_device_memory(bytes, device);
+          const allocator_context context(api);
+          static_cast<void>(time_allocation(api, bytes, context));  // warm-up: first-use costs of the driver (and fills the pool)
+          alloc_timing sum{};
+          for (auto _ : state) {
+            const alloc_timing t = time_allocation(api, bytes, context);
+            state.SetIterationTime(t.acquire_us / 1e6);
+            sum.acquire_us += t.acquire_us;
+            sum.release_us += t.release_us;
+          }
+          const double n = static_cast<double>(state.iterations());
+          state.counters["time_per_call"] = sum.acquire_us / n;
+          state.counters["time_per_mib"] = sum.acquire_us / n / (static_cast<double>(bytes) / (1 << 20));
+          state.counters["release_time_per_call"] = sum.release_us / n;
+        };
+        registry.add(std::move(spec));
+      }
     }
   }
 }
@@ -407,9 +402,10 @@ void register_cases(const run_options& options, family_env& env, case_registry& 
   const auto sizes = parse_size_list(options.value("sizes"));
   const auto latency_sizes = parse_size_list(options.value("latency-sizes"));
   const auto alloc_sizes = parse_size_list(options.value("alloc-sizes"));
-  auto cache = std::make_shared<fixture_cache>();
+  auto cache = std::make_shared<copy_cache>();
   register_copy_cases("bandwidth", bandwidth_paths(), sizes, {"time_per_copy", "host_time_per_copy", true}, env, cache,
                       registry);
+  register_all_gpu_cases(sizes, env, cache, registry);
   register_copy_cases("latency", latency_paths(), latency_sizes, {"latency", "host_latency", false}, env, cache, registry);
   register_alloc_cases(alloc_sizes, env, registry);
 }
@@ -422,9 +418,10 @@ family_spec family() {
       "host<->device and device<->device copy bandwidth and latency for pageable, pinned, write-combined, "
       "registered and mapped (zero-copy) memory, through cudaMemcpyAsync, cudaMemcpy and SM kernels, "
       "and the cost of allocating and pinning memory",
-      {{"sizes", "1K:1G:x4", "4K,1M,64M", "bandwidth sweep sizes: FROM:TO:xF and/or a comma list (K,M,G binary)"},
-       {"latency-sizes", "1,64,4K", "1,4K", "small-copy latency sizes"},
-       {"alloc-sizes", "1M,16M,256M,1G", "1M,64M", "sizes for the allocation/pinning cost cases"}},
+      {{"sizes", "1K:1G:x4", "4K,1M,64M", "bandwidth sweep sizes: FROM:TO:xF and/or a comma list (K,M,G binary)",
+        flag_checks::size_list},
+       {"latency-sizes", "1,64,4K", "1,4K", "small-copy latency sizes", flag_checks::size_list},
+       {"alloc-sizes", "1M,16M,256M,1G", "1M,64M", "sizes for the allocation/pinning cost cases", flag_checks::size_list}},
       {{"bandwidth", "GB/s", "higher", "bytes of one copy / device time of one copy (bidir: both directions)"},
        {"bandwidth_h2d", "GB/s", "higher", "bidir: host-to-device share, its own stream's device time"},
        {"bandwidth_d2h", "GB/s", "higher", "bidir: device-to-host share, its own stream's device time"},
@@ -434,6 +431,9 @@ family_spec family() {
        {"host_time_per_pair", "us", "lower", "bidir: host clock from issuing both copies to both completing"},
        {"latency", "us", "lower", "device time per small copy, back to back"},
        {"host_latency", "us", "lower", "host clock from the call to completion of one small copy; median call"},
+       {"time_per_round", "us", "lower", "all GPUs at once: device time of one copy on every GPU, started together"},
+       {"host_time_per_round", "us", "lower", "all GPUs at once: host clock from issuing every copy to all completing"},
+       {"bandwidth_slowest_gpu", "GB/s", "higher", "all GPUs at once: one copy's bytes / the slowest GPU's device time"},
        {"time_per_call", "us", "lower", "host time of one allocation / pinning call"},
        {"time_per_mib", "us/MiB", "lower", "time_per_call divided by the size in MiB"},
        {"release_time_per_call", "us", "lower", "host time of the matching free / unregister call"}},

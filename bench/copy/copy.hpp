@@ -35,7 +35,8 @@ struct copy_path {
 // One end of a copy: device memory or one kind of host memory.
 class endpoint {
  public:
-  endpoint(bool on_device, host_kind kind, std::size_t bytes);
+  // Device memory on `device`, or host memory of `kind` (usable by every device).
+  endpoint(bool on_device, host_kind kind, std::size_t bytes, int device);
   [[nodiscard]] void* data() const;
   [[nodiscard]] std::size_t size() const;
   // The address SM kernels use; nullptr for pageable memory, which the device cannot reach.
@@ -55,13 +56,14 @@ struct transfer {
   stream on;
 };
 
-// Buffers and streams of one (path, size), kept across the repetitions of a case. The
+// Buffers and streams of one (path, size, devices), kept across the repetitions of a case: the
+// path's transfers on every device given (several devices = all of them copying at once). The
 // constructor verifies the path once: source holds the pattern, destination zeros, and one copy
 // through the path under test must turn the destination into the pattern; a wrong byte throws
 // before any timing.
 class copy_fixture {
  public:
-  copy_fixture(const copy_path& path, std::size_t bytes, const family_env& env);
+  copy_fixture(const copy_path& path, std::size_t bytes, const std::vector<const device_info*>& devices);
 
   // Enqueues (or, for blocking paths, performs) one copy on every transfer of the path.
   void issue() const;
@@ -76,7 +78,7 @@ class copy_fixture {
 
   copy_path path_;
   std::size_t bytes_;
-  const family_env& env_;
+  std::vector<int> sm_counts_;  // of each transfer's device, to size SM-copy grids
   std::vector<transfer> transfers_;
   std::vector<cudaStream_t> streams_;
 };

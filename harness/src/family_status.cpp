@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <sstream>
 
@@ -21,23 +22,70 @@ std::string after_cases(std::size_t cases) {
   return " after " + std::to_string(cases) + (cases == 1 ? " case" : " cases");
 }
 
-// The binary's own last word, e.g. "no CUDA-capable device is detected". Google Benchmark's
-// start-up banner warnings ("***WARNING*** Library was built as DEBUG") are not that word.
-std::string last_stderr_line(const std::string& tail) {
-  constexpr std::size_t max_length = 200;
-  std::istringstream lines(tail);
-  std::string line;
-  std::string last;
-  while (std::getline(lines, line)) {
-    line.erase(line.find_last_not_of(" \t\r") + 1);
-    if (!line.empty() && line.rfind("***WARNING***", 0) != 0) last = line;
-  }
-  if (last.empty()) return {};
-  if (last.size() > max_length) last = last.substr(0, max_length) + "...";
-  return ": " + last;
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
 }
 
+// "numa.placement: GPU reports no NUMA node...": a Google Benchmark context line, whose key is
+// lower case, dotted and has no spaces.
+bool context_line(std::string_view line) {
+  const auto colon = line.find(": ");
+  if (colon == std::string_view::npos || colon == 0) return false;
+  const auto key = line.substr(0, colon);
+  const bool key_chars = std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+  });
+  return key_chars && key.find('.') != std::string_view::npos && key.front() != '.';
+}
+
+// Google Benchmark's start-up banner on stderr: date, "Running ...", "Run on (...)", the CPU
+// caches, load average and its ***WARNING*** lines.
+bool banner_line(std::string_view line) {
+  for (const std::string_view prefix : {"***WARNING***", "Running ", "Run on (", "CPU Caches:", "Load Average:"}) {
+    if (line.starts_with(prefix)) return true;
+  }
+  const bool date = line.size() >= 11 && std::isdigit(static_cast<unsigned char>(line[0])) && line[4] == '-' &&
+                    line[7] == '-' && line[10] == 'T';
+  const auto trimmed = line.substr(std::min(line.find_first_not_of(' '), line.size()));
+  const bool cache = trimmed.size() > 3 && trimmed[0] == 'L' && std::isdigit(static_cast<unsigned char>(trimmed[1])) &&
+                     trimmed[2] == ' ' && line.front() == ' ';
+  return date || cache;
+}
+
+bool error_looking(const std::string& lowered) {
+  for (const std::string_view word : {"error", "fatal", "failed", "failure", "terminate", "what():", "assertion", "abort",
+                                      "exception", "out of memory", "segmentation fault", "core dumped"}) {
+    if (lowered.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string with_reason(const std::string& line) { return line.empty() ? std::string() : ": " + line; }
+
 }  // namespace
+
+std::string error_line(const std::string& stderr_tail, bool any_last_line) {
+  constexpr std::size_t max_length = 200;
+  std::istringstream lines(stderr_tail);
+  std::string error;
+  std::string warning;
+  std::string last;
+  for (std::string line; std::getline(lines, line);) {
+    line.erase(line.find_last_not_of(" \t\r") + 1);
+    if (line.empty() || context_line(line) || banner_line(line)) continue;
+    last = line;
+    const auto lowered = lower(line);
+    if (!error_looking(lowered)) continue;
+    (lowered.find("warning") != std::string::npos ? warning : error) = line;
+  }
+  std::string chosen = !error.empty() ? error : !warning.empty() ? warning : any_last_line ? last : std::string();
+  const auto first = chosen.find_first_not_of(' ');
+  chosen.erase(0, first == std::string::npos ? chosen.size() : first);
+  if (chosen.size() > max_length) chosen = chosen.substr(0, max_length) + "...";
+  return chosen;
+}
 
 std::string_view to_string(family_state state) { return state_names.at(static_cast<std::size_t>(state)); }
 
@@ -52,13 +100,14 @@ std::string failure_reason(const family_status& s) {
     case family_state::ok:
       return {};
     case family_state::crashed:
-      return "crashed (" + signal_text(s.signal.value_or(0)) + ")" + after_cases(s.cases) + last_stderr_line(s.stderr_tail);
+      return "crashed (" + signal_text(s.signal.value_or(0)) + ")" + after_cases(s.cases) +
+             with_reason(error_line(s.stderr_tail, false));
     case family_state::timed_out:
       return "timed out after " + std::to_string(static_cast<long>(s.timeout_s)) + " s, killed" + after_cases(s.cases);
     case family_state::failed:
       if (!s.error.empty()) return s.error;
       return "exited with code " + std::to_string(s.exit_code.value_or(-1)) + after_cases(s.cases) +
-             last_stderr_line(s.stderr_tail);
+             with_reason(error_line(s.stderr_tail, true));
   }
   return {};
 }
@@ -78,6 +127,7 @@ nlohmann::json to_json(const family_status& s) {
                       {"stderr_tail", s.stderr_tail}};
   if (s.exit_code) j["exit_code"] = *s.exit_code;
   if (s.signal) j["signal"] = *s.signal;
+  if (s.activity) j["activity"] = to_json(*s.activity);
   return j;
 }
 
@@ -95,6 +145,7 @@ family_status family_status_from_json(const nlohmann::json& j) {
     s.cases = j.value("cases", std::size_t{0});
     s.error = j.value("error", std::string());
     s.stderr_tail = j.value("stderr_tail", std::string());
+    if (const auto it = j.find("activity"); it != j.end() && it->is_object()) s.activity = family_activity_from_json(*it);
     return s;
   } catch (const nlohmann::json::exception& e) {
     throw harness_error(std::string("bad family status: ") + e.what());

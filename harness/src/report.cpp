@@ -2,6 +2,7 @@
 
 
 #include <algorithm>
+#include <iterator>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -9,8 +10,9 @@
 
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
+#include "hdb/harness/gpu_activity.hpp"
 #include "hdb/harness/meta.hpp"
-#include "hdb/harness/peaks.hpp"
+#include "hdb/harness/family_rules.hpp"
 #include "hdb/harness/tables.hpp"
 
 namespace hdb {
@@ -19,7 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-constexpr double asymmetry_limit = 0.10;  // h2d vs d2h pinned, largest size
 constexpr double cv_limit_percent = 2.0;
 constexpr unsigned long long throttle_idle = 0x1;  // nvmlClocksThrottleReasonGpuIdle: not a problem
 constexpr std::size_t max_listed_cv = 10;
@@ -45,46 +46,6 @@ std::string text(const json& object, const char* key, const std::string& unknown
 }
 
 const json& gpus(const json& meta) { return field(field(meta, "node"), "gpus"); }
-const json& first_gpu(const json& meta) {
-  static const json none;
-  const auto& list = gpus(meta);
-  return list.is_array() && !list.empty() ? list.front() : none;
-}
-
-// PCIe per-direction peak of a GPU at its maximum link (falls back to the current link).
-std::optional<double> gpu_pcie_peak(const json& gpu) {
-  const auto& pcie = field(gpu, "pcie");
-  const auto gen = number(pcie, "gen_max") ? number(pcie, "gen_max") : number(pcie, "gen_current");
-  const auto width = number(pcie, "width_max") ? number(pcie, "width_max") : number(pcie, "width_current");
-  if (!gen || !width) return std::nullopt;
-  return pcie_peak_gbps(static_cast<int>(*gen), static_cast<int>(*width));
-}
-
-// The peak a headline bandwidth median is compared with, and how it is derived.
-struct peak_ref {
-  double gbps;
-  double traffic_factor;  // bytes the hardware moves per byte counted
-};
-std::optional<peak_ref> peak_for(const result_row& row, const json& meta) {
-  if (row.unit != "GB/s") return std::nullopt;
-  const auto& direction = row.params.get("direction");
-  const auto& host_kind = row.params.get("host_kind");
-  const auto& gpu = first_gpu(meta);
-  const bool host_copy = !host_kind.empty() && host_kind != "device";
-  if (host_copy && (direction == "h2d" || direction == "d2h") && row.metric == "bandwidth") {
-    if (const auto pcie = gpu_pcie_peak(gpu)) return peak_ref{*pcie, 1};
-  }
-  if (host_copy && direction == "bidir") {
-    const auto pcie = gpu_pcie_peak(gpu);
-    if (pcie && row.metric == "bandwidth") return peak_ref{2 * *pcie, 1};
-    if (pcie && (row.metric == "bandwidth_h2d" || row.metric == "bandwidth_d2h")) return peak_ref{*pcie, 1};
-  }
-  if (direction == "d2d" && row.metric == "bandwidth") {
-    // A d2d copy reads and writes every byte: HBM traffic is twice the counted bandwidth.
-    if (const auto hbm = number(gpu, "hbm_peak_GBps")) return peak_ref{*hbm, 2};
-  }
-  return std::nullopt;
-}
 
 using value_key = std::tuple<std::string, std::string, case_params, std::string>;  // family, case, params, metric
 
@@ -98,9 +59,15 @@ std::map<value_key, double> statistic_values(const std::vector<result_row>& rows
   return values;
 }
 
+// Parameters as the report shows them: the device index, not its UUID (the node table maps one to the other).
+std::string shown_params(case_params params) {
+  params.set("gpu_uuid", "");
+  return params.describe();
+}
+
 std::string where(const value_key& key) {
   const auto& [family, case_name, params, metric] = key;
-  return family + " " + case_name + " " + params.describe() + " " + metric;
+  return family + " " + case_name + " " + shown_params(params) + " " + metric;
 }
 
 void link_anomalies(const json& meta, std::vector<std::string>& out) {
@@ -123,54 +90,6 @@ void link_anomalies(const json& meta, std::vector<std::string>& out) {
       if ((mask & ~throttle_idle) != 0) {
         out.push_back(name + ": clocks throttled (" + reasons + ": " + text(clocks, "throttle_description") + ")");
       }
-    }
-  }
-}
-
-// Below this size both kinds are bound by per-call overhead, so their order says nothing.
-constexpr double pageable_check_min_bytes = 64 * 1024;
-// Pageable must beat pinned by more than run-to-run noise before it is called an anomaly.
-constexpr double pageable_check_margin = 1.05;
-
-void pageable_vs_pinned(const std::map<value_key, double>& medians, std::vector<std::string>& out) {
-  for (const auto& [key, pageable] : medians) {
-    const auto& [family, case_name, params, metric] = key;
-    if (metric != "bandwidth" || params.get("host_kind") != "pageable") continue;
-    if (std::strtod(params.get("size_bytes").c_str(), nullptr) < pageable_check_min_bytes) continue;
-    auto pinned_key = key;
-    std::get<2>(pinned_key).set("host_kind", "pinned");
-    const auto pinned = medians.find(pinned_key);
-    if (pinned != medians.end() && pageable > pinned->second * pageable_check_margin) {
-      out.push_back(where(key) + ": pageable (" + format_figure(pageable) + " GB/s) is faster than pinned (" +
-                    format_figure(pinned->second) + " GB/s); pinned copies should never lose to the staged path");
-    }
-  }
-}
-
-void direction_asymmetry(const std::map<value_key, double>& medians, std::vector<std::string>& out) {
-  // For each pinned h2d group (size aside), the largest size that d2h also measured.
-  std::map<value_key, std::pair<double, std::pair<double, double>>> largest;  // group -> (size, (h2d, d2h))
-  for (const auto& [key, h2d] : medians) {
-    const auto& [family, case_name, params, metric] = key;
-    if (metric != "bandwidth" || params.get("host_kind") != "pinned" || params.get("direction") != "h2d") continue;
-    auto d2h_key = key;
-    std::get<2>(d2h_key).set("direction", "d2h");
-    const auto d2h = medians.find(d2h_key);
-    char* end = nullptr;
-    const double size = std::strtod(params.get("size_bytes").c_str(), &end);
-    if (d2h == medians.end() || end == params.get("size_bytes").c_str()) continue;
-    auto group = key;
-    std::get<2>(group).set("size_bytes", "");
-    std::get<2>(group).set("direction", "");
-    auto [it, inserted] = largest.try_emplace(group, size, std::pair{h2d, d2h->second});
-    if (!inserted && size > it->second.first) it->second = {size, {h2d, d2h->second}};
-  }
-  for (const auto& [group, entry] : largest) {
-    const auto [h2d, d2h] = entry.second;
-    const double asymmetry = std::abs(h2d - d2h) / std::max(h2d, d2h);
-    if (asymmetry > asymmetry_limit) {
-      out.push_back(where(group) + " at " + format_value(entry.first) + " B: h2d " + format_figure(h2d) + " GB/s vs d2h " +
-                    format_figure(d2h) + " GB/s differ by " + format_fixed(asymmetry * 100, 0) + " % (> 10 %)");
     }
   }
 }
@@ -214,7 +133,7 @@ std::string node_section(const json& meta) {
                             text(gpu, "ecc_enabled") + ", persistence " + text(gpu, "persistence_mode") + ", NUMA " +
                             text(gpu, "numa_node") + " (CPUs " + text(gpu, "cpu_affinity") + ")"});
     const auto& pcie = field(gpu, "pcie");
-    const auto peak = gpu_pcie_peak(gpu);
+    const auto peak = gpu_pcie_peak_gbps(gpu);
     rows.push_back({id + " link", "PCIe Gen" + text(pcie, "gen_current") + " x" + text(pcie, "width_current") +
                                       " (max Gen" + text(pcie, "gen_max") + " x" + text(pcie, "width_max") + ")" +
                                       (peak ? ", peak " + format_fixed(*peak, 1) + " GB/s per direction" : std::string()) +
@@ -229,17 +148,19 @@ std::string node_section(const json& meta) {
   return "## Node\n\n" + markdown_table({"", ""}, rows);
 }
 
-// One row per headline median: case, parameters, metric, median with unit, cv, % of peak.
+// One row per headline median: case, parameters, metric, median with unit, cv, % of the peak the
+// family's rules name for it.
 table_rows headline_rows(const std::string& family, const std::vector<result_row>& rows, const json& meta) {
   const auto cvs = statistic_values(rows, statistic::cv);
+  const family_rules* rules = rules_for(family);
   table_rows headline;
   for (const auto& row : rows) {
     if (row.family != family || !row.headline || row.stat != statistic::median || !row.value) continue;
     const auto cv = cvs.find({row.family, row.case_name, row.params, row.metric});
-    const auto peak = peak_for(row, meta);
-    headline.push_back({row.case_name, row.params.describe(), row.metric, format_figure(*row.value) + " " + row.unit,
+    const auto peak = rules != nullptr && rules->peak ? rules->peak(row, meta) : std::nullopt;
+    headline.push_back({row.case_name, shown_params(row.params), row.metric, format_figure(*row.value) + " " + row.unit,
                         cv == cvs.end() ? "" : format_fixed(cv->second, 2) + " %",
-                        peak ? format_fixed(*row.value * peak->traffic_factor / peak->gbps * 100, 1) + " %" : ""});
+                        peak ? format_fixed(*row.value * peak->traffic_factor / peak->value * 100, 1) + " %" : ""});
   }
   return headline;
 }
@@ -252,16 +173,27 @@ std::vector<std::string> families_of(const std::vector<result_row>& rows) {
   return families;
 }
 
+std::vector<result_row> rows_of(const std::string& family, const std::vector<result_row>& rows) {
+  std::vector<result_row> own;
+  std::copy_if(rows.begin(), rows.end(), std::back_inserter(own), [&](const result_row& r) { return r.family == family; });
+  return own;
+}
+
 std::string family_section(const std::string& family, const std::vector<result_row>& rows, const json& meta) {
   const table_rows headline = headline_rows(family, rows, meta);
+  const family_rules* rules = rules_for(family);
   table_rows skipped, failed;
   for (const auto& row : rows) {
     if (row.family != family || row.status == row_status::ok || row.case_name.empty()) continue;
-    (row.status == row_status::skipped ? skipped : failed).push_back({row.case_name, row.params.describe(), row.reason});
+    (row.status == row_status::skipped ? skipped : failed).push_back({row.case_name, shown_params(row.params), row.reason});
   }
   std::string out = "## Family `" + family + "`\n\n";
   out += headline.empty() ? "No headline figures.\n"
                           : markdown_table({"case", "parameters", "metric", "median", "cv", "% of peak"}, headline);
+  if (rules != nullptr && !rules->footnote.empty()) out += "\n" + rules->footnote + "\n";
+  if (rules != nullptr && rules->section) {
+    if (const auto extra = rules->section(rows_of(family, rows), meta); !extra.empty()) out += "\n" + extra;
+  }
   if (!skipped.empty()) out += "\n### Skipped\n\n" + markdown_table({"case", "parameters", "reason"}, skipped);
   if (!failed.empty()) out += "\n### Failed cases\n\n" + markdown_table({"case", "parameters", "reason"}, failed);
   return out + "\n";
@@ -272,10 +204,12 @@ std::string family_section(const std::string& family, const std::vector<result_r
 std::vector<std::string> find_anomalies(const std::vector<result_row>& rows, const json& meta) {
   std::vector<std::string> anomalies;
   link_anomalies(meta, anomalies);
-  const auto medians = statistic_values(rows, statistic::median);
-  pageable_vs_pinned(medians, anomalies);
-  direction_asymmetry(medians, anomalies);
+  for (const auto& family : families_of(rows)) {
+    const family_rules* rules = rules_for(family);
+    if (rules != nullptr && rules->anomalies) rules->anomalies(rows_of(family, rows), meta, anomalies);
+  }
   noisy_headlines(rows, anomalies);
+  for (auto& line : activity_anomalies(meta)) anomalies.push_back(std::move(line));
   return anomalies;
 }
 
@@ -300,9 +234,6 @@ std::string render_report(const std::vector<result_row>& rows, const json& meta,
   }
   if (!failed_families.empty()) out += "## Failed families\n\n" + markdown_table({"family", "reason"}, failed_families) + "\n";
   for (const auto& family : families) out += family_section(family, rows, meta);
-  out += "% of peak: host copies (h2d, d2h) against the PCIe peak per direction of GPU 0 at its maximum link "
-         "(GT/s x lanes x encoding / 8), bidir totals against twice that; d2d against the probe's HBM peak, with "
-         "twice the counted bytes as traffic (each byte is read and written).\n\n";
 
   out += "## Plots\n\n";
   if (plot_files.empty()) out += "No plots were drawn (see the run's log; `hdbench plot DIR` draws them later).\n";

@@ -22,7 +22,7 @@ Enum parse_enum(std::string_view text, const std::array<std::string_view, N>& na
   return static_cast<Enum>(it - names.begin());
 }
 
-// Column order of schema 1; the parameter columns sit between `case` and `extra`.
+// Column order of schema 2; the parameter columns sit between `case` and `extra`.
 std::vector<std::string_view> columns() {
   std::vector<std::string_view> names = {"schema_version", "run_id", "family", "case"};
   names.insert(names.end(), param_keys.begin(), param_keys.end());
@@ -77,12 +77,16 @@ class column_index {
   std::map<std::string, std::size_t> position_;
 };
 
+std::string schema_mismatch(const std::string& version) {
+  std::string why = "schema_version " + version + " (this hdbench reads version " + std::to_string(results_schema_version) + ")";
+  // Schema 1 lacked the device columns; the raw JSON it was built from is still readable.
+  if (version == "1") why += "; rebuild it from the run's raw/ with `hdbench collect RUN_DIR`";
+  return why;
+}
+
 result_row from_fields(const std::vector<std::string>& record, const column_index& col) {
   const auto& version = col.at(record, "schema_version");
-  if (version != std::to_string(results_schema_version)) {
-    throw harness_error("schema_version " + version + " (this hdbench reads version " +
-                        std::to_string(results_schema_version) + ")");
-  }
+  if (version != std::to_string(results_schema_version)) throw harness_error(schema_mismatch(version));
   result_row row;
   row.run_id = col.at(record, "run_id");
   row.family = col.at(record, "family");
@@ -161,7 +165,14 @@ std::string write_results_csv(const std::vector<result_row>& rows) {
 std::vector<result_row> read_results_csv(std::string_view text) {
   const auto records = parse_csv(text);
   if (records.empty()) throw harness_error("empty file (no header)");
-  const column_index col(records.front());
+  // An older schema is named before its missing columns are: the user needs the version, not a column.
+  const auto& header = records.front();
+  const auto version_column = std::find(header.begin(), header.end(), "schema_version");
+  if (records.size() > 1 && version_column != header.end()) {
+    const auto& version = records[1][static_cast<std::size_t>(version_column - header.begin())];
+    if (version != std::to_string(results_schema_version)) throw harness_error(schema_mismatch(version));
+  }
+  const column_index col(header);
   std::vector<result_row> rows;
   rows.reserve(records.size() - 1);
   for (std::size_t i = 1; i < records.size(); ++i) {

@@ -1,5 +1,7 @@
 #include "hdb/harness/runner.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -7,6 +9,7 @@
 #include "hdb/harness/collect.hpp"
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
+#include "hdb/harness/gpu_activity.hpp"
 #include "hdb/harness/meta.hpp"
 #include "hdb/harness/process.hpp"
 #include "hdb/harness/report.hpp"
@@ -129,6 +132,10 @@ void save_status(const fs::path& raw_dir, const family_status& status) {
   write_json_file(raw_dir / (status.family + ".status.json"), to_json(status));
 }
 
+// The harness itself: it creates no CUDA context today, but a process of ours is never
+// "another process".
+std::vector<long> own_pids() { return {static_cast<long>(::getpid())}; }
+
 bool cancelled(const suite_run_options& options) { return options.cancel != nullptr && *options.cancel != 0; }
 
 }  // namespace
@@ -136,7 +143,17 @@ bool cancelled(const suite_run_options& options) { return options.cancel != null
 std::vector<std::string> family_flags(const family_entry& family, const suite_run_options& options) {
   auto flags = family.flags;
   if (options.quick) flags.insert(flags.end(), family.quick_flags.begin(), family.quick_flags.end());
-  flags.insert(flags.end(), options.extra_flags.begin(), options.extra_flags.end());
+  // "--copy.sizes=1M" is for the copy family only, which gets "--sizes=1M"; other flags go to all.
+  for (const auto& flag : options.extra_flags) {
+    const auto dot = flag.find('.');
+    const auto eq = flag.find('=');
+    const bool routed = flag.starts_with("--") && dot != std::string::npos && (eq == std::string::npos || dot < eq);
+    if (!routed) {
+      flags.push_back(flag);
+    } else if (flag.substr(2, dot - 2) == family.name) {
+      flags.push_back("--" + flag.substr(dot + 1));
+    }
+  }
   return flags;
 }
 
@@ -164,14 +181,21 @@ family_status run_family(const family_entry& family, const suite_run_options& op
     log << "[" << family.name << "] starting " << binary.filename().string()
         << (total ? ", " + std::to_string(*total) + " cases" : std::string()) << "\n";
     progress_meter meter(family.name, json_path, total, log);
+    // Taken outside the family's lifetime, so that its own context is never among the processes.
+    family_activity activity;
+    activity.start = take_activity_snapshot(own_pids());
     status = status_from(run_process(spec, [&] { meter.poll(); }));
+    activity.end = take_activity_snapshot(own_pids());
+    status.activity = std::move(activity);
     status.stderr_tail = read_file_tail(spec.stderr_path, stderr_tail_bytes);
   }
   status.family = family.name;
   status.binary = binary.string();
   status.command_line = spec.argv;
   status.timeout_s = spec.timeout.count();
-  reconcile_status(status, load_family_raw(raw_dir, family.name));
+  const auto raw = load_family_raw(raw_dir, family.name);
+  reconcile_status(status, raw);
+  if (status.activity && raw.output) status.activity->measured_gpus = measured_gpu_uuids(*raw.output);
   save_status(raw_dir, status);
   log << "[" << family.name << "] "
       << (status.state == family_state::ok ? "ok, " + std::to_string(status.cases) + " cases" : failure_reason(status))

@@ -7,8 +7,10 @@
 #include <vector>
 
 namespace {
-const std::vector<hdb::flag_spec> family_flags = {{"sizes", "1K:1G:x4", "4K,1M", "sweep sizes"},
-                                                  {"alloc-sizes", "1M", "", "alloc sizes"}};
+const std::vector<hdb::flag_spec> family_flags = {
+    {"sizes", "1K:1G:x4", "4K,1M", "sweep sizes", hdb::flag_checks::size_list},
+    {"alloc-sizes", "1M", "", "alloc sizes"},
+    {"ranks", "1,2", "", "rank counts", hdb::flag_checks::positive_int_list}};
 
 hdb::run_options parse(std::vector<std::string> args) {
   args.insert(args.begin(), "hdbench-test");
@@ -19,7 +21,8 @@ hdb::run_options parse(std::vector<std::string> args) {
 TEST_CASE("defaults apply when flags are absent", "[options]") {
   const auto o = parse({});
   CHECK_FALSE(o.quick);
-  CHECK(o.device == 0);
+  CHECK(o.devices.all);
+  CHECK(o.lock_timeout.count() == 600);
   CHECK(o.value("sizes") == "1K:1G:x4");
   CHECK(o.numa.how == hdb::numa_request::mode::automatic);
   CHECK(o.gate_timeout.count() == 2000);
@@ -39,7 +42,7 @@ TEST_CASE("Google Benchmark flags pass through and repetitions are noticed", "[o
   CHECK(o.benchmark_args ==
         std::vector<std::string>{"hdbench-test", "--benchmark_filter=h2d", "--benchmark_repetitions=3"});
   CHECK(o.user_repetitions);
-  CHECK(o.device == 1);
+  CHECK(o.devices.indices == std::vector<int>{1});  // --device is a synonym of --devices
   CHECK(o.numa.how == hdb::numa_request::mode::none);
 }
 
@@ -48,7 +51,15 @@ TEST_CASE("bad input is refused with the offending flag named", "[options]") {
       {{"--bogus=1"}, "--bogus"},
       {{"--quick=yes"}, "--quick"},
       {{"--device=-1"}, "--device"},
-      {{"--device=abc"}, "--device"},
+      {{"--devices=abc"}, "--devices"},
+      {{"--devices=0,"}, "--devices"},
+      {{"--devices=3-1"}, "backwards"},
+      {{"--lock-timeout-s=x"}, "--lock-timeout-s"},
+      {{"--sizes=abc"}, "--sizes"},
+      {{"--sizes=0"}, "size of 0"},
+      {{"--sizes=0,4K"}, "size of 0"},
+      {{"--ranks=0"}, "--ranks"},
+      {{"--ranks=1,x"}, "--ranks"},
       {{"--numa=far"}, "far"},
       {{"--gate-timeout-ms=0"}, "--gate-timeout-ms"},
       {{"--sizes"}, "--sizes"},
@@ -65,9 +76,31 @@ TEST_CASE("bad input is refused with the offending flag named", "[options]") {
 TEST_CASE("help is recognised and lists shared and family flags", "[options]") {
   CHECK(parse({"--help"}).help);
   const std::string text = hdb::describe_flags(family_flags);
-  for (const char* flag : {"--sizes=1K:1G:x4", "--alloc-sizes=1M", "--quick", "--device=0", "--numa=auto", "--gate-timeout-ms"}) {
+  for (const char* flag : {"--sizes=1K:1G:x4", "--alloc-sizes=1M", "--quick", "--devices=all", "--numa=auto", "--lock-timeout-s=600", "--gate-timeout-ms"}) {
     INFO(flag);
     CHECK(text.find(flag) != std::string::npos);
   }
   CHECK(text.find("(--quick: 4K,1M)") != std::string::npos);
+}
+
+TEST_CASE("device selections: all, lists and ranges, checked against the node", "[options][devices]") {
+  CHECK(hdb::parse_device_selection("all").all);
+  CHECK(hdb::parse_device_selection("1").indices == std::vector<int>{1});
+  CHECK(hdb::parse_device_selection("3,0-1,1").indices == std::vector<int>{0, 1, 3});
+  CHECK(hdb::resolve_devices(hdb::parse_device_selection("all"), 4) == std::vector<int>{0, 1, 2, 3});
+  CHECK(hdb::resolve_devices(hdb::parse_device_selection("0,1"), 2) == std::vector<int>{0, 1});
+  CHECK_THROWS_AS(hdb::resolve_devices(hdb::parse_device_selection("2"), 2), hdb::usage_error);
+  try {
+    static_cast<void>(hdb::resolve_devices(hdb::parse_device_selection("0,7"), 8 - 6));
+    FAIL("expected a usage_error");
+  } catch (const hdb::usage_error& e) {
+    CHECK(std::string(e.what()) == "--devices=0,7 but this node has 2 CUDA devices (0..1)");
+  }
+  CHECK(hdb::join_indices({0, 2, 5}) == "0,2,5");
+}
+
+TEST_CASE("positive integer lists", "[options]") {
+  CHECK(hdb::parse_positive_int_list("ranks", "1,2,8") == std::vector<int>{1, 2, 8});
+  CHECK_THROWS_AS(hdb::parse_positive_int_list("ranks", ""), hdb::usage_error);
+  CHECK_THROWS_AS(hdb::parse_positive_int_list("ranks", "1,,2"), hdb::usage_error);
 }

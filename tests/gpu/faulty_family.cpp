@@ -11,11 +11,9 @@ void write_through_null_pointer(cudaStream_t stream);  // faulty_kernel.cu
 
 namespace {
 
-void register_cases(const hdb::run_options&, hdb::family_env&, hdb::case_registry& registry) {
-  const auto add = [&registry](const char* name, std::function<void(benchmark::State&)> body) {
-    hdb::case_spec spec;
-    spec.name = std::string("faulty/") + name;
-    spec.labels = {{"case", name}};
+void register_cases(const hdb::run_options&, hdb::family_env& env, hdb::case_registry& registry) {
+  const auto add = [&registry, &env](const char* name, std::function<void(benchmark::State&)> body) {
+    hdb::case_spec spec = hdb::make_case("faulty", name, {}, {env.devices.front().index});
     spec.body = std::move(body);
     registry.add(std::move(spec));
   };
@@ -38,5 +36,5 @@ void register_cases(const hdb::run_options&, hdb::family_env&, hdb::case_registr
 int main(int argc, char** argv) {
   return hdb::family_main(argc, argv,
                           {"test-faulty", "test stand-in: cases that succeed, skip, fail and fault", {},
-                           {{"value", "1", "higher", "a constant"}}, "", register_cases});
+                           {{"value", "1", "higher", "a constant"}}, "", register_cases, {}});
 }

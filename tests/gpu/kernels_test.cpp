@@ -50,10 +50,10 @@ TEST_CASE("SM copy handles unaligned pointers and odd sizes", "[gpu][kernels]") 
   const hdb::device_buffer dst(bytes + 16);
   hdb::kernels::fill_pattern(src.data(), bytes + 16, 5, s.get());
   HDB_CUDA_CALL(cudaMemsetAsync(dst.data(), 0, bytes + 16, s.get()));
-  hdb::kernels::sm_copy(dst.data(), src.data(), bytes, env.sm_count, s.get());
+  hdb::kernels::sm_copy(dst.data(), src.data(), bytes, env.devices.front().sm_count, s.get());
   CHECK(hdb::kernels::verify_pattern(dst.data(), bytes, 5, s.get()).count == 0);
   // Shifted source: the copy must carry the shift, so the destination no longer matches.
-  hdb::kernels::sm_copy(dst.data(), static_cast<std::uint8_t*>(src.data()) + offset, bytes, env.sm_count, s.get());
+  hdb::kernels::sm_copy(dst.data(), static_cast<std::uint8_t*>(src.data()) + offset, bytes, env.devices.front().sm_count, s.get());
   const auto shifted = hdb::kernels::verify_pattern(dst.data(), bytes, 5, s.get());
   CHECK((offset == 0) == (shifted.count == 0));
 }

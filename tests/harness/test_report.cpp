@@ -1,5 +1,6 @@
 // report.md of the golden run, and the anomaly rules on edited results.
 #include "catch_compat.hpp"
+#include "hdb/harness/family_rules.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/meta.hpp"
 #include "hdb/harness/report.hpp"
@@ -34,7 +35,7 @@ TEST_CASE("report: fingerprint, headline figures against peaks, skips, failures"
   CHECK(hdb_test::contains(report, "exited with code 1 after 9 cases"));
   CHECK(hdb_test::contains(report, "[copy_bandwidth](plots/copy_bandwidth.png)"));
   // 16 MiB pinned h2d runs at 54.6 GB/s: 86.7 % of 63.0.
-  CHECK(hdb_test::contains(report, "| bandwidth | direction=h2d host_kind=pinned api=async size_bytes=16777216 | bandwidth | 54.6 GB/s |"));
+  CHECK(hdb_test::contains(report, "| bandwidth | direction=h2d host_kind=pinned api=async size_bytes=16777216 device=0 | bandwidth | 54.6 GB/s |"));
   CHECK(hdb_test::contains(report, "| 86.7 % |"));
 }
 
@@ -101,4 +102,49 @@ TEST_CASE("anomaly rules", "[report]") {
     REQUIRE(found.size() == 1);
     CHECK(hdb_test::contains(found[0], "cv 3.5 %"));
   }
+}
+
+TEST_CASE("a family's own rules grade its rows: peak per GPU, anomalies, extra section", "[report]") {
+  // A stand-in family no generic code knows: everything it means comes from its registered rules.
+  hdb::register_family_rules({
+      "standin",
+      [](const hdb::result_row& row, const nlohmann::json&) -> std::optional<hdb::peak_ref> {
+        if (row.metric != "rate") return std::nullopt;
+        return hdb::peak_ref{row.params.get("device") == "1" ? 200.0 : 100.0, 1, "stand-in link"};
+      },
+      [](const std::vector<hdb::result_row>& rows, const nlohmann::json&, std::vector<std::string>& out) {
+        for (const auto& row : rows) {
+          if (row.family != "standin") out.push_back("rule saw a row of family " + row.family);
+        }
+        out.push_back("stand-in anomaly");
+      },
+      [](const std::vector<hdb::result_row>&, const nlohmann::json&) { return std::string("### Stand-in matrix\n"); },
+      "% of peak: against the stand-in link.",
+  });
+  std::vector<hdb::result_row> rows;
+  for (const char* device : {"0", "1"}) {
+    hdb::result_row row;
+    row.run_id = "r";
+    row.family = "standin";
+    row.case_name = "flow";
+    row.params.set("device", device);
+    row.params.set("gpu_uuid", std::string("GPU-") + device);
+    row.metric = "rate";
+    row.unit = "GB/s";
+    row.better_direction = hdb::better::higher;
+    row.headline = true;
+    row.stat = hdb::statistic::median;
+    row.value = 50;
+    rows.push_back(row);
+  }
+  const golden g;
+  rows.insert(rows.end(), g.rows.begin(), g.rows.end());
+  const auto report = hdb::render_report(rows, g.meta, {});
+  CHECK(hdb_test::contains(report, "| flow | device=0 | rate | 50 GB/s |  | 50.0 % |"));
+  CHECK(hdb_test::contains(report, "| flow | device=1 | rate | 50 GB/s |  | 25.0 % |"));
+  CHECK(hdb_test::contains(report, "- stand-in anomaly"));
+  CHECK_FALSE(hdb_test::contains(report, "rule saw a row of family"));
+  CHECK(hdb_test::contains(report, "### Stand-in matrix"));
+  CHECK(hdb_test::contains(report, "% of peak: against the stand-in link."));
+  CHECK_FALSE(hdb_test::contains(report, "GPU-1"));  // parameters show the index, the node table the UUID
 }

@@ -95,3 +95,21 @@ TEST_CASE("run refuses an unknown family before creating anything", "[run]") {
   CHECK_THROWS_WITH(hdb::run_suite(options, log), "unknown family 'nope' (the manifest has: good, crash, hang, garbage, missing)");
   CHECK_FALSE(std::filesystem::exists(options.out_base));
 }
+
+TEST_CASE("flags after -- reach every family unless routed to one as --family.flag", "[run]") {
+  hdb::family_entry copy;
+  copy.name = "copy";
+  copy.flags = {"--numa=none"};
+  copy.quick_flags = {"--quick"};
+  hdb::family_entry sync = copy;
+  sync.name = "sync";
+  hdb::suite_run_options options;
+  options.quick = true;
+  options.extra_flags = {"--devices=1", "--copy.sizes=1M", "--sync.trap-every=1,2", "--gate-timeout-ms=3000"};
+  CHECK(hdb::family_flags(copy, options) ==
+        std::vector<std::string>{"--numa=none", "--quick", "--devices=1", "--sizes=1M", "--gate-timeout-ms=3000"});
+  CHECK(hdb::family_flags(sync, options) ==
+        std::vector<std::string>{"--numa=none", "--quick", "--devices=1", "--trap-every=1,2", "--gate-timeout-ms=3000"});
+  options.extra_flags = {"--benchmark_min_time=0.5s"};  // a dot after '=' is a value, not a route
+  CHECK(hdb::family_flags(copy, options).back() == "--benchmark_min_time=0.5s");
+}

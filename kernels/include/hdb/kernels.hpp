@@ -37,4 +37,19 @@ void sm_copy(void* dst, const void* src, std::size_t bytes, int blocks, cudaStre
 void launch_spin_gate(const volatile int* release, int* timed_out, std::uint64_t timeout_ns,
                       cudaStream_t stream);
 
+// One SM clock measurement of launch_clock_probe: block 0's clock64 ticks over %globaltimer
+// nanoseconds, both read by the same thread, so ticks / ns is the SM clock in GHz.
+struct clock_sample {
+  std::uint64_t sm_cycles = 0;
+  std::uint64_t elapsed_ns = 0;
+};
+
+// Keeps `blocks` blocks (a few per SM loads every SM) busy for about busy_ns and writes the
+// clock they ran at to *sample (device memory). The load is light on purpose: a boost clock is
+// reached by keeping the SMs busy; heavy arithmetic would only add power and risk a power cap.
+void launch_clock_probe(clock_sample* sample, std::uint64_t busy_ns, int blocks, cudaStream_t stream);
+
+// A kernel that does nothing: exercises the launch path (warm start) without touching memory.
+void launch_empty(cudaStream_t stream);
+
 }  // namespace hdb::kernels

@@ -47,11 +47,16 @@ class host_buffer {
 
 class device_buffer {
  public:
+  // On the current device.
   explicit device_buffer(std::size_t bytes);
+  // On `device`; the current device is left as it was.
+  device_buffer(int device, std::size_t bytes);
   [[nodiscard]] void* data() const noexcept { return memory_.get(); }
   [[nodiscard]] std::size_t size() const noexcept { return bytes_; }
+  [[nodiscard]] int device() const noexcept { return device_; }
 
  private:
+  int device_ = 0;
   std::size_t bytes_ = 0;
   unique_handle<void*, cudaFree> memory_;
 };

@@ -3,6 +3,7 @@
 // layer parses flags, checks the GPU, places the thread on the GPU's NUMA node, records the run
 // context, injects default repetitions, guards every case, and streams JSON results so a killed
 // process loses nothing it finished.
+#include "hdb/devices.hpp"
 #include "hdb/options.hpp"
 #include "hdb/timing.hpp"
 
@@ -10,8 +11,10 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,20 +34,34 @@ struct metric_spec {
   std::string description;
 };
 
+using label_list = std::vector<std::pair<std::string, std::string>>;
+
 struct case_spec {
-  std::string name;                                          // Google Benchmark name
-  std::vector<std::pair<std::string, std::string>> labels;  // case=..., direction=..., size_bytes=...
-  std::vector<std::string> headline_metrics;                 // gate `hdbench compare`; more repetitions
-  benchmark::IterationCount iterations = 1;                  // fixed: no adaptive iteration count
+  std::string name;                        // Google Benchmark name
+  label_list labels;                       // direction=..., size_bytes=... (case= and device labels are added)
+  std::string kind;                        // the `case` label: bandwidth, latency, pipeline, ...
+  std::vector<int> devices;                // CUDA devices it measures; devices.front() is current in the body
+  std::vector<std::string> headline_metrics;  // gate `hdbench compare`; more repetitions
+  benchmark::IterationCount iterations = 1;   // fixed: no adaptive iteration count
   std::function<void(benchmark::State&)> body;
 };
 
-// What every case of a run shares: the device, its properties and one spin gate.
+// A case's name and labels from the same fields, so they can never disagree:
+// name "<family>/<kind>/<v1>/<v2>/.../size:<bytes>/gpu:<0,1>" (values in the order given; the
+// key is kept for size_bytes as "size:" and for every numeric value as "key:value"), labels
+// "direction=...;size_bytes=..." in the same order. Body, headline and iterations stay empty.
+[[nodiscard]] case_spec make_case(std::string_view family, std::string_view kind, label_list params,
+                                  std::vector<int> devices);
+
+// What every case of a run shares: the selected devices and one spin gate for all of them.
 struct family_env {
-  int device = 0;
-  int sm_count = 0;
-  std::size_t free_device_memory = 0;  // at start-up, before any case allocated
+  std::vector<device_info> devices;  // the selected devices, ascending index
+  // One release flag in portable pinned memory: streams on every device wait on it, so one
+  // release starts a batch spanning GPUs at once (the nvbandwidth latch).
   std::unique_ptr<spin_gate> gate;
+
+  // The record of CUDA device `index`; throws std::out_of_range when it was not selected.
+  [[nodiscard]] const device_info& device(int index) const;
 };
 
 class case_registry {
@@ -63,6 +80,11 @@ struct family_spec {
   std::vector<metric_spec> metrics;
   std::string fit_metric;  // per-operation time to fit with t = alpha + n/beta, or empty
   std::function<void(const run_options&, family_env&, case_registry&)> register_cases;
+  // Optional. Runs after every flag is checked and before any CUDA call of this process: a family
+  // that starts worker processes (one per GPU, or ranks under mpirun) decides here whether this
+  // process is a worker. Returning an exit code ends the process with it (a worker, which writes
+  // no JSON and takes no fingerprint); std::nullopt continues as the driver.
+  std::function<std::optional<int>(const run_options&, int argc, char** argv)> before_cuda = {};
 };
 
 int family_main(int argc, char** argv, const family_spec& family);
@@ -74,7 +96,11 @@ struct repetition_policy {
 };
 [[nodiscard]] repetition_policy repetitions_for(bool quick) noexcept;
 
-// "case=bandwidth;direction=h2d;...;headline=bandwidth" — the label format of docs/benchmark-output.md.
-[[nodiscard]] std::string format_label(const case_spec& spec);
+// The CUDA indices of env.devices, in order.
+[[nodiscard]] std::vector<int> device_indices(const family_env& env);
+
+// "case=bandwidth;direction=h2d;...;device=0;gpu_uuid=GPU-...;headline=bandwidth" — the label
+// format of docs/benchmark-output.md. The device labels come from `devices` and the env.
+[[nodiscard]] std::string format_label(const case_spec& spec, const family_env& env);
 
 }  // namespace hdb

@@ -24,9 +24,10 @@ struct node_fingerprint {
 // Driver, runtime, NCCL, hostname and GPU count; with include_gpus, every GPU's fingerprint too.
 [[nodiscard]] node_fingerprint read_node_fingerprint(bool include_gpus);
 
-// Flattens the fingerprint of the GPU under test into "gpu.*" / "driver.*" context pairs.
+// Flattens the node fingerprint and the measured GPUs' (an array of read_gpu_fingerprint facts)
+// into "node.*" / "gpu.<index>.*" context pairs.
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> context_pairs(const nlohmann::json& node,
-                                                                            const nlohmann::json& gpu);
+                                                                            const nlohmann::json& gpus);
 
 // Decodes an nvidia-smi clocks event/throttle reason bit mask ("0x...4") into names.
 [[nodiscard]] std::string describe_throttle_reasons(unsigned long long mask);

@@ -1,10 +1,12 @@
 #pragma once
 // Command-line flags of a family binary: the shared ones every family understands, the
 // family's own, and everything Google Benchmark owns (--benchmark_*), which passes through.
+#include "hdb/devices.hpp"
 #include "hdb/topology.hpp"
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,14 +18,29 @@ struct flag_spec {
   std::string default_value;  // used when the flag is absent
   std::string quick_value;    // used with --quick when the flag is absent (empty: default_value)
   std::string help;
+  // Checks a value (given, default or quick) before any CUDA call; throws usage_error naming the
+  // flag. Empty: any text is accepted here and the family checks it itself.
+  std::function<void(const std::string& flag, const std::string& value)> check = {};
 };
+
+// Ready-made checks for flag_spec::check.
+namespace flag_checks {
+// A size list (hdb/sizes.hpp) whose every size is > 0.
+void size_list(const std::string& flag, const std::string& value);
+// Comma-separated whole numbers >= 1, e.g. "1,2,4,8".
+void positive_int_list(const std::string& flag, const std::string& value);
+}  // namespace flag_checks
+
+// "1,2,4" -> {1,2,4}; throws usage_error naming --flag for anything else or a value < 1.
+[[nodiscard]] std::vector<int> parse_positive_int_list(const std::string& flag, const std::string& value);
 
 struct run_options {
   bool quick = false;
   bool help = false;
-  int device = 0;
+  device_selection devices;  // --devices (or its synonym --device)
   numa_request numa;
   std::chrono::milliseconds gate_timeout{2000};
+  std::chrono::seconds lock_timeout{600};
   // Whether the user chose repetitions: then the family must not inject its own.
   bool user_repetitions = false;
   // Every family flag (including --sizes) with its effective value.

@@ -42,24 +42,38 @@ class stream {
  public:
   // Non-blocking: the stream never synchronises implicitly with the legacy default stream, so
   // a blocking cudaMemcpy elsewhere cannot distort what is timed here.
+  // On the current device.
   stream();
+  // On `device`; the current device is left as it was.
+  explicit stream(int device);
   [[nodiscard]] cudaStream_t get() const noexcept { return handle_.get(); }
+  [[nodiscard]] int device() const noexcept { return device_; }
   void synchronize() const;
 
  private:
+  int device_ = 0;
   unique_handle<cudaStream_t, cudaStreamDestroy> handle_;
 };
 
+// An event belongs to the device that was current when it was created, and can only be recorded
+// on that device's streams and timed against that device's events.
 class event {
  public:
   event();
+  explicit event(int device);
   [[nodiscard]] cudaEvent_t get() const noexcept { return handle_.get(); }
+  [[nodiscard]] int device() const noexcept { return device_; }
   void record(cudaStream_t on) const;
   void synchronize() const;
 
  private:
+  int device_ = 0;
   unique_handle<cudaEvent_t, cudaEventDestroy> handle_;
 };
+
+// The device a stream belongs to; the legacy and per-thread default streams belong to the
+// current device.
+[[nodiscard]] int device_of(cudaStream_t stream);
 
 // Milliseconds between two recorded, completed events (device clock, ~0.5 us resolution).
 [[nodiscard]] double elapsed_ms(const event& start, const event& stop);

@@ -29,7 +29,12 @@ class spin_gate {
   spin_gate(const spin_gate&) = delete;
   spin_gate& operator=(const spin_gate&) = delete;
 
+  // Arms the gate and holds `stream` (on any device) behind it.
   void hold(cudaStream_t stream);
+  // Several streams, possibly on several devices, behind one release: arm() once, then
+  // add_hold() for each stream.
+  void arm() noexcept;
+  void add_hold(cudaStream_t stream);
   void release() noexcept;
   // Call after the stream has passed the gate (synchronised).
   void check() const;
@@ -40,14 +45,16 @@ class spin_gate {
   int* flags_ = nullptr;  // [0] release, [1] timed out; mapped pinned memory
 };
 
-// Device time of one batch, per stream: from the shared start to each stream's end.
+// Device time of one batch, per stream: from its device's start to the stream's end.
 struct batch_timing {
-  double max_ms = 0.0;              // start to the last stream's end
+  double max_ms = 0.0;              // the longest stream
   std::vector<double> per_stream_ms;
 };
 
-// Queues `enqueue` (which issues one batch on the given streams) behind the gate on
-// streams[0]; every other stream waits for the start event. Synchronises before returning.
+// Queues `enqueue` (which issues one batch on the given streams) behind the gate. The streams
+// may span devices: each device's first stream is held by the gate and records that device's
+// start event; the device's other streams wait for it; one release starts all devices together.
+// Synchronises before returning.
 // With gate == nullptr the batch is bracketed by events without a gate: the only option for
 // operations that block the calling thread (pageable copies, cudaMemcpy), whose time then
 // includes what the host did while the device waited.

@@ -1,5 +1,5 @@
 #pragma once
-// The results.csv model (docs/csv-schema.md, schema 1): one tidy row per number, its
+// The results.csv model (docs/csv-schema.md, schema 2): one tidy row per number, its
 // writer and its reader. The column list lives here and nowhere else.
 #include <array>
 #include <compare>
@@ -10,7 +10,7 @@
 
 namespace hdb {
 
-inline constexpr int results_schema_version = 1;
+inline constexpr int results_schema_version = 2;
 
 enum class better { higher, lower };
 enum class statistic { sample, median, mean, min, max, stddev, cv, fit };
@@ -25,8 +25,10 @@ enum class row_status { ok, skipped, failed };
 [[nodiscard]] row_status parse_row_status(std::string_view text);
 
 // Label keys that have their own CSV column, in column order. Any other key goes to `extra`.
-inline constexpr std::array<std::string_view, 9> param_keys = {
-    "direction", "host_kind", "api", "size_bytes", "streams", "gpus", "src", "dst", "dtype"};
+// `device` (CUDA index, "0,1" for several) identifies the measured GPU(s) within the node and is
+// how runs are matched; `gpu_uuid` (same order) says which physical GPU that was.
+inline constexpr std::array<std::string_view, 11> param_keys = {
+    "direction", "host_kind", "api", "size_bytes", "streams", "gpus", "src", "dst", "dtype", "device", "gpu_uuid"};
 
 // A case's parameters as written in the CSV (values are kept as text, exactly as labelled).
 struct case_params {

@@ -23,7 +23,7 @@ TEST_CASE("every bandwidth and latency path copies the right bytes", "[gpu][copy
   paths.insert(paths.end(), latency.begin(), latency.end());
   for (const auto& path : paths) {
     INFO(describe(path, bytes));
-    const hdb::copy::copy_fixture fixture(path, bytes, env);  // throws on a wrong byte
+    const hdb::copy::copy_fixture fixture(path, bytes, {&env.devices.front()});  // throws on a wrong byte
     // Repeated copies (as timed) keep the destination right, queued or not.
     for (int i = 0; i < 3; ++i) fixture.issue();
     fixture.synchronize();
@@ -36,7 +36,7 @@ TEST_CASE("queueable paths are exactly those that do not block the host", "[gpu]
   using hdb::copy::copy_api;
   for (const auto& path : hdb::copy::bandwidth_paths()) {
     INFO(describe(path, 4096));
-    const hdb::copy::copy_fixture fixture(path, 4096, env);
+    const hdb::copy::copy_fixture fixture(path, 4096, {&env.devices.front()});
     const bool blocks = path.api == copy_api::sync ||
                         (path.host == hdb::host_kind::pageable && path.dir != hdb::copy::direction::d2d);
     CHECK(fixture.queueable() == !blocks);

@@ -1,0 +1,92 @@
+#pragma once
+// What else was happening on the GPUs around each family: other compute processes, clocks and
+// the driver's clock event (throttle) reasons, read with nvidia-smi just before a family starts
+// and just after it ends. Another process on a measured GPU, a throttled clock or an SM clock
+// that fell while the family ran become anomalies in report.md. Without nvidia-smi the activity
+// is recorded as unknown, which is not an error.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hdb/harness/raw_json.hpp"
+
+namespace hdb {
+
+struct compute_process {
+  long pid = 0;
+  std::string name;
+  std::string gpu_uuid;
+  std::optional<double> used_memory_mib;
+  bool harness_own = false;  // this harness or the family it runs: not "another process"
+};
+
+struct gpu_clock_state {
+  std::optional<int> index;
+  std::string uuid;
+  std::optional<double> sm_mhz;
+  std::optional<double> sm_max_mhz;
+  std::optional<double> mem_mhz;
+  std::optional<unsigned long long> event_reasons;  // the nvidia-smi "clocks_event_reasons.active" bit mask
+  std::optional<double> temperature_c;
+  std::optional<double> power_w;
+};
+
+struct activity_snapshot {
+  bool available = false;  // false: nvidia-smi missing or failing; `error` says which
+  std::string error;
+  std::string taken_utc;
+  std::vector<compute_process> processes;
+  std::vector<gpu_clock_state> gpus;
+};
+
+// Activity around one family run.
+struct family_activity {
+  activity_snapshot start;
+  activity_snapshot end;
+  // UUIDs of the GPUs the family measured (from its result labels and context); empty when the
+  // output does not say, and then every GPU of the node counts as measured.
+  std::vector<std::string> measured_gpus;
+};
+
+// Rows of `nvidia-smi --query-compute-apps=pid,process_name,gpu_uuid,used_memory
+// --format=csv,noheader,nounits`. "[N/A]", "[Not Supported]" and "N/A" read as unknown. A line
+// that does not have the four fields is skipped. A process name may contain commas: the fields
+// are taken from both ends.
+[[nodiscard]] std::vector<compute_process> parse_compute_apps(std::string_view csv);
+
+// Rows of `nvidia-smi --query-gpu=index,uuid,clocks.sm,clocks.max.sm,clocks.mem,
+// clocks_event_reasons.active,temperature.gpu,power.draw --format=csv,noheader,nounits`.
+// Lines with a different number of fields are skipped.
+[[nodiscard]] std::vector<gpu_clock_state> parse_gpu_clock_states(std::string_view csv);
+
+// "sw_power_cap,hw_slowdown" for a clock event reason mask ("none" for 0). Names as in NVML's
+// nvmlClocksEventReason* constants.
+[[nodiscard]] std::string describe_clock_event_reasons(unsigned long long mask);
+
+// Runs both nvidia-smi queries (nvidia-smi is looked up in PATH). Processes whose pid is in
+// `own_pids` are marked harness_own. Never throws.
+[[nodiscard]] activity_snapshot take_activity_snapshot(const std::vector<long>& own_pids);
+
+// The UUIDs a family's output names: gpu_uuid= labels (comma-separated for multi-GPU cases) and
+// the context's gpu.uuid. Sorted, no duplicates.
+[[nodiscard]] std::vector<std::string> measured_gpu_uuids(const raw_family_output& output);
+
+[[nodiscard]] nlohmann::json to_json(const activity_snapshot& snapshot);
+[[nodiscard]] nlohmann::json to_json(const family_activity& activity);
+// Tolerant: a missing or mistyped field reads as unknown (status files outlive versions).
+[[nodiscard]] activity_snapshot activity_snapshot_from_json(const nlohmann::json& object);
+[[nodiscard]] family_activity family_activity_from_json(const nlohmann::json& object);
+
+// One line per finding over meta["families"][*]["activity"]: another process on a measured GPU
+// (at the start or the end of a family), a measured GPU whose clocks were held back by anything
+// but idleness, and an SM clock that fell by more than activity_clock_drop_limit between the
+// start and the end while the GPU was busy at both. Families without activity add nothing.
+[[nodiscard]] std::vector<std::string> activity_anomalies(const nlohmann::json& meta);
+
+// A busy GPU's SM clock may wander by a few percent; more than this is reported.
+inline constexpr double activity_clock_drop_limit = 0.10;
+
+}  // namespace hdb

@@ -1,0 +1,118 @@
+// `hdbench run` records the GPU activity around each family and a busy GPU becomes an anomaly:
+// a stand-in family under a fake nvidia-smi that reports another process loading the GPU.
+#include "catch_compat.hpp"
+#include "hdb/harness/files.hpp"
+#include "hdb/harness/gpu_activity.hpp"
+#include "hdb/harness/meta.hpp"
+#include "hdb/harness/runner.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <stdexcept>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class temp_dir {
+ public:
+  temp_dir() {
+    std::string pattern = (fs::temp_directory_path() / "hdbench-activity-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+  ~temp_dir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  [[nodiscard]] const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// PATH for the scope of one test, restored after it.
+class path_override {
+ public:
+  explicit path_override(const std::string& value) : saved_(std::getenv("PATH") ? std::getenv("PATH") : "") {
+    ::setenv("PATH", value.c_str(), 1);
+  }
+  path_override(const path_override&) = delete;
+  path_override& operator=(const path_override&) = delete;
+  ~path_override() { ::setenv("PATH", saved_.c_str(), 1); }
+
+ private:
+  std::string saved_;
+};
+
+// An nvidia-smi that sees one busy GPU with another program's process on it.
+void write_fake_smi(const fs::path& dir) {
+  const auto script = dir / "nvidia-smi";
+  hdb::atomic_write_file(script,
+                         "#!/bin/sh\n"
+                         "case \"$1\" in\n"
+                         "  --query-compute-apps=*) echo '4242, /usr/bin/python3, GPU-standin-0, 30000' ;;\n"
+                         "  --query-gpu=*) echo '0, GPU-standin-0, 1980, 1980, 2619, 0x0000000000000000, 61, 650.00' ;;\n"
+                         "  *) exit 6 ;;\n"
+                         "esac\n");
+  ::chmod(script.c_str(), 0755);
+}
+
+nlohmann::json run_good_family(const fs::path& out) {
+  hdb::atomic_write_file(out / "suite.json", R"({"schema_version": 1, "families": [
+                                                  {"name": "good", "binary": "standin-good", "timeout_s": 30}]})");
+  hdb::suite_run_options options;
+  options.out_base = out / "results";
+  options.manifest = out / "suite.json";
+  options.bin_dir = HDB_STANDIN_DIR;
+  options.command_line = {"hdbench", "run"};
+  options.plots.plots_dir = out / "no-plots";
+  std::ostringstream log;
+  REQUIRE(hdb::run_suite(options, log) == 0);
+  const auto run_dir = fs::directory_iterator(options.out_base)->path();
+  const auto meta = hdb::read_meta(run_dir / "meta.json");
+  REQUIRE(meta);
+  // The status file carries the same activity as meta.json, so `collect` can rebuild it.
+  const auto status = nlohmann::json::parse(hdb::read_text_file(run_dir / "raw" / "good.status.json"));
+  CHECK(status["activity"] == (*meta)["families"]["good"]["activity"]);
+  return *meta;
+}
+
+}  // namespace
+
+TEST_CASE("a run while another program loads the GPU is flagged", "[activity][run]") {
+  const temp_dir out;
+  fs::create_directories(out.path() / "smi");
+  write_fake_smi(out.path() / "smi");
+  const path_override path((out.path() / "smi").string() + ":/usr/bin:/bin");
+
+  const auto meta = run_good_family(out.path());
+  const auto& activity = meta["families"]["good"]["activity"];
+  CHECK(activity["start"]["available"] == true);
+  CHECK(activity["start"]["processes"][0]["pid"] == 4242);
+  CHECK(activity["end"]["gpus"][0]["sm_mhz"] == 1980);
+  const auto anomalies = hdb::activity_anomalies(meta);
+  REQUIRE(anomalies.size() == 2);
+  CHECK(anomalies[0].starts_with("good: another process used GPU GPU-standin-0 (nvidia-smi index 0) before the "
+                                 "family started: pid 4242 /usr/bin/python3 (30000 MiB)"));
+  CHECK(anomalies[1].starts_with("good: another process used GPU GPU-standin-0 (nvidia-smi index 0) after the "
+                                 "family ended"));
+}
+
+TEST_CASE("without nvidia-smi the activity is unknown and the run is fine", "[activity][run]") {
+  const temp_dir out;
+  fs::create_directories(out.path() / "empty");
+  const path_override path((out.path() / "empty").string());
+
+  const auto meta = run_good_family(out.path());
+  const auto& activity = meta["families"]["good"]["activity"];
+  CHECK(activity["start"]["available"] == false);
+  CHECK(activity["start"]["error"] == "nvidia-smi not found in PATH");
+  CHECK(hdb::activity_anomalies(meta).empty());
+}
