@@ -51,7 +51,8 @@ fs::path existing_run_dir(const std::string& text) {
 struct parsed_cli {
   suite_run_options run;
   std::string run_dir;  // collect / report / plot
-  std::string baseline, current, threshold = "5%", format = "text";
+  std::vector<std::string> compared_runs;  // BASELINE [BASELINE...] CURRENT
+  std::string threshold = "5%", format = "text";
   double alpha = 0.05;
   bool all = false;
 };
@@ -86,7 +87,9 @@ int dispatch(const CLI::App& app, parsed_cli& cli) {
   options.alpha = cli.alpha;
   options.format = parse_compare_format(cli.format);
   options.all = cli.all;
-  const auto result = compare_runs(cli.baseline, cli.current, options);
+  if (cli.compared_runs.size() < 2) throw harness_error("compare needs BASELINE [BASELINE...] CURRENT (at least two runs)");
+  const std::vector<fs::path> baselines(cli.compared_runs.begin(), cli.compared_runs.end() - 1);
+  const auto result = compare_runs(baselines, cli.compared_runs.back(), options);
   std::cout << result.output;
   if (!result.error.empty()) std::cerr << "hdbench compare: " << result.error << "\n";
   return result.exit_code;
@@ -104,11 +107,12 @@ void add_run(CLI::App& app, parsed_cli& cli) {
 }
 
 void add_compare(CLI::App& app, parsed_cli& cli) {
-  auto* compare = app.add_subcommand("compare", "compare two runs; exit 1 on a headline regression");
-  compare->add_option("baseline", cli.baseline, "baseline run directory or results.csv")->required();
-  compare->add_option("current", cli.current, "current run directory or results.csv")->required();
+  auto* compare = app.add_subcommand(
+      "compare", "compare a run with one or more baseline runs (3+ give the run-to-run noise); exit 1 on a headline regression");
+  compare->add_option("runs", cli.compared_runs, "BASELINE [BASELINE...] CURRENT: run directories or results.csv files")
+      ->required();
   compare->add_option("--threshold", cli.threshold, "relative change of the median that matters")->capture_default_str();
-  compare->add_option("--alpha", cli.alpha, "significance level of the Mann-Whitney U test")
+  compare->add_option("--alpha", cli.alpha, "significance level (family-wise over headline metrics with several baselines)")
       ->capture_default_str()
       ->check(CLI::Range(1e-9, 0.5));
   compare->add_option("--format", cli.format, "text, markdown or junit")->capture_default_str();

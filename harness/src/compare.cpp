@@ -4,12 +4,16 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <numbers>
+#include <numeric>
+#include <stdexcept>
 #include <tuple>
 
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/mann_whitney.hpp"
 #include "hdb/harness/meta.hpp"
+#include "hdb/harness/stats.hpp"
 #include "hdb/harness/tables.hpp"
 
 namespace hdb {
@@ -20,8 +24,10 @@ using json = nlohmann::json;
 
 constexpr std::size_t min_samples_for_test = 3;
 
-// (family, case, parameters, metric): how cases are matched across runs.
+// (family, case, parameters without gpu_uuid, metric): how cases are matched across runs. The
+// device index matches, so two nodes (or two GPUs swapped in one node) can be compared.
 using metric_key = std::tuple<std::string, std::string, case_params, std::string>;
+using case_key = std::tuple<std::string, std::string, case_params>;
 
 struct metric_data {
   std::vector<double> samples;
@@ -34,18 +40,26 @@ struct metric_data {
 struct side_index {
   std::map<metric_key, metric_data> metrics;
   // Cases that were skipped or failed, and failed families, by (family, case, params).
-  std::map<std::tuple<std::string, std::string, case_params>, std::string> not_ok;
+  std::map<case_key, std::string> not_ok;
+  std::map<std::string, std::string> gpu_of_device;  // device -> gpu_uuid, where rows name both
 };
+
+case_params without_uuid(case_params params) {
+  params.set("gpu_uuid", "");
+  return params;
+}
 
 side_index index_rows(const std::vector<result_row>& rows) {
   side_index index;
   for (const auto& row : rows) {
+    const auto params = without_uuid(row.params);
+    if (const auto& uuid = row.params.get("gpu_uuid"); !uuid.empty()) index.gpu_of_device[row.params.get("device")] = uuid;
     if (row.status != row_status::ok) {
-      index.not_ok[{row.family, row.case_name, row.params}] = std::string(to_string(row.status)) + ": " + row.reason;
+      index.not_ok[{row.family, row.case_name, params}] = std::string(to_string(row.status)) + ": " + row.reason;
       continue;
     }
     if (row.metric.empty() || !row.value || !row.stat) continue;
-    auto& data = index.metrics[{row.family, row.case_name, row.params, row.metric}];
+    auto& data = index.metrics[{row.family, row.case_name, params, row.metric}];
     data.headline = data.headline || row.headline;
     if (row.better_direction) data.direction = *row.better_direction;
     if (row.stat == statistic::sample) {
@@ -58,10 +72,16 @@ side_index index_rows(const std::vector<result_row>& rows) {
   return index;
 }
 
+struct indexed_run {
+  loaded_run run;
+  side_index index;
+};
+
 struct comparison {
   metric_key key;
-  const metric_data* baseline;
+  std::vector<const metric_data*> baselines;  // the baseline runs that measured this metric
   const metric_data* current;
+  double reference = 0;  // the baseline value the change is relative to
   metric_decision decision;
   double worse = 0;  // change in the bad direction; sorts the table
 };
@@ -76,6 +96,8 @@ std::string signed_percent(double change) {
   return (change >= 0 ? "+" : "") + format_fixed(change * 100, 1) + "%";
 }
 
+std::string percent(double fraction) { return format_figure(fraction * 100) + "%"; }
+
 std::string xml_escape(std::string_view text) {
   std::string out;
   for (const char c : text) {
@@ -87,6 +109,12 @@ std::string xml_escape(std::string_view text) {
       default: out += c;
     }
   }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : std::string(separator)) + item;
   return out;
 }
 
@@ -103,51 +131,179 @@ std::optional<std::string> node_identity(const std::optional<json>& meta) {
   return "GPUs [" + gpus + "], driver " + (driver.is_string() ? driver.get<std::string>() : std::string("?"));
 }
 
+// Pooled within-run variance of ln(sample): each run's repetitions around their own mean.
+struct log_variance {
+  double sum_squares = 0;
+  double df = 0;
+
+  void add(const std::vector<double>& samples) {
+    std::vector<double> logs;
+    for (const double v : samples) {
+      if (v > 0) logs.push_back(std::log(v));
+    }
+    if (logs.size() < 2) return;
+    const double mean = std::accumulate(logs.begin(), logs.end(), 0.0) / static_cast<double>(logs.size());
+    for (const double l : logs) sum_squares += (l - mean) * (l - mean);
+    df += static_cast<double>(logs.size() - 1);
+  }
+  [[nodiscard]] double value() const { return df > 0 ? sum_squares / df : 0; }
+};
+
+// Variance of the median of n repetitions with per-sample variance v: (pi/2) v / n for normal
+// data (the median's asymptotic efficiency is 2/pi); conservative for heavier tails.
+double median_variance(double sample_variance, double n) {
+  return n > 0 ? std::numbers::pi / 2 * sample_variance / n : 0;
+}
+
+bool positive_medians(const std::vector<run_metric>& runs) {
+  return std::all_of(runs.begin(), runs.end(), [](const run_metric& r) { return r.median > 0; });
+}
+
+run_metric to_run_metric(const metric_data& data) { return {data.samples, *data.central}; }
+
+std::vector<run_metric> to_run_metrics(const std::vector<const metric_data*>& data) {
+  std::vector<run_metric> runs;
+  for (const auto* d : data) runs.push_back(to_run_metric(*d));
+  return runs;
+}
+
+// Metrics of one kind share a run-to-run spread: same family, case, metric and headline flag
+// (so --all never changes a headline verdict); they differ in parameters (direction, device).
+using spread_key = std::tuple<std::string, std::string, std::string, bool>;
+
+spread_key spread_group(const metric_key& key, bool headline) {
+  return {std::get<0>(key), std::get<1>(key), std::get<3>(key), headline};
+}
+
 struct comparison_set {
   std::vector<comparison> compared;
   std::vector<std::string> only_baseline, only_current;  // descriptions
   std::vector<std::string> notes;                         // node warnings, failed families
-  int slower = 0, faster = 0, same = 0;                    // headline metrics only
+  std::size_t tests = 0;                                  // headline metrics judged against run-to-run spread
+  int slower = 0, faster = 0, same = 0;                   // headline metrics only
 };
 
-std::string one_sided(const metric_key& key, const side_index& other) {
+std::string one_sided(const metric_key& key, const std::vector<const side_index*>& others) {
   const auto& [family, case_name, params, metric] = key;
-  const auto it = other.not_ok.find({family, case_name, params});
-  return describe(key) + (it == other.not_ok.end() ? "" : " (other run: " + it->second + ")");
+  for (const auto* other : others) {
+    const auto it = other->not_ok.find({family, case_name, params});
+    if (it != other->not_ok.end()) return describe(key) + " (other run: " + it->second + ")";
+  }
+  return describe(key);
 }
 
-comparison_set build_comparisons(const loaded_run& base_run, const side_index& base, const loaded_run& cur_run,
-                                 const side_index& cur, const compare_options& options) {
-  comparison_set set;
-  const auto base_node = node_identity(base_run.meta), cur_node = node_identity(cur_run.meta);
-  if (!base_node || !cur_node) {
-    set.notes.push_back("note: node not checked, no meta.json beside " +
-                        (!base_node ? base_run.csv_path : cur_run.csv_path).string());
-  } else if (*base_node != *cur_node) {
-    set.notes.push_back("warning: the runs come from different nodes: baseline " + *base_node + "; current " + *cur_node);
-  }
-  for (const auto& [label, side] : {std::pair{"baseline", &base}, std::pair{"current", &cur}}) {
-    for (const auto& [key, why] : side->not_ok) {
-      if (std::get<1>(key).empty()) set.notes.push_back(std::string("warning: ") + label + " family " + std::get<0>(key) + " " + why);
+void add_node_notes(const std::vector<indexed_run>& baselines, const indexed_run& current, comparison_set& set) {
+  const auto cur_node = node_identity(current.run.meta);
+  for (const auto& base : baselines) {
+    const auto base_node = node_identity(base.run.meta);
+    if (!base_node || !cur_node) {
+      set.notes.push_back("note: node not checked, no meta.json beside " +
+                          (!base_node ? base.run.csv_path : current.run.csv_path).string());
+      return;
+    }
+    if (*base_node != *cur_node) {
+      set.notes.push_back("warning: the runs come from different nodes: baseline " + base.run.name + " " + *base_node +
+                          "; current " + *cur_node);
     }
   }
-  for (const auto& [key, b] : base.metrics) {
-    if (!b.headline && !options.all) continue;
-    const auto it = cur.metrics.find(key);
-    if (it == cur.metrics.end() || !it->second.central || !b.central) {
-      set.only_baseline.push_back(one_sided(key, cur));
+}
+
+// Rows are matched by device index; a different gpu_uuid behind one index is another card.
+void add_gpu_notes(const std::vector<indexed_run>& baselines, const indexed_run& current, comparison_set& set) {
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> runs_by_uuid;  // device -> uuid -> runs
+  std::vector<const indexed_run*> all;
+  for (const auto& base : baselines) all.push_back(&base);
+  all.push_back(&current);
+  for (const auto* run : all) {
+    for (const auto& [device, uuid] : run->index.gpu_of_device) runs_by_uuid[device][uuid].push_back(run->run.name);
+  }
+  for (const auto& [device, uuids] : runs_by_uuid) {
+    if (uuids.size() < 2) continue;
+    std::vector<std::string> which;
+    for (const auto& [uuid, runs] : uuids) which.push_back(uuid + " in " + join(runs, ", "));
+    set.notes.push_back("warning: device=" + device + " is a different physical GPU across the runs (" + join(which, "; ") +
+                        "); compared by device index");
+  }
+}
+
+comparison_set build_comparisons(const std::vector<indexed_run>& baselines, const indexed_run& current,
+                                 const compare_options& options) {
+  comparison_set set;
+  add_node_notes(baselines, current, set);
+  add_gpu_notes(baselines, current, set);
+  std::vector<const side_index*> base_indexes;
+  for (const auto& base : baselines) base_indexes.push_back(&base.index);
+  for (const auto& base : baselines) {
+    for (const auto& [key, why] : base.index.not_ok) {
+      if (std::get<1>(key).empty()) {
+        set.notes.push_back("warning: baseline " + base.run.name + " family " + std::get<0>(key) + " " + why);
+      }
+    }
+  }
+  for (const auto& [key, why] : current.index.not_ok) {
+    if (std::get<1>(key).empty()) set.notes.push_back("warning: current family " + std::get<0>(key) + " " + why);
+  }
+
+  // Every shown metric with the baseline runs that measured it.
+  std::map<metric_key, std::vector<const metric_data*>> measured;
+  for (const auto* index : base_indexes) {
+    for (const auto& [key, data] : index->metrics) {
+      if ((data.headline || options.all) && data.central) measured[key].push_back(&data);
+    }
+  }
+  const auto across_runs = [](const std::vector<const metric_data*>& runs) {
+    return runs.size() >= 2 && positive_medians(to_run_metrics(runs));
+  };
+  std::map<spread_key, std::vector<std::vector<run_metric>>> kinds;
+  for (const auto& [key, runs] : measured) {
+    if (across_runs(runs)) kinds[spread_group(key, runs.front()->headline)].push_back(to_run_metrics(runs));
+  }
+  std::map<spread_key, run_spread> spreads;
+  for (const auto& [kind, metrics] : kinds) spreads[kind] = pool_run_spread(metrics);
+
+  std::vector<std::pair<metric_key, std::vector<const metric_data*>>> pairs;
+  for (const auto& [key, runs] : measured) {
+    const auto it = current.index.metrics.find(key);
+    if (it == current.index.metrics.end() || !it->second.central) {
+      set.only_baseline.push_back(one_sided(key, {&current.index}));
       continue;
     }
-    const auto& c = it->second;
-    comparison cmp{key, &b, &c, decide(b.samples, *b.central, c.samples, *c.central, b.direction, options), 0};
-    cmp.worse = b.direction == better::higher ? -cmp.decision.change : cmp.decision.change;
-    if (b.headline) {
+    if (runs.front()->headline && across_runs(runs) && *it->second.central > 0) ++set.tests;
+    pairs.emplace_back(key, runs);
+  }
+  for (const auto& [key, runs] : pairs) {
+    const auto& cur = current.index.metrics.at(key);
+    const auto& first = *runs.front();
+    comparison cmp{key, runs, &cur, 0, {}, 0};
+    if (across_runs(runs) && *cur.central > 0) {
+      const auto base = to_run_metrics(runs);
+      cmp.decision = decide_against_runs(base, to_run_metric(cur), spreads.at(spread_group(key, first.headline)),
+                                         first.direction, std::max<std::size_t>(set.tests, 1), options);
+      double mean_log = 0;
+      for (const auto& r : base) mean_log += std::log(r.median) / static_cast<double>(base.size());
+      cmp.reference = std::exp(mean_log);
+    } else {
+      // One baseline run (or values that have no log): the repetitions are all there is.
+      std::vector<double> samples, medians;
+      for (const auto* r : runs) {
+        samples.insert(samples.end(), r->samples.begin(), r->samples.end());
+        medians.push_back(*r->central);
+      }
+      cmp.reference = median(medians);
+      cmp.decision = decide(samples, cmp.reference, cur.samples, *cur.central, first.direction, options);
+      if (baselines.size() > 1) {
+        const auto why = runs.size() < 2 ? "in 1 baseline run only" : "non-positive values";
+        cmp.decision.note = std::string(why) + ": repetitions only" + (cmp.decision.note.empty() ? "" : "; " + cmp.decision.note);
+      }
+    }
+    cmp.worse = first.direction == better::higher ? -cmp.decision.change : cmp.decision.change;
+    if (first.headline) {
       (cmp.decision.result == verdict::slower ? set.slower : cmp.decision.result == verdict::faster ? set.faster : set.same)++;
     }
     set.compared.push_back(std::move(cmp));
   }
-  for (const auto& [key, c] : cur.metrics) {
-    if ((c.headline || options.all) && !base.metrics.contains(key)) set.only_current.push_back(one_sided(key, base));
+  for (const auto& [key, c] : current.index.metrics) {
+    if ((c.headline || options.all) && !measured.contains(key)) set.only_current.push_back(one_sided(key, base_indexes));
   }
   std::stable_sort(set.compared.begin(), set.compared.end(), [](const comparison& a, const comparison& b) {
     return std::tie(a.decision.result, b.worse) < std::tie(b.decision.result, a.worse);
@@ -160,25 +316,40 @@ table_rows table_of(const comparison_set& set, const compare_options& options) {
   for (const auto& c : set.compared) {
     const auto& [family, case_name, params, metric] = c.key;
     std::vector<std::string> row = {std::string(to_string(c.decision.result)), family, case_name, params.describe(), metric,
-                                    format_figure(*c.baseline->central) + " " + c.baseline->unit,
+                                    format_figure(c.reference) + " " + c.current->unit,
                                     format_figure(*c.current->central) + " " + c.current->unit,
                                     signed_percent(c.decision.change),
-                                    c.decision.p_value ? format_figure(*c.decision.p_value) : "-", c.decision.note};
-    if (options.all) row.insert(row.begin() + 5, c.baseline->headline ? "yes" : "no");
+                                    c.decision.p_value ? format_figure(*c.decision.p_value) : "-",
+                                    c.decision.detectable ? percent(*c.decision.detectable) : "-",
+                                    c.decision.note};
+    if (options.all) row.insert(row.begin() + 5, c.baselines.front()->headline ? "yes" : "no");
     rows.push_back(std::move(row));
   }
   return rows;
 }
 
-std::vector<std::string> table_header(const compare_options& options) {
-  std::vector<std::string> header = {"verdict", "family", "case", "parameters", "metric", "baseline", "current", "change", "p", "note"};
+std::vector<std::string> table_header(const compare_options& options, std::size_t baseline_runs) {
+  std::vector<std::string> header = {"verdict", "family", "case", "parameters", "metric",
+                                     baseline_runs > 1 ? "baseline (geo. mean)" : "baseline",
+                                     "current", "change", "p", "detectable", "note"};
   if (options.all) header.insert(header.begin() + 5, "headline");
   return header;
 }
 
-std::string rule_text(const compare_options& options) {
-  return "SLOWER/FASTER = Mann-Whitney U p < " + format_figure(options.alpha) + " and median change beyond " +
-         format_figure(options.threshold * 100) + "% (threshold alone with fewer than 3 repetitions)";
+std::vector<std::string> rule_lines(std::size_t baseline_runs, const comparison_set& set, const compare_options& options) {
+  const auto threshold = format_figure(options.threshold * 100) + "%";
+  if (baseline_runs < 2) {
+    return {"note: one baseline run, so the run-to-run noise is unknown; the repetitions of one run understate it "
+            "(pass 3 or more baseline runs)",
+            "rule: SLOWER/FASTER = Mann-Whitney U p < " + format_figure(options.alpha) + " and median change beyond " +
+                threshold + " (threshold alone with fewer than 3 repetitions); detectable = from the repetitions only"};
+  }
+  const auto tests = std::max<std::size_t>(set.tests, 1);
+  return {"rule: SLOWER/FASTER = the current median lies outside the run-to-run spread of " + std::to_string(baseline_runs) +
+          " baseline runs (t test on log medians, p < " + format_figure(options.alpha) + "/" + std::to_string(tests) +
+          " = " + format_figure(options.alpha / static_cast<double>(tests)) + ", Bonferroni over " + std::to_string(tests) +
+          " headline metrics) and the change can reach the " + threshold +
+          " threshold; detectable = smallest change this test tells from run-to-run noise"};
 }
 
 std::string summary_text(const comparison_set& set) {
@@ -186,10 +357,18 @@ std::string summary_text(const comparison_set& set) {
          " same (headline metrics); " + (set.slower > 0 ? "REGRESSION" : "no regression");
 }
 
-std::string render_text(const loaded_run& base, const loaded_run& cur, const comparison_set& set, const compare_options& options) {
-  std::string out = "hdbench compare: baseline " + base.name + ", current " + cur.name + "\n" + rule_text(options) + "\n";
+std::vector<std::string> run_names(const std::vector<indexed_run>& runs) {
+  std::vector<std::string> names;
+  for (const auto& r : runs) names.push_back(r.run.name);
+  return names;
+}
+
+std::string render_text(const std::vector<indexed_run>& base, const indexed_run& cur, const comparison_set& set,
+                        const compare_options& options) {
+  std::string out = "hdbench compare: baseline " + join(run_names(base), ", ") + "; current " + cur.run.name + "\n";
+  for (const auto& line : rule_lines(base.size(), set, options)) out += line + "\n";
   for (const auto& note : set.notes) out += note + "\n";
-  out += "\n" + text_table(table_header(options), table_of(set, options));
+  out += "\n" + text_table(table_header(options, base.size()), table_of(set, options));
   for (const auto& [title, list] : {std::pair{"only in baseline", &set.only_baseline}, std::pair{"only in current", &set.only_current}}) {
     if (list->empty()) continue;
     out += "\n" + std::string(title) + " (" + std::to_string(list->size()) + "):\n";
@@ -198,11 +377,12 @@ std::string render_text(const loaded_run& base, const loaded_run& cur, const com
   return out + "\n" + summary_text(set) + "\n";
 }
 
-std::string render_markdown(const loaded_run& base, const loaded_run& cur, const comparison_set& set,
+std::string render_markdown(const std::vector<indexed_run>& base, const indexed_run& cur, const comparison_set& set,
                             const compare_options& options) {
-  std::string out = "## hdbench compare\n\nBaseline `" + base.name + "`, current `" + cur.name + "`. " + rule_text(options) + ".\n\n";
+  std::string out = "## hdbench compare\n\nBaseline `" + join(run_names(base), "`, `") + "`, current `" + cur.run.name + "`.\n\n";
+  for (const auto& line : rule_lines(base.size(), set, options)) out += "> " + line + "\n\n";
   for (const auto& note : set.notes) out += "> " + note + "\n\n";
-  out += markdown_table(table_header(options), table_of(set, options));
+  out += markdown_table(table_header(options, base.size()), table_of(set, options));
   for (const auto& [title, list] : {std::pair{"Only in baseline", &set.only_baseline}, std::pair{"Only in current", &set.only_current}}) {
     if (list->empty()) continue;
     out += "\n**" + std::string(title) + "** (" + std::to_string(list->size()) + "):\n\n";
@@ -211,18 +391,19 @@ std::string render_markdown(const loaded_run& base, const loaded_run& cur, const
   return out + "\n**" + summary_text(set) + "**\n";
 }
 
-std::string render_junit(const comparison_set& set) {
+std::string render_junit(std::size_t baseline_runs, const comparison_set& set, const compare_options& options) {
   std::string cases;
   int tests = 0;
   for (const auto& c : set.compared) {
-    if (!c.baseline->headline) continue;
+    if (!c.baselines.front()->headline) continue;
     ++tests;
     const auto& [family, case_name, params, metric] = c.key;
     cases += "  <testcase classname=\"hdbench." + xml_escape(family) + "\" name=\"" + xml_escape(describe(c.key)) + "\">\n";
     if (c.decision.result == verdict::slower) {
       cases += "    <failure message=\"" + xml_escape(signed_percent(c.decision.change)) + " median change: " +
-               xml_escape(format_figure(*c.baseline->central)) + " -> " + xml_escape(format_figure(*c.current->central)) + " " +
-               xml_escape(c.baseline->unit) + "\"/>\n";
+               xml_escape(format_figure(c.reference)) + " -> " + xml_escape(format_figure(*c.current->central)) + " " +
+               xml_escape(c.current->unit) +
+               (c.decision.detectable ? xml_escape(" (detectable " + percent(*c.decision.detectable) + ")") : "") + "\"/>\n";
     }
     cases += "  </testcase>\n";
   }
@@ -231,6 +412,7 @@ std::string render_junit(const comparison_set& set) {
     cases += "  <testcase classname=\"hdbench\" name=\"" + xml_escape(item) + "\">\n    <skipped message=\"only in baseline\"/>\n  </testcase>\n";
   }
   std::string notes;
+  for (const auto& line : rule_lines(baseline_runs, set, options)) notes += line + "\n";
   for (const auto& note : set.notes) notes += note + "\n";
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"hdbench compare\" tests=\"" + std::to_string(tests) +
          "\" failures=\"" + std::to_string(set.slower) + "\">\n" + cases + "  <system-out>" + xml_escape(notes + summary_text(set)) +
@@ -300,22 +482,103 @@ metric_decision decide(const std::vector<double>& baseline_samples, double basel
     d.p_value = mann_whitney_u(baseline_samples, current_samples).p_value;
     significant = *d.p_value < options.alpha;
   }
+  // What a t test on the same repetitions could tell apart: a guide to the noise, not the rule.
+  log_variance within;
+  within.add(baseline_samples);
+  within.add(current_samples);
+  if (within.df > 0) {
+    const double se = std::sqrt(median_variance(within.value(), static_cast<double>(n1)) +
+                                median_variance(within.value(), static_cast<double>(n2)));
+    d.detectable = std::expm1(student_t_quantile(1 - options.alpha / 2, within.df) * se);
+  }
   if (significant && worse > options.threshold) d.result = verdict::slower;
   else if (significant && worse < -options.threshold) d.result = verdict::faster;
   return d;
 }
 
-compare_result compare_runs(const fs::path& baseline, const fs::path& current, const compare_options& options) {
+run_spread pool_run_spread(const std::vector<std::vector<run_metric>>& metrics) {
+  run_spread spread;
+  double sum_squares = 0;
+  for (const auto& runs : metrics) {
+    if (runs.size() < 2 || !positive_medians(runs)) continue;
+    std::vector<double> logs;
+    for (const auto& r : runs) logs.push_back(std::log(r.median));
+    const double mean = std::accumulate(logs.begin(), logs.end(), 0.0) / static_cast<double>(logs.size());
+    for (const double l : logs) sum_squares += (l - mean) * (l - mean);
+    spread.df += static_cast<double>(runs.size() - 1);
+  }
+  if (spread.df > 0) spread.variance = sum_squares / spread.df;
+  return spread;
+}
+
+metric_decision decide_against_runs(const std::vector<run_metric>& baselines, const run_metric& current,
+                                    const run_spread& spread, better direction, std::size_t tests,
+                                    const compare_options& options) {
+  if (baselines.size() < 2 || !(spread.df > 0) || tests == 0 || !positive_medians(baselines) || !(current.median > 0)) {
+    throw std::invalid_argument("decide_against_runs needs >= 2 baseline runs, a spread with df > 0 and positive medians");
+  }
+  const auto runs = static_cast<double>(baselines.size());
+  double mean_log = 0;
+  for (const auto& r : baselines) mean_log += std::log(r.median) / runs;
+  const double d_log = std::log(current.median) - mean_log;
+
+  // Variance components of ln(run median): between runs (sigma_b^2) plus the run's own
+  // repetitions (median_variance). The pooled spread estimates their sum for a baseline run;
+  // it is never taken below what this metric's repetitions alone imply.
+  log_variance base_within, cur_within;
+  double base_samples = 0;
+  for (const auto& r : baselines) {
+    base_within.add(r.samples);
+    base_samples += static_cast<double>(r.samples.size()) / runs;
+  }
+  cur_within.add(current.samples);
+  const double base_median_var = median_variance(base_within.value(), base_samples);
+  const double run_var = std::max(spread.variance, base_median_var);
+  const double between = run_var - base_median_var;
+  // Without repetitions on either side, the current run's median is as noisy as a baseline's.
+  const double cur_median_var = base_within.df > 0 && cur_within.df > 0
+                                    ? median_variance(cur_within.value(), static_cast<double>(current.samples.size()))
+                                    : base_median_var;
+  const double se = std::sqrt(run_var / runs + between + cur_median_var);
+
+  const double level = options.alpha / static_cast<double>(tests);
+  const double half_width = student_t_quantile(1 - level / 2, spread.df) * se;
+  metric_decision d;
+  d.change = std::expm1(d_log);
+  d.p_value = se > 0 ? 2 * student_t_cdf(-std::abs(d_log) / se, spread.df) : (d_log == 0 ? 1.0 : 0.0);
+  d.detectable = std::expm1(half_width);
+  if (std::abs(d_log) <= half_width) return d;  // within run-to-run noise
+  // The interval d_log +- half_width, as relative changes in the bad and the good direction.
+  const double worst = direction == better::higher ? -std::expm1(d_log - half_width) : std::expm1(d_log + half_width);
+  const double best = direction == better::higher ? std::expm1(d_log + half_width) : -std::expm1(d_log - half_width);
+  const bool worse = direction == better::higher ? d_log < 0 : d_log > 0;
+  if (worse && worst >= options.threshold) d.result = verdict::slower;
+  else if (!worse && best >= options.threshold) d.result = verdict::faster;
+  else d.note = "real but below the " + percent(options.threshold) + " threshold";
+  if (d.result != verdict::same && std::abs(d.change) < options.threshold) {
+    d.note = "below " + percent(options.threshold) + " but within noise of it";
+  }
+  return d;
+}
+
+compare_result compare_runs(const std::vector<fs::path>& baselines, const fs::path& current, const compare_options& options) {
   compare_result result;
   try {
-    const auto base = load_run(baseline);
-    const auto cur = load_run(current);
-    const auto base_index = index_rows(base.rows), cur_index = index_rows(cur.rows);
-    const auto set = build_comparisons(base, base_index, cur, cur_index, options);
+    if (baselines.empty()) throw harness_error("compare needs BASELINE [BASELINE...] CURRENT");
+    std::vector<indexed_run> base;
+    for (const auto& path : baselines) {
+      auto run = load_run(path);
+      auto index = index_rows(run.rows);
+      base.push_back({std::move(run), std::move(index)});
+    }
+    auto cur_run = load_run(current);
+    auto cur_index = index_rows(cur_run.rows);
+    const indexed_run cur{std::move(cur_run), std::move(cur_index)};
+    const auto set = build_comparisons(base, cur, options);
     switch (options.format) {
       case compare_format::text: result.output = render_text(base, cur, set, options); break;
       case compare_format::markdown: result.output = render_markdown(base, cur, set, options); break;
-      case compare_format::junit: result.output = render_junit(set); break;
+      case compare_format::junit: result.output = render_junit(base.size(), set, options); break;
     }
     result.exit_code = set.slower > 0 ? 1 : 0;
   } catch (const harness_error& e) {

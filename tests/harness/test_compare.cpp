@@ -1,86 +1,359 @@
-// hdbench compare on fixture runs: the golden copy run as baseline, variants of it as current.
+// hdbench compare: synthetic runs written with hdb::write_results_csv (one or several baseline
+// runs, typical run-to-run level shifts, a planted slowdown) and the bad-input fixtures.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+#include <vector>
+
 #include "catch_compat.hpp"
 #include "hdb/harness/compare.hpp"
 #include "hdb/harness/files.hpp"
+#include "hdb/harness/stats.hpp"
 #include "test_support.hpp"
 
 namespace {
 
-// The golden run's rows with `edit` applied, written to <dir>/results.csv.
-template <typename Edit>
-std::filesystem::path variant(const hdb_test::temp_dir& dir, Edit edit) {
-  auto rows = hdb::read_results_csv(hdb::read_text_file(hdb_test::golden_run() / "results.csv"));
-  edit(rows);
-  const auto path = dir.path() / "results.csv";
-  hdb::atomic_write_file(path, hdb::write_results_csv(rows));
-  return path;
+// A copy-like run on one GPU: three bandwidths (tight), two device latencies (about 1 %
+// between runs) and two host latencies (about 10 % between runs, as issue 7 measured).
+struct synthetic_metric {
+  std::string case_name, direction, metric, unit;
+  hdb::better better;
+  double level;   // median of the unshifted run
+  double within;  // relative standard deviation of the repetitions
+};
+
+const std::vector<synthetic_metric>& copy_like_metrics() {
+  static const std::vector<synthetic_metric> metrics = {
+      {"bandwidth", "h2d", "bandwidth", "GB/s", hdb::better::higher, 55.0, 0.001},
+      {"bandwidth", "d2h", "bandwidth", "GB/s", hdb::better::higher, 55.5, 0.001},
+      {"bandwidth", "bidir", "bandwidth", "GB/s", hdb::better::higher, 101.0, 0.002},
+      {"latency", "h2d", "device_latency", "us", hdb::better::lower, 2.4, 0.01},
+      {"latency", "d2h", "device_latency", "us", hdb::better::lower, 2.5, 0.01},
+      {"latency", "h2d", "host_latency", "us", hdb::better::lower, 8.5, 0.02},
+      {"latency", "d2h", "host_latency", "us", hdb::better::lower, 8.5, 0.02},
+  };
+  return metrics;
+}
+constexpr std::size_t metric_count = 7;
+using run_offsets = std::array<double, metric_count>;  // each metric's level shift in this run
+
+// Level shifts of the kind back-to-back runs show: bandwidth within +-1 %, device latency
+// within +-2 %, host latency within +-12 %.
+constexpr std::array<run_offsets, 3> baseline_shifts = {{
+    {+0.004, -0.003, +0.007, +0.010, -0.012, 0.00, +0.06},
+    {-0.005, +0.006, -0.008, -0.015, +0.008, +0.12, -0.09},
+    {+0.001, -0.002, 0.000, +0.005, +0.004, -0.08, +0.03},
+}};
+constexpr run_offsets current_shift = {-0.006, +0.005, -0.009, +0.018, -0.015, +0.118, -0.10};
+
+// Fixed, zero-centred pattern for the repetitions (reproducible on every platform).
+constexpr std::array<double, 10> repetition_pattern = {0.3, -1.1, 0.8, -0.4, 1.5, -0.9, 0.1, 1.0, -1.4, 0.1};
+
+struct run_spec {
+  std::string run_id;
+  run_offsets shift{};
+  double bandwidth_factor = 1;  // a planted change of every bandwidth metric
+  std::string gpu_uuid = "GPU-11111111";
+  std::size_t repetitions = 10;
+};
+
+std::vector<hdb::result_row> make_rows(const run_spec& spec) {
+  std::vector<hdb::result_row> rows;
+  for (std::size_t m = 0; m < metric_count; ++m) {
+    const auto& metric = copy_like_metrics()[m];
+    double level = metric.level * (1 + spec.shift[m]);
+    if (metric.metric == "bandwidth") level *= spec.bandwidth_factor;
+    hdb::result_row row;
+    row.run_id = spec.run_id;
+    row.family = "copy";
+    row.case_name = metric.case_name;
+    row.params.set("direction", metric.direction);
+    row.params.set("host_kind", "pinned");
+    row.params.set("device", "0");
+    row.params.set("gpu_uuid", spec.gpu_uuid);
+    row.metric = metric.metric;
+    row.unit = metric.unit;
+    row.better_direction = metric.better;
+    row.headline = true;
+    row.benchmark = "copy/" + metric.case_name + "/" + metric.direction;
+    std::vector<double> samples;
+    for (std::size_t i = 0; i < spec.repetitions; ++i) {
+      // Rotated per metric so no two metrics share a pattern.
+      samples.push_back(level * (1 + metric.within * repetition_pattern[(i + m) % repetition_pattern.size()]));
+      row.stat = hdb::statistic::sample;
+      row.sample_index = static_cast<int>(i);
+      row.value = samples.back();
+      rows.push_back(row);
+    }
+    row.stat = hdb::statistic::median;
+    row.sample_index.reset();
+    row.value = hdb::median(samples);
+    rows.push_back(row);
+  }
+  return rows;
 }
 
-bool is_h2d_16mib(const hdb::result_row& row) {
-  return row.case_name == "bandwidth" && row.params.get("direction") == "h2d" &&
-         row.params.get("host_kind") == "pinned" && row.params.get("size_bytes") == "16777216";
+// <dir>/<run_id>/results.csv; returns the run directory.
+std::filesystem::path write_run(const hdb_test::temp_dir& dir, const std::vector<hdb::result_row>& rows) {
+  const auto run_dir = dir.path() / rows.front().run_id;
+  std::filesystem::create_directories(run_dir);
+  hdb::atomic_write_file(run_dir / "results.csv", hdb::write_results_csv(rows));
+  return run_dir;
+}
+
+std::vector<std::filesystem::path> write_baselines(const hdb_test::temp_dir& dir) {
+  std::vector<std::filesystem::path> runs;
+  for (std::size_t i = 0; i < baseline_shifts.size(); ++i) {
+    runs.push_back(write_run(dir, make_rows({"base" + std::to_string(i + 1), baseline_shifts[i]})));
+  }
+  return runs;
+}
+
+// Table rows of the text output: the lines that start with a verdict.
+std::vector<std::string> verdict_lines(const std::string& output) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < output.size()) {
+    const auto end = output.find('\n', start);
+    const auto line = output.substr(start, end - start);
+    if (line.starts_with("SLOWER ") || line.starts_with("SAME ") || line.starts_with("FASTER ")) lines.push_back(line);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return lines;
+}
+
+std::vector<hdb::run_metric> baseline_runs_of(std::size_t metric) {
+  std::vector<hdb::run_metric> runs;
+  for (const auto& shift : baseline_shifts) {
+    const auto rows = make_rows({"b", shift});
+    hdb::run_metric run;
+    for (const auto& row : rows) {
+      if (row.case_name != copy_like_metrics()[metric].case_name || row.metric != copy_like_metrics()[metric].metric ||
+          row.params.get("direction") != copy_like_metrics()[metric].direction) {
+        continue;
+      }
+      if (row.stat == hdb::statistic::sample) run.samples.push_back(*row.value);
+      else run.median = *row.value;
+    }
+    runs.push_back(run);
+  }
+  return runs;
 }
 
 }  // namespace
 
-TEST_CASE("identical runs: exit 0, everything SAME", "[compare]") {
-  const auto result = hdb::compare_runs(hdb_test::golden_run(), hdb_test::golden_run() / "results.csv", {});
-  CHECK(result.exit_code == 0);
-  CHECK(result.error.empty());
-  CHECK(hdb_test::contains(result.output, "0 slower, 0 faster, 7 same"));
-  CHECK_FALSE(hdb_test::contains(result.output, "different nodes"));
+TEST_CASE("Student's t distribution against tabulated values", "[compare][stats]") {
+  CHECK(hdb::student_t_quantile(0.975, 2) == hdb_test::Approx(4.302653).epsilon(1e-6));
+  CHECK(hdb::student_t_quantile(0.975, 6) == hdb_test::Approx(2.446912).epsilon(1e-6));
+  CHECK(hdb::student_t_quantile(0.995, 10) == hdb_test::Approx(3.169273).epsilon(1e-6));
+  CHECK(hdb::student_t_quantile(0.999, 1) == hdb_test::Approx(318.3088).epsilon(1e-6));
+  CHECK(hdb::student_t_quantile(0.025, 4) == hdb_test::Approx(-2.776445).epsilon(1e-6));
+  CHECK(hdb::student_t_cdf(2.0, 5) == hdb_test::Approx(0.9490303).epsilon(1e-6));
+  CHECK(hdb::student_t_cdf(0, 3) == hdb_test::Approx(0.5));
+  CHECK(hdb::student_t_cdf(-1.5, 30) == hdb_test::Approx(0.07203296).epsilon(1e-6));
+  CHECK_THROWS(hdb::student_t_quantile(1, 3));
+  CHECK_THROWS(hdb::student_t_cdf(1, 0));
 }
 
-TEST_CASE("one headline 10 % worse with tight repetitions: exit 1, case named first", "[compare]") {
-  const hdb_test::temp_dir dir;
-  const auto current = variant(dir, [](auto& rows) {
-    for (auto& row : rows) {
-      if (is_h2d_16mib(row) && row.metric == "bandwidth" && row.value && row.stat != hdb::statistic::cv) *row.value *= 0.9;
-    }
-  });
-  const auto result = hdb::compare_runs(hdb_test::golden_run(), current, {});
-  CHECK(result.exit_code == 1);
-  const auto table_start = result.output.find("\nverdict");
-  REQUIRE(table_start != std::string::npos);
-  const auto first_row = result.output.find('\n', table_start + 1) + 1;
-  const auto line = result.output.substr(first_row, result.output.find('\n', first_row) - first_row);
-  CHECK(line.starts_with("SLOWER"));
-  CHECK(hdb_test::contains(line, "size_bytes=16777216"));
-  CHECK(hdb_test::contains(result.output, "-10.0%"));
-  CHECK(hdb_test::contains(result.output, "1 slower"));
-  CHECK(hdb_test::contains(result.output, "node not checked"));  // no meta.json beside the variant
+TEST_CASE("pooled run-to-run spread: variance of ln(run median), df = sum of (runs - 1)", "[compare]") {
+  const auto spread = hdb::pool_run_spread({{{{}, 100}, {{}, 110}}, {{{}, 50}, {{}, 55}, {{}, 50}}, {{{}, 7}}});
+  CHECK(spread.df == hdb_test::Approx(3));  // 1 + 2; the one-run metric adds nothing
+  const double d = std::log(1.1);
+  const double expected = (d * d / 2 + (2 * d * d / 9 + 4 * d * d / 9)) / 3;  // SS of {0, d} and {0, d, 0}
+  CHECK(spread.variance == hdb_test::Approx(expected));
+}
 
-  SECTION("junit: one failure") {
+TEST_CASE("three baselines with typical level shifts, a current run with its own: all SAME", "[compare]") {
+  const hdb_test::temp_dir dir;
+  const auto baselines = write_baselines(dir);
+  const auto current = write_run(dir, make_rows({"current", current_shift}));
+  const auto result = hdb::compare_runs(baselines, current, {});
+  CHECK(result.exit_code == 0);
+  CHECK(result.error.empty());
+  CHECK(hdb_test::contains(result.output, "baseline base1, base2, base3; current current"));
+  CHECK(hdb_test::contains(result.output, "run-to-run spread of 3 baseline runs"));
+  CHECK(hdb_test::contains(result.output, "Bonferroni over 7 headline metrics"));
+  CHECK(hdb_test::contains(result.output, "0 slower, 0 faster, 7 same"));
+  CHECK_FALSE(hdb_test::contains(result.output, "different physical GPU"));
+
+  SECTION("every headline metric shows its minimum detectable change") {
+    CHECK(hdb_test::contains(result.output, "detectable"));
+    const auto lines = verdict_lines(result.output);
+    REQUIRE(lines.size() == 7);
+    for (const auto& line : lines) {
+      INFO(line);
+      CHECK(std::count(line.begin(), line.end(), '%') >= 2);  // change and detectable
+    }
+  }
+  SECTION("today's rule on the first baseline alone raises the false alarms issue 7 saw") {
+    const auto single = hdb::compare_runs({baselines.front()}, current, {});
+    CHECK(hdb_test::contains(single.output, "one baseline run, so the run-to-run noise is unknown"));
+    CHECK(hdb_test::contains(single.output, "Mann-Whitney U"));
+    CHECK(single.exit_code == 1);  // host_latency h2d +11.8 % with tight repetitions
+    CHECK(hdb_test::contains(single.output, "1 slower, 1 faster"));
+  }
+}
+
+TEST_CASE("a planted 5 % bandwidth slowdown against three baselines: SLOWER on every bandwidth", "[compare]") {
+  const hdb_test::temp_dir dir;
+  const auto baselines = write_baselines(dir);
+  run_spec slow{"current", current_shift};
+  slow.bandwidth_factor = 0.95;
+  const auto current = write_run(dir, make_rows(slow));
+  const auto result = hdb::compare_runs(baselines, current, {});
+  CHECK(result.exit_code == 1);
+  CHECK(hdb_test::contains(result.output, "3 slower, 0 faster, 4 same"));
+  for (const auto& line : verdict_lines(result.output)) {
+    INFO(line);
+    CHECK(line.starts_with("SLOWER") == hdb_test::contains(line, "GB/s"));
+  }
+  // d2h landed at -4.5 % (its own +0.5 % shift): within noise of the threshold, still called.
+  CHECK(hdb_test::contains(result.output, "within noise of it"));
+
+  SECTION("junit: three failures") {
     hdb::compare_options junit;
     junit.format = hdb::compare_format::junit;
-    const auto xml = hdb::compare_runs(hdb_test::golden_run(), current, junit);
+    const auto xml = hdb::compare_runs(baselines, current, junit);
     CHECK(xml.exit_code == 1);
-    CHECK(hdb_test::contains(xml.output, "failures=\"1\""));
-    CHECK(hdb_test::contains(xml.output, "<failure message=\"-10.0%"));
+    CHECK(hdb_test::contains(xml.output, "failures=\"3\""));
+    CHECK(hdb_test::contains(xml.output, "(detectable "));
+    CHECK(hdb_test::contains(xml.output, "Bonferroni"));
   }
   SECTION("markdown") {
     hdb::compare_options markdown;
     markdown.format = hdb::compare_format::markdown;
-    CHECK(hdb_test::contains(hdb::compare_runs(hdb_test::golden_run(), current, markdown).output, "| SLOWER |"));
+    const auto md = hdb::compare_runs(baselines, current, markdown);
+    CHECK(hdb_test::contains(md.output, "| SLOWER |"));
+    CHECK(hdb_test::contains(md.output, "| detectable |"));
   }
+  SECTION("a 2 % slowdown is real for bandwidth but below the threshold: SAME") {
+    run_spec small{"small", {}};
+    small.bandwidth_factor = 0.98;
+    const auto result_small = hdb::compare_runs(baselines, write_run(dir, make_rows(small)), {});
+    CHECK(result_small.exit_code == 0);
+  }
+}
+
+TEST_CASE("decision against runs: detectable change follows each metric's noise", "[compare]") {
+  const hdb::compare_options options;
+  std::vector<std::vector<hdb::run_metric>> bandwidths, host_latencies;
+  for (std::size_t m : {0, 1, 2}) bandwidths.push_back(baseline_runs_of(m));
+  for (std::size_t m : {5, 6}) host_latencies.push_back(baseline_runs_of(m));
+  const auto bandwidth_spread = hdb::pool_run_spread(bandwidths);
+  const auto latency_spread = hdb::pool_run_spread(host_latencies);
+
+  const auto bandwidth = hdb::decide_against_runs(bandwidths[0], {{}, 55.0 * 0.95}, bandwidth_spread,
+                                                  hdb::better::higher, 7, options);
+  REQUIRE(bandwidth.detectable);
+  CHECK(*bandwidth.detectable < 0.04);
+  CHECK(bandwidth.result == hdb::verdict::slower);
+
+  // Host latency scattering ~10 % between runs: even +20 % is not distinguishable from noise.
+  const auto latency = hdb::decide_against_runs(host_latencies[0], {{}, 8.5 * 1.2}, latency_spread,
+                                                hdb::better::lower, 7, options);
+  REQUIRE(latency.detectable);
+  CHECK(*latency.detectable > 0.15);
+  CHECK(latency.result == hdb::verdict::same);
+  REQUIRE(latency.p_value);
+  CHECK(*latency.p_value > 0.05 / 7);
+
+  SECTION("identical baseline medians: the repetitions floor the spread") {
+    const std::vector<double> noisy = {95, 105, 100, 97, 103, 100, 92, 108, 100, 100};
+    const std::vector<hdb::run_metric> same_level(3, {noisy, 100});
+    const auto spread = hdb::pool_run_spread({same_level});
+    CHECK(spread.variance == 0);
+    const auto d = hdb::decide_against_runs(same_level, {noisy, 94}, spread, hdb::better::higher, 1, options);
+    CHECK(d.result == hdb::verdict::same);
+    REQUIRE(d.detectable);
+    CHECK(*d.detectable > 0.06);
+  }
+  SECTION("more tests, stricter level: the detectable change grows") {
+    const auto one = hdb::decide_against_runs(bandwidths[0], {{}, 55}, bandwidth_spread, hdb::better::higher, 1, options);
+    const auto many = hdb::decide_against_runs(bandwidths[0], {{}, 55}, bandwidth_spread, hdb::better::higher, 50, options);
+    CHECK(*one.detectable < *many.detectable);
+  }
+  SECTION("needs two baselines and a spread") {
+    CHECK_THROWS(hdb::decide_against_runs({bandwidths[0].front()}, {{}, 55}, bandwidth_spread, hdb::better::higher, 1, options));
+    CHECK_THROWS(hdb::decide_against_runs(bandwidths[0], {{}, 55}, {}, hdb::better::higher, 1, options));
+  }
+}
+
+TEST_CASE("gpu_uuid is not part of the match, but another physical GPU is warned about", "[compare]") {
+  const hdb_test::temp_dir dir;
+  const auto baselines = write_baselines(dir);
+  run_spec other_gpu{"current", current_shift};
+  other_gpu.gpu_uuid = "GPU-22222222";
+  const auto result = hdb::compare_runs(baselines, write_run(dir, make_rows(other_gpu)), {});
+  CHECK(result.exit_code == 0);
+  CHECK(hdb_test::contains(result.output, "0 slower, 0 faster, 7 same"));
+  CHECK_FALSE(hdb_test::contains(result.output, "only in"));
+  CHECK(hdb_test::contains(result.output,
+                           "warning: device=0 is a different physical GPU across the runs (GPU-11111111 in base1, base2, "
+                           "base3; GPU-22222222 in current); compared by device index"));
+}
+
+TEST_CASE("a metric in only one of several baselines falls back to its repetitions, and says so", "[compare]") {
+  const hdb_test::temp_dir dir;
+  auto first = make_rows({"base1", baseline_shifts[0]});
+  auto second = make_rows({"base2", baseline_shifts[1]});
+  std::erase_if(second, [](const hdb::result_row& row) { return row.params.get("direction") == "bidir"; });
+  const auto result = hdb::compare_runs({write_run(dir, first), write_run(dir, second)},
+                                        write_run(dir, make_rows({"current", baseline_shifts[0]})), {});
+  CHECK(result.exit_code == 0);
+  CHECK(hdb_test::contains(result.output, "in 1 baseline run only: repetitions only"));
+  CHECK(hdb_test::contains(result.output, "Bonferroni over 6 headline metrics"));
+}
+
+TEST_CASE("identical golden runs: exit 0, everything SAME, same node", "[compare]") {
+  const auto result = hdb::compare_runs({hdb_test::golden_run()}, hdb_test::golden_run() / "results.csv", {});
+  CHECK(result.exit_code == 0);
+  CHECK(result.error.empty());
+  CHECK(hdb_test::contains(result.output, "0 slower, 0 faster"));
+  CHECK_FALSE(hdb_test::contains(result.output, "different nodes"));
+}
+
+TEST_CASE("one baseline: a 10 % worse headline with tight repetitions is SLOWER, case named first", "[compare]") {
+  const hdb_test::temp_dir dir;
+  const auto baseline = write_run(dir, make_rows({"base", {}}));
+  auto rows = make_rows({"current", {}});
+  for (auto& row : rows) {
+    if (row.params.get("direction") == "h2d" && row.metric == "bandwidth") *row.value *= 0.9;
+  }
+  const auto result = hdb::compare_runs({baseline}, write_run(dir, rows), {});
+  CHECK(result.exit_code == 1);
+  const auto lines = verdict_lines(result.output);
+  REQUIRE_FALSE(lines.empty());
+  CHECK(lines.front().starts_with("SLOWER"));
+  CHECK(hdb_test::contains(lines.front(), "direction=h2d"));
+  CHECK(hdb_test::contains(result.output, "-10.0%"));
+  CHECK(hdb_test::contains(result.output, "1 slower, 0 faster, 6 same"));
+  CHECK(hdb_test::contains(result.output, "node not checked"));  // no meta.json beside the synthetic runs
 }
 
 TEST_CASE("a non-headline metric never fails the comparison", "[compare]") {
   const hdb_test::temp_dir dir;
-  const auto current = variant(dir, [](auto& rows) {
-    for (auto& row : rows) {
-      if (row.metric == "host_time_per_copy" && row.value && row.stat != hdb::statistic::cv) *row.value *= 1.5;
+  auto base = make_rows({"base", {}});
+  auto cur = make_rows({"current", {}});
+  for (auto* rows : {&base, &cur}) {
+    for (auto& row : *rows) {
+      if (row.metric == "host_latency") row.headline = false;
     }
-  });
-  CHECK(hdb::compare_runs(hdb_test::golden_run(), current, {}).exit_code == 0);
+  }
+  for (auto& row : cur) {
+    if (row.metric == "host_latency") *row.value *= 1.5;
+  }
+  const auto baseline = write_run(dir, base), current = write_run(dir, cur);
+  CHECK(hdb::compare_runs({baseline}, current, {}).exit_code == 0);
   hdb::compare_options all;
   all.all = true;
-  const auto shown = hdb::compare_runs(hdb_test::golden_run(), current, all);
+  const auto shown = hdb::compare_runs({baseline}, current, all);
   CHECK(shown.exit_code == 0);
-  CHECK(hdb_test::contains(shown.output, "host_time_per_copy"));
+  CHECK(hdb_test::contains(shown.output, "host_latency"));
 }
 
-TEST_CASE("decision rule: significance and threshold together", "[compare]") {
+TEST_CASE("decision rule with one baseline: significance and threshold together", "[compare]") {
   const hdb::compare_options options;  // 5 %, alpha 0.05
   const std::vector<double> tight = {100, 100.2, 99.8, 100.1, 99.9};
   std::vector<double> tight_worse;
@@ -99,6 +372,8 @@ TEST_CASE("decision rule: significance and threshold together", "[compare]") {
     CHECK(d.result == hdb::verdict::same);
     REQUIRE(d.p_value);
     CHECK(*d.p_value > 0.05);
+    REQUIRE(d.detectable);
+    CHECK(*d.detectable > 0.02);
   }
   SECTION("significant but below the threshold: SAME") {
     std::vector<double> slightly_worse;
@@ -122,32 +397,44 @@ TEST_CASE("decision rule: significance and threshold together", "[compare]") {
 
 TEST_CASE("cases present on one side only are listed, never dropped", "[compare]") {
   const hdb_test::temp_dir dir;
-  const auto current = variant(dir, [](auto& rows) {
-    std::erase_if(rows, [](const hdb::result_row& row) { return is_h2d_16mib(row); });
-    for (auto& row : rows) {
-      if (row.case_name == "latency") row.params.set("size_bytes", "8");
-    }
-  });
-  const auto result = hdb::compare_runs(hdb_test::golden_run(), current, {});
+  const auto base = make_rows({"base", {}});
+  auto cur = make_rows({"current", {}});
+  std::erase_if(cur, [](const hdb::result_row& row) { return row.params.get("direction") == "bidir"; });
+  for (auto& row : cur) {
+    if (row.metric == "host_latency") row.params.set("host_kind", "pageable");
+  }
+  const auto result = hdb::compare_runs({write_run(dir, base)}, write_run(dir, cur), {});
   CHECK(result.exit_code == 0);
-  CHECK(hdb_test::contains(result.output, "only in baseline (2)"));
-  CHECK(hdb_test::contains(result.output, "only in current (1)"));
-  CHECK(hdb_test::contains(result.output, "size_bytes=16777216] bandwidth"));
+  CHECK(hdb_test::contains(result.output, "only in baseline (3)"));
+  CHECK(hdb_test::contains(result.output, "only in current (2)"));
+  CHECK(hdb_test::contains(result.output, "direction=bidir host_kind=pinned device=0] bandwidth"));
 }
 
 TEST_CASE("bad inputs: one clear line, exit 2", "[compare]") {
-  const auto [baseline, expected] = GENERATE(table<std::string, std::string>({
+  const hdb_test::temp_dir dir;
+  const auto good = write_run(dir, make_rows({"good", {}}));
+  const auto [bad, expected] = GENERATE(table<std::string, std::string>({
       {"compare/no-such-run", "no such file"},
       {"compare/malformed.csv", "unterminated quoted field"},
-      {"compare/other_schema.csv", "schema_version 2"},
+      {"compare/other_schema.csv", "schema_version 3 (this hdbench reads version 2)"},
+      {"compare/schema1_run.csv", "schema_version 1 (this hdbench reads version 2); rebuild it"},
       {"compare/empty_run.csv", "empty run"},
   }));
-  const auto result = hdb::compare_runs(hdb_test::fixture(baseline), hdb_test::golden_run(), {});
+  const auto position = GENERATE(0, 1, 2);  // only baseline, second of two baselines, current
+  INFO(bad << " at position " << position);
+  const auto path = hdb_test::fixture(bad);
+  const auto result = position == 0   ? hdb::compare_runs({path}, good, {})
+                      : position == 1 ? hdb::compare_runs({good, path}, good, {})
+                                      : hdb::compare_runs({good, good}, path, {});
   CHECK(result.exit_code == 2);
   CHECK(hdb_test::contains(result.error, expected));
-  CHECK(hdb_test::contains(result.error, baseline.substr(baseline.find('/') + 1)));  // names the file
+  CHECK(hdb_test::contains(result.error, bad.substr(bad.find('/') + 1)));  // names the file
   CHECK_FALSE(hdb_test::contains(result.error, "\n"));
   CHECK(result.output.empty());
+}
+
+TEST_CASE("compare options parse", "[compare]") {
   CHECK_THROWS(hdb::parse_percent("five"));
   CHECK(hdb::parse_percent("5%") == hdb_test::Approx(0.05));
+  CHECK(hdb::compare_runs({}, "x", {}).exit_code == 2);
 }

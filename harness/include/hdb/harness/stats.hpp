@@ -19,4 +19,9 @@ struct sample_summary {
 [[nodiscard]] double median(std::span<const double> values);
 [[nodiscard]] sample_summary summarize(std::span<const double> values);
 
+// Student's t distribution with `df` > 0 degrees of freedom (not necessarily whole):
+// P(T <= t), and its inverse for 0 < probability < 1.
+[[nodiscard]] double student_t_cdf(double t, double df);
+[[nodiscard]] double student_t_quantile(double probability, double df);
+
 }  // namespace hdb
