@@ -1,0 +1,501 @@
+// hdbench-overlap: N bytes split into C chunks over S streams, each chunk H2D -> kernel -> D2H.
+//
+// Timed (CUDA events, manual time, one pass per iteration):
+// - pipeline: one whole pass is one operation. Pinned passes are enqueued behind the spin gate
+//   (enqueue cost excluded); pageable passes and the host-sync pitfall block the host, so they run
+//   between their events as a program would run them (host time inside them included).
+// - timeline: one pass with an event before and after every operation, read against one origin
+//   event; every chunk of one configuration is its own case (its start/end metrics, docs/overlap.md).
+// - movement_tax: one call of the kernel with or without the data movement around it.
+// - calibration: the start-up measurements every ideal bound is computed from, as reported numbers.
+// Excluded: allocation and pinning (buffers are shared by the cases of a device and memory kind),
+// pattern fill, graph capture and instantiation, the warm-up pass and verification.
+// Bytes: throughput = N / pipeline time (each byte is copied in, transformed and copied out once).
+// Derived: serial time (the measured one-stream one-chunk pass), ideal time (overlap_model.hpp),
+// speedup and overlap efficiency; every formula is in docs/overlap.md.
+#include "overlap.hpp"
+
+#include "overlap_model.hpp"
+#include "pipeline.hpp"
+#include "transform.hpp"
+
+#include "hdb/family.hpp"
+#include "hdb/measure.hpp"
+#include "hdb/sizes.hpp"
+#include "hdb/stream.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace hdb::overlap {
+namespace {
+
+constexpr std::size_t max_probe_bytes = std::size_t{64} << 20;
+// The stream-semantics pitfalls: one two-stream pipeline, four chunks per stream.
+constexpr int semantics_streams = 2;
+constexpr int semantics_chunks = 8;
+// Graph vs stream launches: the four-stream pipeline at the sweep's finest default chunking.
+constexpr int graph_streams = 4;
+constexpr int graph_chunks = 32;
+// Timelines: one stream against four.
+constexpr int timeline_streams[] = {1, 4};
+// Serial baseline passes measured when no one-stream one-chunk case ran before (a filter).
+constexpr int serial_samples = 3;
+
+// ---------------------------------------------------------------- flags
+
+void check_size(const std::string& flag, const std::string& value) {
+  std::size_t bytes = 0;
+  try {
+    bytes = parse_size(value);
+  } catch (const usage_error& e) {
+    throw usage_error("bad value for --" + flag + ": " + e.what());
+  }
+  if (bytes == 0 || bytes % chunk_alignment != 0) {
+    throw usage_error("bad value for --" + flag + ": '" + value + "' (a size > 0 in whole 4 KiB pages, e.g. 1G)");
+  }
+}
+
+void check_chunk_rules(const std::string& flag, const std::string& value) {
+  try {
+    static_cast<void>(parse_chunk_rules(value));
+  } catch (const std::invalid_argument& e) {
+    throw usage_error("bad value for --" + flag + ": " + e.what());
+  }
+}
+
+void check_single_count(const std::string& flag, const std::string& value) {
+  if (parse_positive_int_list(flag, value).size() != 1) {
+    throw usage_error("bad value for --" + flag + ": '" + value + "' (one whole number >= 1)");
+  }
+}
+
+struct settings {
+  std::size_t bytes = 0;
+  std::vector<int> streams;
+  std::vector<chunk_rule> chunks;
+  std::vector<int> pageable_streams;
+  std::vector<chunk_rule> pageable_chunks;
+  int timeline_chunks = 0;
+  std::size_t tax_bytes = 0;
+};
+
+settings read_settings(const run_options& options) {
+  settings s;
+  s.bytes = parse_size(options.value("size"));
+  s.streams = parse_positive_int_list("streams", options.value("streams"));
+  s.chunks = parse_chunk_rules(options.value("chunks"));
+  s.pageable_streams = parse_positive_int_list("pageable-streams", options.value("pageable-streams"));
+  s.pageable_chunks = parse_chunk_rules(options.value("pageable-chunks"));
+  s.timeline_chunks = parse_positive_int_list("timeline-chunks", options.value("timeline-chunks")).front();
+  // The tax runs on the front of the pipeline buffers, so it can be at most --size.
+  s.tax_bytes = std::min(parse_size(options.value("tax-size")), s.bytes);
+  for (auto* list : {&s.streams, &s.pageable_streams}) {
+    std::sort(list->begin(), list->end());
+    list->erase(std::unique(list->begin(), list->end()), list->end());
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------- shared state
+
+// What the cases of one process share: each device's calibration, the buffers of the (device,
+// kind, size) now in use, the measured serial baselines, and one slot for the fixture of the case
+// now running. The slot is emptied before a new fixture is built, so two cases' pipelines (and
+// their buffers) never coexist.
+class family_state {
+ public:
+  const device_calibration& calibration(const settings& s, int device, spin_gate& gate) {
+    auto found = calibrations_.find(device);
+    if (found == calibrations_.end()) {
+      found = calibrations_.emplace(device, calibrate(std::min(max_probe_bytes, s.bytes), gate)).first;
+    }
+    return found->second;
+  }
+
+  std::shared_ptr<const pipeline_buffers> buffers(int device, host_kind kind, std::size_t bytes) {
+    if (!buffers_ || buffers_->device != device || buffers_->kind != kind || buffers_->bytes != bytes) {
+      buffers_.reset();  // release the old set before allocating the new one
+      buffers_ = std::make_shared<const pipeline_buffers>(device, kind, bytes);
+    }
+    return buffers_;
+  }
+
+  template <class Fixture, class Make>
+  Fixture& fixture(const std::string& key, Make&& make) {
+    if (key != slot_key_ || !slot_) {
+      slot_.reset();
+      slot_key_.clear();
+      std::shared_ptr<Fixture> made = make();
+      slot_ = made;
+      slot_key_ = key;
+    }
+    return *std::static_pointer_cast<Fixture>(slot_);
+  }
+
+  void add_serial_sample(int device, regime r, host_kind kind, double us) { serial_[{device, r, kind}].push_back(us); }
+
+  // Median one-stream one-chunk pass of the regime over these buffers' device and memory kind;
+  // measured here when no such case has run yet.
+  double serial_us(const std::shared_ptr<const pipeline_buffers>& buffers, regime r, std::uint32_t iterations,
+                   spin_gate& gate) {
+    auto& samples = serial_[{buffers->device, r, buffers->kind}];
+    if (samples.empty()) {
+      const pipeline serial({issue_mode::nonblocking, 1, 1, iterations}, buffers, gate);
+      for (int i = 0; i < serial_samples; ++i) samples.push_back(serial.run(gate));
+    }
+    return median(samples);
+  }
+
+ private:
+  std::map<int, device_calibration> calibrations_;
+  std::shared_ptr<const pipeline_buffers> buffers_;
+  std::map<std::tuple<int, regime, host_kind>, std::vector<double>> serial_;
+  std::shared_ptr<void> slot_;
+  std::string slot_key_;
+};
+
+struct case_context {
+  settings config;
+  family_env* env = nullptr;
+  family_state state;
+};
+
+std::vector<chunk> checked_split(std::size_t bytes, int chunks, int streams) {
+  if (chunks < streams) {
+    throw skip_case(std::to_string(chunks) + " chunks on " + std::to_string(streams) +
+                    " streams would leave a stream without work (chunks must be >= streams)");
+  }
+  try {
+    return split_into_chunks(bytes, chunks);
+  } catch (const std::invalid_argument& e) {
+    throw skip_case(e.what());
+  }
+}
+
+// ---------------------------------------------------------------- pipeline cases
+
+struct pipeline_case {
+  int device = 0;
+  regime work = regime::balanced;
+  host_kind host = host_kind::pinned;
+  issue_mode mode = issue_mode::nonblocking;
+  int streams = 1;
+  int chunks = 1;
+};
+
+void run_pipeline_case(benchmark::State& state, case_context& ctx, const pipeline_case& pc, const std::string& key) {
+  const device_info& info = ctx.env->device(pc.device);
+  spin_gate& gate = *ctx.env->gate;
+  const std::size_t bytes = ctx.config.bytes;
+  const auto chunks = checked_split(bytes, pc.chunks, pc.streams);
+  require_device_memory(bytes, info);
+  const device_calibration& cal = ctx.state.calibration(ctx.config, pc.device, gate);
+  const std::uint32_t iterations = cal.kernel(pc.work).iterations;
+  const pipeline& p = ctx.state.fixture<pipeline>(key, [&] {
+    return std::make_shared<pipeline>(pipeline_config{pc.mode, pc.streams, pc.chunks, iterations},
+                                      ctx.state.buffers(pc.device, pc.host, bytes), gate);
+  });
+  double total_us = 0;
+  for (auto _ : state) {
+    const double us = p.run(gate);
+    state.SetIterationTime(us / 1e6);
+    total_us += us;
+  }
+  const double measured = total_us / static_cast<double>(state.iterations());
+  if (pc.streams == 1 && pc.chunks == 1 && pc.mode == issue_mode::nonblocking) {
+    ctx.state.add_serial_sample(pc.device, pc.work, pc.host, measured);
+  }
+  const double serial = ctx.state.serial_us(ctx.state.buffers(pc.device, pc.host, bytes), pc.work, iterations, gate);
+  const double ideal = ideal_time_us(cal.rates(pc.host, pc.work), chunks, pc.streams);
+  state.counters["pipeline_time"] = measured;
+  state.counters["throughput"] = static_cast<double>(bytes) / (measured * 1e3);
+  state.counters["serial_time"] = serial;
+  state.counters["ideal_time"] = ideal;
+  state.counters["speedup"] = speedup(serial, measured);
+  state.counters["ideal_speedup"] = speedup(serial, ideal);
+  // One stream has no room to overlap (its ideal is the serial time): no efficiency row.
+  if (pc.streams > 1) {
+    if (const auto e = overlap_efficiency(serial, measured, ideal)) state.counters["efficiency"] = 100 * *e;
+  }
+}
+
+// ---------------------------------------------------------------- timeline cases
+
+struct timeline_series {
+  timeline_series(const pipeline_config& config, std::shared_ptr<const pipeline_buffers> buffers, spin_gate& gate)
+      : runs_of(config, std::move(buffers), gate) {}
+  pipeline runs_of;
+  std::vector<timeline> runs;  // one per repetition, shared by the chunk cases of the configuration
+};
+
+struct timeline_case {
+  int device = 0;
+  host_kind host = host_kind::pinned;
+  int streams = 1;
+  int chunks = 1;
+  int chunk_index = 0;
+};
+
+void run_timeline_case(benchmark::State& state, case_context& ctx, const timeline_case& tc, const std::string& series_key,
+                       std::size_t repetition) {
+  const device_info& info = ctx.env->device(tc.device);
+  spin_gate& gate = *ctx.env->gate;
+  const std::size_t bytes = ctx.config.bytes;
+  const auto chunks = checked_split(bytes, tc.chunks, tc.streams);
+  require_device_memory(bytes, info);
+  const device_calibration& cal = ctx.state.calibration(ctx.config, tc.device, gate);
+  const pipeline_config config{issue_mode::nonblocking, tc.streams, tc.chunks, cal.kernel(regime::balanced).iterations};
+  timeline_series& series = ctx.state.fixture<timeline_series>(series_key, [&] {
+    return std::make_shared<timeline_series>(config, ctx.state.buffers(tc.device, tc.host, bytes), gate);
+  });
+  // Repetition r of every chunk case reads pass r, so the chunks of one repetition are one pass.
+  while (series.runs.size() <= repetition) series.runs.push_back(series.runs_of.run_with_timeline(gate));
+  const timeline& pass = series.runs[repetition];
+  for (auto _ : state) state.SetIterationTime(pass.total_us / 1e6);
+  const chunk_timeline& c = pass.chunks[static_cast<std::size_t>(tc.chunk_index)];
+  state.counters["h2d_start"] = c.h2d.start_us;
+  state.counters["h2d_end"] = c.h2d.end_us;
+  state.counters["kernel_start"] = c.kernel.start_us;
+  state.counters["kernel_end"] = c.kernel.end_us;
+  state.counters["d2h_start"] = c.d2h.start_us;
+  state.counters["d2h_end"] = c.d2h.end_us;
+  state.counters["pipeline_time"] = pass.total_us;
+  state.counters["ideal_time"] = ideal_time_us(cal.rates(tc.host, regime::balanced), chunks, tc.streams);
+}
+
+// ---------------------------------------------------------------- movement tax
+
+struct tax_fixture {
+  tax_fixture(tax_variant variant, std::size_t bytes, std::uint32_t iterations, const std::shared_ptr<const pipeline_buffers>& buffers,
+              spin_gate& gate)
+      : measured(variant, bytes, iterations, buffers, gate) {
+    const movement_tax resident(tax_variant::resident, bytes, iterations, buffers, gate);
+    std::vector<double> us;
+    for (int i = 0; i < serial_samples; ++i) us.push_back(resident.run(gate));
+    resident_us = median(us);
+  }
+  movement_tax measured;
+  double resident_us = 0;
+};
+
+void run_tax_case(benchmark::State& state, case_context& ctx, int device, regime work, tax_variant variant,
+                  const std::string& key) {
+  const device_info& info = ctx.env->device(device);
+  spin_gate& gate = *ctx.env->gate;
+  require_device_memory(ctx.config.bytes, info);
+  const device_calibration& cal = ctx.state.calibration(ctx.config, device, gate);
+  const tax_fixture& fx = ctx.state.fixture<tax_fixture>(key, [&] {
+    return std::make_shared<tax_fixture>(variant, ctx.config.tax_bytes, cal.kernel(work).iterations,
+                                         ctx.state.buffers(device, host_kind::pinned, ctx.config.bytes), gate);
+  });
+  double total_us = 0;
+  for (auto _ : state) {
+    const double us = fx.measured.run(gate);
+    state.SetIterationTime(us / 1e6);
+    total_us += us;
+  }
+  const double call_us = total_us / static_cast<double>(state.iterations());
+  state.counters["call_time"] = call_us;
+  state.counters["tax_ratio"] = call_us / fx.resident_us;
+}
+
+// ---------------------------------------------------------------- calibration cases
+
+enum class calibration_part { pinned_link, pageable_link, kernel };
+
+void run_calibration_case(benchmark::State& state, case_context& ctx, int device, calibration_part part, regime work) {
+  const device_calibration& cal = ctx.state.calibration(ctx.config, device, *ctx.env->gate);
+  const double probe_h2d_s = static_cast<double>(cal.probe_bytes) / (cal.pinned.h2d_gbps * 1e9);
+  for (auto _ : state) state.SetIterationTime(probe_h2d_s);  // the numbers are the counters
+  switch (part) {
+    case calibration_part::pinned_link:
+    case calibration_part::pageable_link: {
+      const link_rates& link = part == calibration_part::pinned_link ? cal.pinned : cal.pageable;
+      state.counters["h2d_bandwidth"] = link.h2d_gbps;
+      state.counters["d2h_bandwidth"] = link.d2h_gbps;
+      if (part == calibration_part::pinned_link) state.counters["bidir_bandwidth"] = link.bidir_gbps;
+      break;
+    }
+    case calibration_part::kernel: {
+      const regime_kernel& k = cal.kernel(work);
+      state.counters["kernel_bandwidth"] = k.kernel_gbps;
+      state.counters["iterations"] = k.iterations;
+      // Achieved kernel time / H2D time of the same bytes: the regime's target ratio, as measured.
+      state.counters["kernel_copy_ratio"] = cal.pinned.h2d_gbps / k.kernel_gbps;
+      break;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- registration
+
+std::string number(int n) { return std::to_string(n); }
+
+void register_device(const std::shared_ptr<case_context>& ctx, int device, case_registry& registry) {
+  const settings& s = ctx->config;
+  const std::string size = std::to_string(s.bytes);
+  const auto add = [&](case_spec spec, std::function<void(benchmark::State&)> body) {
+    spec.body = std::move(body);
+    registry.add(std::move(spec));
+  };
+
+  const std::string probe = std::to_string(std::min(max_probe_bytes, s.bytes));
+  for (host_kind kind : {host_kind::pinned, host_kind::pageable}) {
+    const auto part = kind == host_kind::pinned ? calibration_part::pinned_link : calibration_part::pageable_link;
+    add(make_case("overlap", "calibration", {{"api", "link"}, {"host_kind", std::string(to_string(kind))}, {"size_bytes", probe}}, {device}),
+        [ctx, device, part](benchmark::State& st) { run_calibration_case(st, *ctx, device, part, regime::balanced); });
+  }
+  for (regime r : all_regimes) {
+    add(make_case("overlap", "calibration", {{"api", "kernel"}, {"regime", std::string(to_string(r))}, {"size_bytes", probe}}, {device}),
+        [ctx, device, r](benchmark::State& st) { run_calibration_case(st, *ctx, device, calibration_part::kernel, r); });
+  }
+
+  const auto add_pipeline = [&](const char* kind, const pipeline_case& pc, std::vector<std::string> headline) {
+    case_spec spec = make_case("overlap", kind,
+                               {{"regime", std::string(to_string(pc.work))},
+                                {"host_kind", std::string(to_string(pc.host))},
+                                {"api", std::string(to_string(pc.mode))},
+                                {"streams", number(pc.streams)},
+                                {"chunks", number(pc.chunks)},
+                                {"size_bytes", size}},
+                               {device});
+    spec.headline_metrics = std::move(headline);
+    const std::string key = spec.name;
+    add(std::move(spec), [ctx, pc, key](benchmark::State& st) { run_pipeline_case(st, *ctx, pc, key); });
+  };
+
+  // The sweep, pinned: every regime x streams x chunks. The headline is the balanced pipeline on
+  // four streams (or the most streams asked for) at its finest chunking.
+  const int headline_streams =
+      std::find(s.streams.begin(), s.streams.end(), 4) != s.streams.end() ? 4 : s.streams.back();
+  const int headline_chunks = chunk_counts(s.chunks, headline_streams).back();
+  for (regime r : all_regimes) {
+    for (int streams : s.streams) {
+      for (int chunks : chunk_counts(s.chunks, streams)) {
+        const bool headline = r == regime::balanced && streams == headline_streams && chunks == headline_chunks;
+        add_pipeline("pipeline", {device, r, host_kind::pinned, issue_mode::nonblocking, streams, chunks},
+                     headline ? std::vector<std::string>{"speedup", "efficiency"} : std::vector<std::string>{});
+      }
+    }
+  }
+  for (issue_mode mode : {issue_mode::nonblocking, issue_mode::legacy_default, issue_mode::per_thread_default,
+                          issue_mode::host_sync}) {
+    add_pipeline("stream_semantics", {device, regime::balanced, host_kind::pinned, mode, semantics_streams, semantics_chunks}, {});
+  }
+  for (issue_mode mode : {issue_mode::nonblocking, issue_mode::graph}) {
+    add_pipeline("graph", {device, regime::balanced, host_kind::pinned, mode, graph_streams, graph_chunks}, {});
+  }
+
+  const auto add_timelines = [&](host_kind kind) {
+    for (int streams : timeline_streams) {
+      const std::string series_key = "timeline/" + std::string(to_string(kind)) + "/" + number(streams) + "/gpu" + number(device);
+      for (int c = 0; c < s.timeline_chunks; ++c) {
+        case_spec spec = make_case("overlap", "timeline",
+                                   {{"regime", "balanced"},
+                                    {"host_kind", std::string(to_string(kind))},
+                                    {"streams", number(streams)},
+                                    {"chunks", number(s.timeline_chunks)},
+                                    {"chunk", number(c)},
+                                    {"size_bytes", size}},
+                                   {device});
+        const timeline_case tc{device, kind, streams, s.timeline_chunks, c};
+        auto repetition = std::make_shared<std::size_t>(0);
+        add(std::move(spec), [ctx, tc, series_key, repetition](benchmark::State& st) {
+          run_timeline_case(st, *ctx, tc, series_key, (*repetition)++);
+        });
+      }
+    }
+  };
+  add_timelines(host_kind::pinned);
+
+  const std::string tax_size = std::to_string(s.tax_bytes);
+  for (regime r : all_regimes) {
+    for (tax_variant v : all_tax_variants) {
+      case_spec spec = make_case("overlap", "movement_tax",
+                                 {{"regime", std::string(to_string(r))},
+                                  {"host_kind", "pinned"},
+                                  {"api", std::string(to_string(v))},
+                                  {"size_bytes", tax_size}},
+                                 {device});
+      const std::string key = spec.name;
+      add(std::move(spec), [ctx, device, r, v, key](benchmark::State& st) { run_tax_case(st, *ctx, device, r, v, key); });
+    }
+  }
+
+  // Pageable last, so the pinned buffers are released once: pageable copies block the host, so
+  // only the balanced regime, at the --pageable-chunks chunking, teaches what there is to teach.
+  for (int streams : s.pageable_streams) {
+    for (int chunks : chunk_counts(s.pageable_chunks, streams)) {
+      add_pipeline("pipeline", {device, regime::balanced, host_kind::pageable, issue_mode::nonblocking, streams, chunks}, {});
+    }
+  }
+  add_timelines(host_kind::pageable);
+}
+
+void register_cases(const run_options& options, family_env& env, case_registry& registry) {
+  auto ctx = std::make_shared<case_context>();
+  ctx->config = read_settings(options);
+  ctx->env = &env;
+  for (const device_info& d : env.devices) {
+    const device_scope on(d.index);
+    preload_transform();
+    register_device(ctx, d.index, registry);
+  }
+}
+
+}  // namespace
+
+family_spec family() {
+  family_spec spec;
+  spec.name = "overlap";
+  spec.summary =
+      "copy/compute overlap: N bytes in C chunks over S streams (H2D -> kernel -> D2H per chunk) in three "
+      "calibrated regimes with pinned and pageable memory, against the ideal bound from measured link rates; "
+      "stream-semantics pitfalls, a CUDA-graph pipeline, the movement tax and per-operation timelines";
+  spec.flags = {
+      {"size", "1G", "256M", "bytes per pipeline pass, whole 4 KiB pages (K,M,G binary)", check_size},
+      {"streams", "1,2,3,4,8", "1,2,4", "stream counts of the pinned sweep", flag_checks::positive_int_list},
+      {"chunks", "S,4S,32", "S,32", "chunk counts per stream count: N (fixed) or kS (k x streams)", check_chunk_rules},
+      {"pageable-streams", "1,2,4", "1,4", "stream counts of the pageable sweep (balanced regime)",
+       flag_checks::positive_int_list},
+      {"pageable-chunks", "4S", "4S", "chunk counts of the pageable sweep, as --chunks", check_chunk_rules},
+      {"timeline-chunks", "16", "8", "chunks of the 1- and 4-stream timeline pipelines", check_single_count},
+      {"tax-size", "256M", "64M", "bytes per movement-tax call (at most --size)", check_size},
+  };
+  spec.metrics = {
+      {"pipeline_time", "us", "lower", "device time of one whole pass (events; gated when nothing blocks the host)"},
+      {"throughput", "GB/s", "higher", "bytes per pass / pipeline_time"},
+      {"serial_time", "us", "lower", "median measured pass of the same regime and memory on one stream in one chunk"},
+      {"ideal_time", "us", "lower", "bound from measured rates: longest stage + pipeline fill, copies sharing the link at the bidirectional rate"},
+      {"speedup", "x", "higher", "serial_time / pipeline_time"},
+      {"ideal_speedup", "x", "higher", "serial_time / ideal_time"},
+      {"efficiency", "%", "higher", "100 x (serial_time - pipeline_time) / (serial_time - ideal_time); absent for one stream"},
+      {"h2d_start", "us", "lower", "timeline: the chunk's H2D reached on its stream, after the origin event"},
+      {"h2d_end", "us", "lower", "timeline: the chunk's H2D finished, after the origin event"},
+      {"kernel_start", "us", "lower", "timeline: the chunk's kernel reached on its stream, after the origin event"},
+      {"kernel_end", "us", "lower", "timeline: the chunk's kernel finished, after the origin event"},
+      {"d2h_start", "us", "lower", "timeline: the chunk's D2H reached on its stream, after the origin event"},
+      {"d2h_end", "us", "lower", "timeline: the chunk's D2H finished, after the origin event"},
+      {"call_time", "us", "lower", "movement tax: device time of one call (kernel plus the movement of its variant)"},
+      {"tax_ratio", "x", "lower", "movement tax: call_time / the resident kernel's median call"},
+      {"h2d_bandwidth", "GB/s", "higher", "calibration: host-to-device copy alone on the link"},
+      {"d2h_bandwidth", "GB/s", "higher", "calibration: device-to-host copy alone on the link"},
+      {"bidir_bandwidth", "GB/s", "higher", "calibration: both directions at once, summed"},
+      {"kernel_bandwidth", "GB/s", "higher", "calibration: bytes the regime's kernel transforms per second, resident data"},
+      {"iterations", "count", "lower", "calibration: kernel steps per 32-bit word chosen for the regime"},
+      {"kernel_copy_ratio", "x", "lower", "calibration: kernel time / pinned H2D time of the same bytes (target 1, 4, 0.25)"},
+  };
+  spec.register_cases = register_cases;
+  return spec;
+}
+
+}  // namespace hdb::overlap

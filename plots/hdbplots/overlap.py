@@ -1,0 +1,430 @@
+"""Figures of the `overlap` family: when streams overlap copies with kernels, and what it is worth.
+
+Figures (each title states what the data shows; one set per GPU when a run measured several):
+  overlap_timeline          Gantt chart of one pass: 1 vs 4 streams × pinned vs pageable, one lane
+                            per stream, H2D / kernel / D2H in three colours, the ideal bound marked
+  overlap_speedup           speedup over one stream vs stream count, per regime, with the ideal bound
+  overlap_efficiency        overlap efficiency over streams × chunks (heatmap), per regime
+  overlap_movement_tax      one kernel call with and without the data movement around it
+  overlap_stream_semantics  the same two-stream pipeline under four stream semantics, and a CUDA graph
+
+How the family writes timelines into results.csv (docs/overlap.md): case `timeline`, one case per
+chunk (extra `chunk=i;chunks=C;regime=balanced`, columns host_kind and streams), metrics
+h2d_start … d2h_end in µs after the pass's origin event; repetition r of every chunk case is
+pass r. Chunk i ran on stream i mod streams.
+"""
+from __future__ import annotations
+
+import math
+from functools import partial
+from typing import Iterable, Sequence
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from .common import (FigureJob, Row, Run, figure_legend, finish, format_bytes, format_number,
+                     format_time_us, group, host_color, new_figure, ordered)
+
+FAMILY = "overlap"
+REGIMES = ("balanced", "compute_heavy", "copy_heavy")
+REGIME_NAMES = {"balanced": "balanced (kernel ≈ copy)", "compute_heavy": "compute-heavy (kernel ≈ 4× copy)",
+                "copy_heavy": "copy-heavy (kernel ≈ ¼ copy)"}
+STAGES = (("h2d", "H2D copy", "#0072B2"), ("kernel", "kernel", "#E69F00"), ("d2h", "D2H copy", "#009E73"))
+SEMANTICS = ("nonblocking", "per_thread_default", "legacy_default", "host_sync")
+SEMANTICS_NAMES = {"nonblocking": "non-blocking streams", "per_thread_default": "kernel on per-thread\ndefault stream",
+                   "legacy_default": "kernel on legacy\ndefault stream", "host_sync": "host sync\nafter each chunk",
+                   "graph": "CUDA graph\n(4 streams)", "graph_streams": "stream launches\n(4 streams)"}
+TAX_VARIANTS = ("resident", "device_generated", "round_trip", "host_generated")
+TAX_NAMES = {"resident": "kernel alone\n(data resident)", "device_generated": "input generated\non the device",
+             "round_trip": "H2D + kernel\n+ D2H", "host_generated": "input from a CPU\nloop + H2D"}
+TAX_COLORS = {"resident": "#E69F00", "device_generated": "#D55E00", "round_trip": "#0072B2",
+              "host_generated": "#56B4E9"}
+IDEAL_STYLE = {"color": "#CC0000", "linestyle": (0, (4, 2)), "linewidth": 1.6}
+
+
+def figures(run: Run) -> list[FigureJob]:
+    """The overlap figures this run has data for, per GPU, in reading order."""
+    rows = run.ok_rows(FAMILY)
+    devices = ordered((device_of(r) for r in rows), [])
+    jobs: list[FigureJob] = []
+    for device in devices:
+        mine = [r for r in rows if device_of(r) == device]
+        suffix = f"_gpu{device}" if len(devices) > 1 and device else ""
+        if timeline_configs(mine):
+            jobs.append(FigureJob(f"overlap_timeline{suffix}", partial(timeline_figure, run, mine)))
+        if sweep(mine, "speedup"):
+            jobs.append(FigureJob(f"overlap_speedup{suffix}", partial(speedup_figure, run, mine)))
+        if sweep(mine, "efficiency"):
+            jobs.append(FigureJob(f"overlap_efficiency{suffix}", partial(efficiency_figure, run, mine)))
+        if [r for r in mine if r.case == "movement_tax"]:
+            jobs.append(FigureJob(f"overlap_movement_tax{suffix}", partial(tax_figure, run, mine)))
+        if [r for r in mine if r.case in ("stream_semantics", "graph")]:
+            jobs.append(FigureJob(f"overlap_stream_semantics{suffix}", partial(semantics_figure, run, mine)))
+    return jobs
+
+
+# ---------------------------------------------------------------- reading rows
+
+def device_of(row: Row) -> str:
+    """The row's GPU (CSV schema 2 `device` column), '' when the reader does not carry it."""
+    return str(getattr(row, "device", "") or "")
+
+
+def extras(row: Row) -> dict[str, str]:
+    """The `extra` column as a dict: 'chunks=32;regime=balanced' → {'chunks': '32', ...}."""
+    return dict(item.split("=", 1) for item in row.extra.split(";") if "=" in item)
+
+
+def extra_int(row: Row, key: str) -> int | None:
+    value = extras(row).get(key)
+    return int(value) if value and value.isdigit() else None
+
+
+def median_of(rows: Iterable[Row], metric: str) -> float | None:
+    for r in rows:
+        if r.metric == metric and r.statistic == "median":
+            return r.value
+    return None
+
+
+def stat_of(rows: Iterable[Row], metric: str, statistic: str) -> float | None:
+    for r in rows:
+        if r.metric == metric and r.statistic == statistic:
+            return r.value
+    return None
+
+
+def sweep(rows: Sequence[Row], metric: str) -> dict[tuple[str, str, int, int], list[Row]]:
+    """(regime, host kind, streams, chunks) → rows of the stream sweep that carry `metric`."""
+    groups = group((r for r in rows if r.case == "pipeline" and r.api == "nonblocking"),
+                   lambda r: (extras(r).get("regime", ""), r.host_kind, r.streams or 0, extra_int(r, "chunks") or 0))
+    return {k: v for k, v in groups.items() if median_of(v, metric) is not None}
+
+
+def best_over_chunks(rows: Sequence[Row], metric: str) -> dict[tuple[str, str, int], tuple[int, list[Row]]]:
+    """(regime, host kind, streams) → (chunks, rows) of the chunk count with the best median."""
+    best: dict[tuple[str, str, int], tuple[int, list[Row]]] = {}
+    for (regime, host, streams, chunks), config in sweep(rows, metric).items():
+        key = (regime, host, streams)
+        if key not in best or median_of(config, metric) > median_of(best[key][1], metric):
+            best[key] = (chunks, config)
+    return best
+
+
+# ---------------------------------------------------------------- timeline (Gantt)
+
+def timeline_configs(rows: Sequence[Row]) -> dict[tuple[str, int], dict[int, list[Row]]]:
+    """(host kind, streams) → chunk index → that chunk case's rows."""
+    configs: dict[tuple[str, int], dict[int, list[Row]]] = {}
+    for r in rows:
+        chunk = extra_int(r, "chunk")
+        if r.case == "timeline" and chunk is not None and r.streams:
+            configs.setdefault((r.host_kind, r.streams), {}).setdefault(chunk, []).append(r)
+    return configs
+
+
+def samples(rows: Sequence[Row], metric: str) -> list[float]:
+    """A metric's sample values in repetition order (the CSV lists them by sample_index)."""
+    return [r.value for r in rows if r.metric == metric and r.statistic == "sample"]
+
+
+def one_pass(chunks: dict[int, list[Row]]) -> tuple[dict[int, dict[str, float]], float, str]:
+    """Every chunk's six times from one real pass — the repetition with the median pass time —
+    plus that pass time and a note. Without sample rows, each time's median (medians keep each
+    chunk's order: H2D end ≤ kernel start … holds in every repetition, so in the medians)."""
+    totals = samples(chunks[min(chunks)], "pipeline_time")
+    metrics = [f"{stage}_{edge}" for stage, _, _ in STAGES for edge in ("start", "end")]
+    complete = totals and all(len(samples(c, m)) == len(totals) for c in chunks.values() for m in metrics)
+    if complete:
+        pick = sorted(range(len(totals)), key=lambda i: totals[i])[(len(totals) - 1) // 2]
+        times = {i: {m: samples(c, m)[pick] for m in metrics} for i, c in chunks.items()}
+        return times, totals[pick], f"pass {pick + 1} of {len(totals)}, the median"
+    times = {i: {m: median_of(c, m) or 0.0 for m in metrics} for i, c in chunks.items()}
+    return times, median_of(chunks[min(chunks)], "pipeline_time") or 0.0, "medians of every time"
+
+
+def timeline_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+    """1 vs 4 streams (columns) × pinned vs pageable (rows): one lane per stream."""
+    configs = timeline_configs(rows)
+    hosts = ordered((h for h, _ in configs), ("pinned", "pageable"))
+    stream_counts = sorted({s for _, s in configs})
+    fig = Figure(figsize=(13.5, 2.2 + 2.1 * len(hosts)))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(len(hosts), len(stream_counts), squeeze=False)
+    summary: dict[tuple[str, int], tuple[float, float | None]] = {}
+    for row_index, host in enumerate(hosts):
+        longest = 0.0
+        for col, streams in enumerate(stream_counts):
+            ax = axes[row_index][col]
+            chunks = configs.get((host, streams))
+            if not chunks:
+                ax.set_visible(False)
+                continue
+            total, ideal = draw_gantt(ax, host, streams, chunks)
+            summary[(host, streams)] = (total, ideal)
+            longest = max(longest, total, ideal or 0.0)
+        for col in range(len(stream_counts)):  # one time scale per memory kind: columns compare directly
+            axes[row_index][col].set_xlim(0, longest * 1.04 / 1e3)
+    handles = [Patch(color=color, label=label) for _, label, color in STAGES]
+    handles.append(Line2D([], [], label="ideal bound (measured link and kernel rates)", **IDEAL_STYLE))
+    legend = figure_legend(fig, handles, [h.get_label() for h in handles], max_cols=4)
+    return finish(fig, timeline_lesson(summary), run.subtitle(), legend)
+
+
+def draw_gantt(ax: Axes, host: str, streams: int, chunks: dict[int, list[Row]]) -> tuple[float, float | None]:
+    times, total, note = one_pass(chunks)
+    count = len(chunks)
+    for index, t in times.items():
+        lane = index % streams
+        for stage, _, color in STAGES:
+            start, end = t[f"{stage}_start"] / 1e3, t[f"{stage}_end"] / 1e3
+            ax.broken_barh([(start, max(end - start, 1e-4))], (lane - 0.38, 0.76), facecolors=color,
+                           edgecolors="white", linewidth=0.3)
+    ideal = median_of(chunks[min(chunks)], "ideal_time")
+    if ideal:
+        ax.axvline(ideal / 1e3, **IDEAL_STYLE)
+        ax.annotate(f"ideal {format_time_us(ideal)}", xy=(ideal / 1e3, -0.5), xytext=(3, -2),
+                    textcoords="offset points", fontsize=8, color=IDEAL_STYLE["color"], va="top",
+                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
+    ax.axvline(total / 1e3, color="0.2", linewidth=1.0)
+    ax.set_yticks(range(streams))
+    ax.set_yticklabels([f"stream {s}" for s in range(streams)])
+    ax.set_ylim(streams - 0.5, -0.5)
+    ax.set_xlabel("time since the pass's origin event (ms)")
+    size = next((r.size_bytes for rows in chunks.values() for r in rows if r.size_bytes), None)
+    what = f"{host}, {streams} stream{'s' if streams > 1 else ''}, {count} chunks"
+    if size:
+        what += f" of {format_bytes(size / count)}"
+    ax.set_title(f"{what}: {format_time_us(total)}  ({note})", loc="left", fontsize=9.5)
+    ax.grid(True, axis="x", color="0.88")
+    return total, ideal
+
+
+def timeline_lesson(summary: dict[tuple[str, int], tuple[float, float | None]]) -> str:
+    one, four = summary.get(("pinned", 1)), summary.get(("pinned", 4))
+    if one and four:
+        text = (f"Four streams let copies in both directions and kernels run at once: "
+                f"{format_time_us(four[0])} instead of {format_time_us(one[0])} on one stream "
+                f"({one[0] / four[0]:.1f}×)")
+        if four[1]:
+            text += f", ideal {format_time_us(four[1])}"
+        paged = summary.get(("pageable", 4))
+        if paged:
+            text += f"; pageable memory serialises them again ({format_time_us(paged[0])})"
+        return text
+    return "One lane per stream: overlap shows as bars of different colours side by side"
+
+
+# ---------------------------------------------------------------- speedup vs streams
+
+def speedup_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+    best = best_over_chunks(rows, "speedup")
+    regimes = ordered((k[0] for k in best), REGIMES)
+    fig, axes = new_figure(ncols=len(regimes), width=4.6 * len(regimes) + 1, height=5.0, sharey=True)
+    top = 1.0
+    for ax, regime in zip(axes, regimes):
+        for host in ordered((k[1] for k in best if k[0] == regime), ("pinned", "pageable")):
+            points = sorted((s, config) for (r, h, s), config in best.items() if r == regime and h == host)
+            streams = [s for s, _ in points]
+            medians = [median_of(c, "speedup") for _, (_, c) in points]
+            lows = [stat_of(c, "speedup", "min") or m for (_, (_, c)), m in zip(points, medians)]
+            highs = [stat_of(c, "speedup", "max") or m for (_, (_, c)), m in zip(points, medians)]
+            ax.errorbar(streams, medians, yerr=[np.subtract(medians, lows), np.subtract(highs, medians)],
+                        color=host_color(host), marker="o", linewidth=1.8, capsize=3, label=f"{host}: measured")
+            below = host == "pageable"  # pinned labels above their points, pageable ones below
+            for (s, (chunks, _)), m in zip(points, medians):
+                ax.annotate(f"{m:.2f}×\n@{chunks}", xy=(s, m), xytext=(0, -9 if below else 7), textcoords="offset points",
+                            ha="center", va="top" if below else "bottom", fontsize=7, color=host_color(host))
+            ideal = [median_of(c, "ideal_speedup") for _, (_, c) in points]
+            if all(v is not None for v in ideal):
+                ax.plot(streams, ideal, color=host_color(host), alpha=0.8, label=f"{host}: ideal bound",
+                        **{k: v for k, v in IDEAL_STYLE.items() if k != "color"})
+                top = max(top, max(ideal))
+            top = max(top, max(highs))
+        ax.axhline(1.0, color="0.5", linewidth=0.8)
+        ax.set_xscale("log", base=2)
+        all_streams = sorted({k[2] for k in best if k[0] == regime})
+        ax.set_xticks(all_streams)
+        ax.set_xticklabels([str(s) for s in all_streams])
+        ax.set_xlabel("streams (best chunk count @C)")
+        ax.set_title(REGIME_NAMES.get(regime, regime), loc="left")
+    axes[0].set_ylabel("speedup over one stream, one chunk (×)")
+    axes[0].set_ylim(0, top * 1.25)
+    handles, labels = axes[0].get_legend_handles_labels()
+    legend = figure_legend(fig, handles, labels, title="median, whiskers: min–max of the repetitions")
+    return finish(fig, speedup_lesson(best), run.subtitle(), legend)
+
+
+def speedup_lesson(best: dict[tuple[str, str, int], tuple[int, list[Row]]]) -> str:
+    balanced = {s: c for (r, h, s), (_, c) in best.items() if r == "balanced" and h == "pinned"}
+    multi = {s: c for s, c in balanced.items() if s >= 3}
+    if multi:
+        s, config = max(multi.items(), key=lambda item: median_of(item[1], "speedup") or 0)
+        text = f"Streams overlap copies with compute: balanced pinned pipeline {median_of(config, 'speedup'):.2f}× faster on {s} streams"
+        ideal = median_of(config, "ideal_speedup")
+        if ideal:
+            text += f" (ideal {ideal:.2f}×: the two copy directions share one link)"
+        paged = [median_of(c, "speedup") for (r, h, _), (_, c) in best.items() if r == "balanced" and h == "pageable"]
+        paged = [p for p in paged if p is not None]
+        if paged:
+            text += f"; pageable memory gains at most {max(paged):.2f}×"
+        return text
+    return "Speedup over one stream grows with streams until the slowest stage saturates"
+
+
+# ---------------------------------------------------------------- efficiency heatmap
+
+def efficiency_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+    data = {k: median_of(v, "efficiency") for k, v in sweep(rows, "efficiency").items() if k[1] == "pinned"}
+    if not data:
+        return None
+    regimes = ordered((k[0] for k in data), REGIMES)
+    streams = sorted({k[2] for k in data})
+    chunks = sorted({k[3] for k in data})
+    fig, axes = new_figure(ncols=len(regimes), width=4.4 * len(regimes) + 1.5, height=4.2 + 0.25 * len(chunks))
+    image = None
+    for ax, regime in zip(axes, regimes):
+        grid = np.full((len(chunks), len(streams)), np.nan)
+        for (r, _, s, c), value in data.items():
+            if r == regime and value is not None:
+                grid[chunks.index(c), streams.index(s)] = value
+        image = ax.imshow(grid, origin="lower", cmap="viridis", vmin=0, vmax=100, aspect="auto")
+        for yi in range(len(chunks)):
+            for xi in range(len(streams)):
+                if not math.isnan(grid[yi, xi]):
+                    value = grid[yi, xi]
+                    ax.text(xi, yi, f"{value:.0f}", ha="center", va="center", fontsize=8.5,
+                            color="black" if value > 60 else "white")
+        ax.set_xticks(range(len(streams)))
+        ax.set_xticklabels([str(s) for s in streams])
+        ax.set_yticks(range(len(chunks)))
+        ax.set_yticklabels([str(c) for c in chunks])
+        ax.set_xlabel("streams")
+        ax.set_title(REGIME_NAMES.get(regime, regime), loc="left")
+        ax.grid(False)
+    axes[0].set_ylabel("chunks per pass")
+    fig = finish(fig, efficiency_lesson(data), run.subtitle())
+    if image is not None:
+        # After the layout: a colorbar axes of its own, right of the panels, never on top of them.
+        fig.subplots_adjust(right=0.9)
+        bottom, top = axes[-1].get_position().y0, axes[-1].get_position().y1
+        bar = fig.colorbar(image, cax=fig.add_axes((0.92, bottom, 0.012, top - bottom)))
+        bar.set_label("overlap efficiency (%): 100 = ideal bound, 0 = no overlap", fontsize=8.5)
+    return fig
+
+
+def efficiency_lesson(data: dict[tuple[str, str, int, int], float | None]) -> str:
+    balanced = {(s, c): v for (r, _, s, c), v in data.items() if r == "balanced" and v is not None and s >= 3}
+    if balanced:
+        (s, c), best = max(balanced.items(), key=lambda item: item[1])
+        (s_low, c_low), worst = min(balanced.items(), key=lambda item: item[1])
+        return (f"Overlap needs several chunks per stream: balanced pipelines reach {best:.0f} % of the ideal gain "
+                f"with {s} streams × {c} chunks, {worst:.0f} % with {s_low} × {c_low}")
+    return "Overlap efficiency: the share of the ideal bound's gain over serial that the pipeline achieved"
+
+
+# ---------------------------------------------------------------- movement tax
+
+def tax_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+    data = [r for r in rows if r.case == "movement_tax"]
+    regimes = ordered((extras(r).get("regime", "") for r in data), REGIMES)
+    variants = ordered((r.api for r in data), TAX_VARIANTS)
+    fig, (ax,) = new_figure(width=10.5, height=5.4)
+    width = 0.8 / max(len(variants), 1)
+    top = 0.0
+    for vi, variant in enumerate(variants):
+        for ri, regime in enumerate(regimes):
+            config = [r for r in data if r.api == variant and extras(r).get("regime") == regime]
+            call = median_of(config, "call_time")
+            if call is None:
+                continue
+            x = ri + (vi - (len(variants) - 1) / 2) * width
+            ax.bar(x, call / 1e3, width * 0.92, color=TAX_COLORS.get(variant, "0.5"),
+                   label=TAX_NAMES.get(variant, variant).replace("\n", " ") if ri == 0 else None)
+            ratio = median_of(config, "tax_ratio")
+            if ratio is not None:
+                ax.annotate(f"{ratio:.1f}×", xy=(x, call / 1e3), xytext=(0, 2), textcoords="offset points",
+                            ha="center", fontsize=8)
+            top = max(top, call / 1e3)
+    ax.set_xticks(range(len(regimes)))
+    ax.set_xticklabels([REGIME_NAMES.get(r, r) for r in regimes])
+    ax.set_ylabel("time per call (ms); label: × the kernel alone")
+    ax.set_ylim(0, top * 1.15 if top else 1)
+    size = next((r.size_bytes for r in data if r.size_bytes), None)
+    if size:
+        ax.set_title(f"the same kernel over {format_bytes(size)}, pinned host memory", loc="left")
+    handles, labels = ax.get_legend_handles_labels()
+    legend = figure_legend(fig, handles, labels)
+    return finish(fig, tax_lesson(data), run.subtitle(), legend)
+
+
+def tax_lesson(data: Sequence[Row]) -> str:
+    def ratio(variant: str, regime: str) -> float | None:
+        return median_of([r for r in data if r.api == variant and extras(r).get("regime") == regime], "tax_ratio")
+    for regime in ("copy_heavy", "balanced", "compute_heavy"):
+        round_trip, host = ratio("round_trip", regime), ratio("host_generated", regime)
+        if round_trip:
+            text = f"Moving the data costs more than computing on it: with H2D and D2H around it, a {regime.replace('_', '-')} kernel call takes {round_trip:.1f}× as long"
+            device = ratio("device_generated", regime)
+            if host and device:
+                text += f"; building the input on the CPU costs {host:.1f}×, on the GPU {device:.1f}×"
+            return text
+    return "The movement tax: the same kernel with and without the data movement around it"
+
+
+# ---------------------------------------------------------------- stream semantics
+
+def semantics_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+    fig, axes = new_figure(ncols=2, width=12.5, height=5.0)
+    bars = [(mode, [r for r in rows if r.case == "stream_semantics" and r.api == mode]) for mode in SEMANTICS]
+    bars = [(m, c) for m, c in bars if median_of(c, "pipeline_time") is not None]
+    graph = [(("graph_streams" if r.api == "nonblocking" else r.api),
+              [x for x in rows if x.case == "graph" and x.api == r.api]) for r in rows
+             if r.case == "graph" and r.metric == "pipeline_time" and r.statistic == "median"]
+    for ax, entries, title in ((axes[0], bars, "one two-stream pipeline, four stream semantics"),
+                               (axes[1], graph, "the four-stream pipeline: launches vs one graph")):
+        if not entries:
+            ax.set_visible(False)
+            continue
+        names = [SEMANTICS_NAMES.get(m, m) for m, _ in entries]
+        times = [median_of(c, "pipeline_time") / 1e3 for _, c in entries]
+        ideal = median_of(entries[0][1], "ideal_time")
+        colors = ["#0072B2" if m in ("nonblocking", "graph_streams") else "#999999" if m == "graph" else "#D55E00"
+                  for m, _ in entries]
+        ax.bar(range(len(entries)), times, color=colors)
+        for i, (t, (_, c)) in enumerate(zip(times, entries)):
+            s = median_of(c, "speedup")
+            ax.annotate(f"{format_number(t)} ms" + (f"\n{s:.2f}×" if s else ""), xy=(i, t), xytext=(0, 2),
+                        textcoords="offset points", ha="center", fontsize=8)
+        serial = median_of(entries[0][1], "serial_time")
+        if serial:
+            ax.axhline(serial / 1e3, color="0.35", linestyle=(0, (1, 2)), linewidth=1.4)
+            ax.annotate("one stream, one chunk", xy=(0.99, serial / 1e3), xycoords=("axes fraction", "data"),
+                        ha="right", va="bottom", fontsize=8, color="0.3",
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
+        if ideal:
+            ax.axhline(ideal / 1e3, **IDEAL_STYLE)
+            ax.annotate("ideal bound", xy=(0.99, ideal / 1e3), xycoords=("axes fraction", "data"), ha="right",
+                        va="bottom", fontsize=8, color=IDEAL_STYLE["color"],
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
+        ax.set_xticks(range(len(entries)))
+        ax.set_xticklabels(names, fontsize=8.5)
+        ax.set_ylabel("pass time (ms)")
+        ax.set_ylim(0, max(times + [serial / 1e3 if serial else 0]) * 1.2)
+        ax.set_title(title, loc="left")
+    return finish(fig, semantics_lesson(bars), run.subtitle())
+
+
+def semantics_lesson(bars: Sequence[tuple[str, list[Row]]]) -> str:
+    times = {m: median_of(c, "pipeline_time") for m, c in bars}
+    base = times.get("nonblocking")
+    legacy, sync = times.get("legacy_default"), times.get("host_sync")
+    if base and legacy and sync:
+        return (f"Stream semantics decide overlap: one kernel on the legacy default stream makes the same pipeline "
+                f"{legacy / base:.1f}× slower, a host sync per chunk {sync / base:.1f}×; "
+                f"the per-thread default stream keeps the overlap")
+    return "The same pipeline under different stream semantics"

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Draws every overlap figure from a synthetic run and checks each one was written.
+
+The run is built here rather than stored, so it always carries the schema version and columns the
+plot loader of this checkout reads. Its numbers come from a toy pipeline simulation (one H2D
+engine, the SMs and one D2H engine, each serving one operation at a time), which is enough for
+plausible Gantt charts; they are not measurements.
+
+    plot_test.py --plot-run plots/plot_run.py --workdir DIR [--keep]
+Exit 0 = every expected figure written, 1 = not (the reason is printed).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+EXPECTED = ("overlap_timeline", "overlap_speedup", "overlap_efficiency", "overlap_movement_tax",
+            "overlap_stream_semantics")
+SIZE = 1 << 30
+COLUMNS = ("schema_version", "run_id", "family", "case", "direction", "host_kind", "api", "size_bytes", "streams",
+           "gpus", "src", "dst", "dtype", "device", "gpu_uuid", "extra", "metric", "unit", "better", "headline",
+           "statistic", "sample_index", "value", "status", "reason", "benchmark")
+
+
+def simulate(streams: int, chunks: int, h: float, k: float, d: float, pageable: bool) -> list[dict[str, float]]:
+    """Event times (us) of a pass: each engine and each stream runs one operation at a time."""
+    free = {"h2d": 0.0, "kernel": 0.0, "d2h": 0.0}
+    lane_free = [0.0] * streams
+    out = []
+    for i in range(chunks):
+        lane = i % streams
+        start = max(free["h2d"], lane_free[lane])
+        if pageable:  # a pageable copy waits for everything before it
+            start = max([start] + lane_free + list(free.values()))
+        times = {"h2d_start": start, "h2d_end": start + h / chunks}
+        times["kernel_start"] = max(times["h2d_end"], free["kernel"])
+        times["kernel_end"] = times["kernel_start"] + k / chunks
+        times["d2h_start"] = max(times["kernel_end"], free["d2h"])
+        times["d2h_end"] = times["d2h_start"] + d / chunks
+        free = {"h2d": times["h2d_end"], "kernel": times["kernel_end"], "d2h": times["d2h_end"]}
+        lane_free[lane] = times["d2h_end"]
+        out.append(times)
+    return out
+
+
+def rows_for(case: str, labels: dict[str, str], metrics: dict[str, list[float]], units: dict[str, str]) -> list[dict]:
+    known = {k: v for k, v in labels.items() if k in COLUMNS}
+    extra = ";".join(f"{k}={v}" for k, v in sorted(labels.items()) if k not in COLUMNS)
+    rows = []
+    for metric, values in metrics.items():
+        base = {**{c: "" for c in COLUMNS}, **known, "schema_version": SCHEMA_VERSION, "run_id": "test-run",
+                "family": "overlap", "case": case, "device": "0", "extra": extra, "metric": metric,
+                "unit": units.get(metric, "us"), "better": "lower", "headline": "no", "status": "ok",
+                "benchmark": f"overlap/{case}"}
+        for i, v in enumerate(values):
+            rows.append({**base, "statistic": "sample", "sample_index": str(i), "value": repr(v)})
+        ordered = sorted(values)
+        rows.append({**base, "statistic": "median", "value": repr(ordered[len(ordered) // 2])})
+        rows.append({**base, "statistic": "min", "value": repr(ordered[0])})
+        rows.append({**base, "statistic": "max", "value": repr(ordered[-1])})
+    return rows
+
+
+def synthetic_rows() -> list[dict]:
+    one_way = SIZE / 54e3  # us at 54 GB/s
+    rows = []
+    regimes = {"balanced": 1.0, "compute_heavy": 4.0, "copy_heavy": 0.25}
+    units = {"speedup": "x", "ideal_speedup": "x", "efficiency": "%", "throughput": "GB/s", "tax_ratio": "x"}
+    for regime, ratio in regimes.items():
+        serial = one_way * (2 + ratio)
+        for streams in (1, 2, 3, 4, 8):
+            for chunks in sorted({streams, 4 * streams, 32}):
+                ideal = serial if streams == 1 else max(serial / min(streams, 3) * 1.05, one_way * max(1.14, ratio) * 1.04)
+                measured = [ideal * (1.03 + 0.01 * j) if streams > 1 else serial * (1 + 0.005 * j) for j in range(5)]
+                metrics = {"pipeline_time": measured, "ideal_time": [ideal] * 5, "serial_time": [serial] * 5,
+                           "speedup": [serial / m for m in measured], "ideal_speedup": [serial / ideal] * 5}
+                if streams > 1:
+                    metrics["efficiency"] = [100 * (serial - m) / (serial - ideal) for m in measured]
+                rows += rows_for("pipeline", {"regime": regime, "host_kind": "pinned", "api": "nonblocking",
+                                              "streams": str(streams), "chunks": str(chunks), "size_bytes": str(SIZE)},
+                                 metrics, units)
+    for streams in (1, 2, 4):
+        serial = SIZE / 7e3 + one_way + SIZE / 14e3
+        rows += rows_for("pipeline", {"regime": "balanced", "host_kind": "pageable", "api": "nonblocking",
+                                      "streams": str(streams), "chunks": str(4 * streams), "size_bytes": str(SIZE)},
+                         {"pipeline_time": [serial] * 3, "speedup": [1.0] * 3, "ideal_speedup": [1.3] * 3,
+                          "ideal_time": [serial / 1.3] * 3, "serial_time": [serial] * 3}, units)
+    for host, (h, k, d) in {"pinned": (one_way, one_way, one_way), "pageable": (SIZE / 7e3, one_way, SIZE / 14e3)}.items():
+        for streams in (1, 4):
+            passes = [simulate(streams, 16, h * (1 + 0.01 * j), k, d, host == "pageable") for j in range(5)]
+            for chunk in range(16):
+                metrics = {m: [p[chunk][m] for p in passes] for m in passes[0][chunk]}
+                metrics["pipeline_time"] = [p[-1]["d2h_end"] for p in passes]
+                metrics["ideal_time"] = [one_way * 1.2 if streams > 1 else h + k + d] * 5
+                rows += rows_for("timeline", {"regime": "balanced", "host_kind": host, "streams": str(streams),
+                                              "chunks": "16", "chunk": str(chunk), "size_bytes": str(SIZE)},
+                                 metrics, units)
+    for regime, ratio in regimes.items():
+        kernel = one_way / 4 * ratio
+        for api, factor in {"resident": 1, "round_trip": 1 + 8 / ratio, "host_generated": 1 + 10 / ratio,
+                            "device_generated": 1.05}.items():
+            rows += rows_for("movement_tax", {"regime": regime, "host_kind": "pinned", "api": api,
+                                              "size_bytes": str(SIZE // 4)},
+                             {"call_time": [kernel * factor] * 3, "tax_ratio": [factor] * 3}, units)
+    for api, factor in {"nonblocking": 1.0, "legacy_default": 1.9, "per_thread_default": 1.05, "host_sync": 2.0}.items():
+        t = one_way * 1.6 * factor
+        rows += rows_for("stream_semantics", {"regime": "balanced", "host_kind": "pinned", "api": api, "streams": "2",
+                                              "chunks": "8", "size_bytes": str(SIZE)},
+                         {"pipeline_time": [t] * 3, "speedup": [3 * one_way / t] * 3, "ideal_time": [one_way * 1.5] * 3,
+                          "serial_time": [3 * one_way] * 3}, units)
+    for api, t in {"nonblocking": one_way * 1.25, "graph": one_way * 1.24}.items():
+        rows += rows_for("graph", {"regime": "balanced", "host_kind": "pinned", "api": api, "streams": "4",
+                                   "chunks": "32", "size_bytes": str(SIZE)},
+                         {"pipeline_time": [t] * 3, "speedup": [3 * one_way / t] * 3, "ideal_time": [one_way * 1.2] * 3,
+                          "serial_time": [3 * one_way] * 3}, units)
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--plot-run", type=Path, required=True)
+    parser.add_argument("--workdir", type=Path, required=True)
+    args = parser.parse_args()
+    sys.path.insert(0, str(args.plot_run.resolve().parent))
+    global SCHEMA_VERSION
+    from hdbplots.common import SCHEMA_VERSION  # the version this checkout's loader reads
+
+    run_dir = args.workdir / "run_overlap"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with (run_dir / "results.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(synthetic_rows())
+    (run_dir / "meta.json").write_text(json.dumps({"run_id": "test-run", "node": {"gpus": [
+        {"name": "synthetic GPU", "pcie": {"gen_max": 5, "width_max": 16}}]}}), encoding="utf-8")
+    result = subprocess.run([sys.executable, str(args.plot_run), str(run_dir), "--format", "png"],
+                            capture_output=True, text=True, timeout=240)
+    print(result.stdout, end="")
+    print(result.stderr, end="", file=sys.stderr)
+    written = {Path(line).stem for line in result.stdout.splitlines()}
+    missing = [name for name in EXPECTED if name not in written]
+    if result.returncode != 0 or missing or "failed" in result.stderr:
+        print(f"FAIL: exit {result.returncode}, missing figures: {', '.join(missing) or 'none'}")
+        return 1
+    print(f"ok: {len(EXPECTED)} overlap figures in {run_dir / 'plots'}")
+    return 0
+
+
+SCHEMA_VERSION = ""
+
+if __name__ == "__main__":
+    sys.exit(main())
