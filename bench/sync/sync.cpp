@@ -1,0 +1,586 @@
+// hdbench-sync: what waiting costs.
+//
+// Timed, per case kind (docs/sync.md derives every metric):
+// - sync_cost: host clock around one sync call on work that already finished; median (and
+//   p10/p90) of --sync-calls calls after a warm-up.
+// - wait_for_need: work on two streams (200 us, event, 400 us on one; 1000 us on the other); host
+//   clock from the sync call to its return, and from the awaited kernel's end (%globaltimer,
+//   calibrated to the host clock) to the return.
+// - dependency: a producer kernel writes a buffer, a consumer on another stream reads and checks
+//   it; the gap between the producer's last act and the consumer's first act, both %globaltimer
+//   (one device clock, no calibration needed).
+// - launch / graph: host clock around launches of an empty kernel (no sync), around launch +
+//   cudaStreamSynchronize, and around K launches vs one graph launch of K kernels until the
+//   stream is idle; graph instantiation timed on its own; device time of the K kernels from events.
+// - trap: host clock around a loop of --trap-steps ~5 us kernels with a 4-byte read-back every k
+//   steps (or one copy at the end, or asynchronous read-backs), against the loop that never reads
+//   back, measured in the same repetition.
+// Excluded: stream/event/graph creation, buffer allocation, verification of what was read.
+// Bytes: none counted; these are times and ratios.
+#include "sync.hpp"
+
+#include "sync_kernels.hpp"
+#include "wakeup.hpp"
+
+#include "hdb/cuda_check.hpp"
+#include "hdb/measure.hpp"
+#include "hdb/sizes.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace hdb::sync {
+
+std::string_view to_string(dependency d) noexcept {
+  switch (d) {
+    case dependency::same_stream: return "same_stream";
+    case dependency::stream_wait_event: return "cudaStreamWaitEvent";
+    case dependency::host_sync: return "host_sync_then_launch";
+    case dependency::none: return "none";
+  }
+  return "?";
+}
+
+namespace {
+constexpr std::size_t dependency_words = 8192;  // 64 KiB
+}  // namespace
+
+dependency_fixture::dependency_fixture(std::uint64_t producer_spin_ns)
+    : producer_spin_ns_(producer_spin_ns),
+      produced_(make_event(cudaEventDisableTiming)),
+      data_(dependency_words * sizeof(std::uint64_t)),
+      mismatches_(sizeof(unsigned long long)),
+      stamps_(host_kind::mapped, 2 * sizeof(std::uint64_t)) {
+  HDB_CUDA_CALL(cudaMemset(data_.data(), 0, data_.size()));
+}
+
+dependency_result dependency_fixture::run(dependency how, int pairs) {
+  HDB_CUDA_CALL(cudaMemsetAsync(mismatches_.data(), 0, mismatches_.size(), producer_.get()));
+  producer_.synchronize();
+  auto* stamps = static_cast<std::uint64_t*>(stamps_.data());
+  auto* device_stamps = static_cast<std::uint64_t*>(stamps_.device_ptr());
+  auto* data = static_cast<std::uint64_t*>(data_.data());
+  auto* mismatches = static_cast<unsigned long long*>(mismatches_.data());
+  dependency_result result;
+  for (int i = 0; i < pairs; ++i) {
+    const std::uint32_t seed = next_seed_++;
+    stamps[0] = stamps[1] = 0;
+    const cudaStream_t consumer_stream = how == dependency::same_stream ? producer_.get() : consumer_.get();
+    device::produce(data, dependency_words, seed, producer_spin_ns_, device_stamps, producer_.get());
+    if (how == dependency::stream_wait_event) {
+      HDB_CUDA_CALL(cudaEventRecord(produced_.get(), producer_.get()));
+      HDB_CUDA_CALL(cudaStreamWaitEvent(consumer_stream, produced_.get(), 0));
+    } else if (how == dependency::host_sync) {
+      producer_.synchronize();
+    }
+    device::consume(data, dependency_words, seed, mismatches, device_stamps + 1, consumer_stream);
+    producer_.synchronize();
+    consumer_.synchronize();
+    const auto end = static_cast<std::int64_t>(std::atomic_ref<std::uint64_t>(stamps[0]).load());
+    const auto start = static_cast<std::int64_t>(std::atomic_ref<std::uint64_t>(stamps[1]).load());
+    if (end == 0 || start == 0) throw std::runtime_error("dependency: a kernel's timestamp is missing after both streams finished");
+    result.gap_us.push_back(static_cast<double>(start - end) / 1e3);
+  }
+  HDB_CUDA_CALL(cudaMemcpy(&result.mismatches, mismatches, sizeof(result.mismatches), cudaMemcpyDeviceToHost));
+  return result;
+}
+
+namespace {
+
+double elapsed_us(std::int64_t from_ns, std::int64_t to_ns) { return static_cast<double>(to_ns - from_ns) / 1e3; }
+
+// ---- sync_cost -----------------------------------------------------------------------------
+
+enum class sync_call { device_sync, stream_sync, event_sync, event_query };
+
+std::string_view to_string(sync_call c) {
+  switch (c) {
+    case sync_call::device_sync: return "cudaDeviceSynchronize";
+    case sync_call::stream_sync: return "cudaStreamSynchronize";
+    case sync_call::event_sync: return "cudaEventSynchronize";
+    case sync_call::event_query: return "cudaEventQuery";
+  }
+  return "?";
+}
+
+void measure_sync_cost(benchmark::State& state, sync_call call, int calls) {
+  const stream s;
+  const raw_event done = make_event(cudaEventDisableTiming);
+  device::empty(s.get());
+  HDB_CUDA_CALL(cudaEventRecord(done.get(), s.get()));
+  s.synchronize();
+  const auto once = [&] {
+    switch (call) {
+      case sync_call::device_sync: HDB_CUDA_CALL(cudaDeviceSynchronize()); break;
+      case sync_call::stream_sync: HDB_CUDA_CALL(cudaStreamSynchronize(s.get())); break;
+      case sync_call::event_sync: HDB_CUDA_CALL(cudaEventSynchronize(done.get())); break;
+      case sync_call::event_query: HDB_CUDA_CALL(cudaEventQuery(done.get())); break;  // finished: cudaSuccess
+    }
+  };
+  for (int i = 0; i < 100; ++i) once();
+  std::vector<double> us(static_cast<std::size_t>(calls));
+  for (double& u : us) {
+    const std::int64_t start = host_now_ns();
+    once();
+    u = elapsed_us(start, host_now_ns());
+  }
+  const spread cost = summarize(us);
+  for (auto _ : state) state.SetIterationTime(cost.median / 1e6);
+  state.counters["call_time"] = cost.median;
+  state.counters["call_time_p10"] = cost.p10;
+  state.counters["call_time_p90"] = cost.p90;
+}
+
+// ---- wait_for_need -------------------------------------------------------------------------
+
+enum class need_wait { event, stream, device };
+
+std::string_view to_string(need_wait w) {
+  switch (w) {
+    case need_wait::event: return "cudaEventSynchronize";
+    case need_wait::stream: return "cudaStreamSynchronize";
+    case need_wait::device: return "cudaDeviceSynchronize";
+  }
+  return "?";
+}
+
+// Stream A: needed kernel, event, more work; stream B: unrelated longer work.
+constexpr std::uint64_t needed_ns = 200'000;
+constexpr std::uint64_t after_needed_ns = 400'000;
+constexpr std::uint64_t other_stream_ns = 1'000'000;
+constexpr int need_samples = 10;
+
+void measure_wait_for_need(benchmark::State& state, need_wait how) {
+  const stream a;
+  const stream b;
+  const raw_event needed = make_event(cudaEventDisableTiming);
+  const host_buffer stamps(host_kind::mapped, 3 * sizeof(std::uint64_t));
+  auto* host_stamps = static_cast<std::uint64_t*>(stamps.data());
+  auto* device_stamps = static_cast<std::uint64_t*>(stamps.device_ptr());
+  const auto sample = [&] {
+    std::memset(host_stamps, 0, 3 * sizeof(std::uint64_t));
+    device::delay_then_stamp(needed_ns, device_stamps, a.get());
+    HDB_CUDA_CALL(cudaEventRecord(needed.get(), a.get()));
+    device::delay_then_stamp(after_needed_ns, device_stamps + 1, a.get());
+    device::delay_then_stamp(other_stream_ns, device_stamps + 2, b.get());
+    const std::int64_t call = host_now_ns();
+    switch (how) {
+      case need_wait::event: HDB_CUDA_CALL(cudaEventSynchronize(needed.get())); break;
+      case need_wait::stream: HDB_CUDA_CALL(cudaStreamSynchronize(a.get())); break;
+      case need_wait::device: HDB_CUDA_CALL(cudaDeviceSynchronize()); break;
+    }
+    const std::int64_t resumed = host_now_ns();
+    HDB_CUDA_CALL(cudaDeviceSynchronize());
+    const auto stamp = [&](int i) { return static_cast<std::int64_t>(std::atomic_ref<std::uint64_t>(host_stamps[i]).load()); };
+    const std::int64_t awaited = how == need_wait::event    ? stamp(0)
+                                 : how == need_wait::stream ? stamp(1)
+                                                            : std::max(stamp(1), stamp(2));
+    return wait_sample{call, resumed, awaited, 0, 0};
+  };
+  static_cast<void>(sample());  // warm-up
+  const clock_offset before = calibrate_device_clock(a.get());
+  std::vector<wait_sample> samples;
+  for (int i = 0; i < need_samples; ++i) samples.push_back(sample());
+  const clock_map clock(before, calibrate_device_clock(a.get()));
+  const wait_summary summary = summarize_waits(samples, clock);
+  for (auto _ : state) state.SetIterationTime(summary.wait_us / 1e6);
+  state.counters["wait_time"] = summary.wait_us;
+  state.counters["resume_delay"] = summary.wakeup_us.median;
+  state.counters["clock_uncertainty"] = clock.uncertainty_us();
+}
+
+// ---- dependency ----------------------------------------------------------------------------
+
+constexpr std::uint64_t producer_spin_ns = 20'000;  // long enough that the consumer is queued before the producer ends
+constexpr int dependency_pairs = 50;
+
+void measure_dependency(benchmark::State& state, dependency how) {
+  dependency_fixture fixture(producer_spin_ns);
+  static_cast<void>(fixture.run(how, 3));  // warm-up
+  const dependency_result result = fixture.run(how, dependency_pairs);
+  if (result.mismatches != 0) {
+    throw std::runtime_error("dependency " + std::string(to_string(how)) + ": the consumer read " +
+                             std::to_string(result.mismatches) + " words the producer had not written yet");
+  }
+  const spread gap = summarize(result.gap_us);
+  for (auto _ : state) state.SetIterationTime(std::max(gap.median, 0.0) / 1e6);
+  state.counters["gap"] = gap.median;
+  state.counters["gap_p10"] = gap.p10;
+  state.counters["gap_p90"] = gap.p90;
+}
+
+// ---- launch --------------------------------------------------------------------------------
+
+constexpr int launches_per_batch = 100;
+constexpr int launch_batches = 50;
+constexpr int round_trips = 200;
+
+void measure_launch(benchmark::State& state) {
+  const stream s;
+  for (int i = 0; i < launches_per_batch; ++i) device::empty(s.get());
+  s.synchronize();
+  std::vector<double> per_launch;
+  for (int b = 0; b < launch_batches; ++b) {
+    const std::int64_t start = host_now_ns();
+    for (int i = 0; i < launches_per_batch; ++i) device::empty(s.get());
+    per_launch.push_back(elapsed_us(start, host_now_ns()) / launches_per_batch);
+    s.synchronize();
+  }
+  std::vector<double> round_trip;
+  for (int i = 0; i < round_trips; ++i) {
+    const std::int64_t start = host_now_ns();
+    device::empty(s.get());
+    s.synchronize();
+    round_trip.push_back(elapsed_us(start, host_now_ns()));
+  }
+  const spread launch = summarize(per_launch);
+  const spread sync = summarize(round_trip);
+  for (auto _ : state) state.SetIterationTime(launch.median / 1e6);
+  state.counters["launch_time"] = launch.median;
+  state.counters["launch_time_p90"] = launch.p90;
+  state.counters["launch_sync_time"] = sync.median;
+  state.counters["launch_sync_time_p90"] = sync.p90;
+}
+
+// ---- graph ---------------------------------------------------------------------------------
+
+enum class issue_api { launches, graph };
+
+std::string_view to_string(issue_api a) { return a == issue_api::launches ? "launches" : "graph"; }
+
+using graph_handle = unique_handle<cudaGraph_t, cudaGraphDestroy>;
+using graph_exec_handle = unique_handle<cudaGraphExec_t, cudaGraphExecDestroy>;
+constexpr int graph_samples = 20;
+
+void measure_graph(benchmark::State& state, issue_api api, int kernels) {
+  const stream s;
+  const int device_index = s.device();
+  graph_handle graph;
+  graph_exec_handle exec;
+  double instantiate_us = 0;
+  if (api == issue_api::graph) {
+    cudaGraph_t captured = nullptr;
+    HDB_CUDA_CALL(cudaStreamBeginCapture(s.get(), cudaStreamCaptureModeThreadLocal));
+    for (int k = 0; k < kernels; ++k) device::empty(s.get());
+    HDB_CUDA_CALL(cudaStreamEndCapture(s.get(), &captured));
+    graph = graph_handle(captured);
+    cudaGraphExec_t instance = nullptr;
+    const std::int64_t start = host_now_ns();
+    HDB_CUDA_CALL(cudaGraphInstantiate(&instance, graph.get(), 0));
+    instantiate_us = elapsed_us(start, host_now_ns());
+    exec = graph_exec_handle(instance);
+  }
+  const auto issue = [&] {
+    if (api == issue_api::graph) {
+      HDB_CUDA_CALL(cudaGraphLaunch(exec.get(), s.get()));
+    } else {
+      for (int k = 0; k < kernels; ++k) device::empty(s.get());
+    }
+  };
+  for (int i = 0; i < 3; ++i) issue();  // the graph's upload and first-launch costs
+  s.synchronize();
+  const event begin(device_index);
+  const event end(device_index);
+  std::vector<double> host_us, device_us;
+  for (int i = 0; i < graph_samples; ++i) {
+    const std::int64_t start = host_now_ns();
+    begin.record(s.get());
+    issue();
+    end.record(s.get());
+    s.synchronize();
+    host_us.push_back(elapsed_us(start, host_now_ns()));
+    device_us.push_back(elapsed_ms(begin, end) * 1e3);
+  }
+  const double total = percentile(host_us, 0.5);
+  for (auto _ : state) state.SetIterationTime(total / 1e6);
+  state.counters["total_time"] = total;
+  state.counters["time_per_kernel"] = total / kernels;
+  state.counters["device_time"] = percentile(device_us, 0.5);
+  if (api == issue_api::graph) state.counters["instantiate_time"] = instantiate_us;
+}
+
+// ---- trap ----------------------------------------------------------------------------------
+
+enum class trap_api { readback_pageable, keep_on_gpu, readback_async };
+
+std::string_view to_string(trap_api a) {
+  switch (a) {
+    case trap_api::readback_pageable: return "readback_pageable";
+    case trap_api::keep_on_gpu: return "keep_on_gpu";
+    case trap_api::readback_async: return "readback_async";
+  }
+  return "?";
+}
+
+constexpr std::size_t async_ring = 8;
+constexpr std::size_t async_lag = 4;  // an asynchronous read-back is checked this many read-backs later
+
+// One stream and every buffer the loop variants need, with the step kernel's spin calibrated
+// so one step takes the target time on the device, back to back.
+class trap_fixture {
+ public:
+  trap_fixture(std::int64_t target_ns, std::size_t steps)
+      : steps_(steps),
+        expected_(accumulator_history(steps)),
+        accumulator_(sizeof(std::uint32_t)),
+        history_(steps * sizeof(std::uint32_t)),
+        value_(host_kind::pageable, sizeof(std::uint32_t)),
+        history_host_(host_kind::pageable, steps * sizeof(std::uint32_t)),
+        ring_(host_kind::pinned, async_ring * sizeof(std::uint32_t)) {
+    for (std::size_t i = 0; i < async_ring; ++i) ring_events_.push_back(make_event(cudaEventDisableTiming));
+    spin_ns_ = target_ns;
+    for (int round = 0; round < 4; ++round) spin_ns_ = next_spin_ns(target_ns, spin_ns_, measure_step_ns());
+    step_kernel_us_ = static_cast<double>(measure_step_ns()) / 1e3;
+  }
+
+  [[nodiscard]] double step_kernel_us() const { return step_kernel_us_; }
+
+  // Host time of the whole loop, launch of the first step to the last result in host memory.
+  [[nodiscard]] double run(trap_api api, int every) {
+    HDB_CUDA_CALL(cudaMemsetAsync(accumulator_.data(), 0, sizeof(std::uint32_t), s_.get()));
+    s_.synchronize();
+    auto* accumulator = static_cast<std::uint32_t*>(accumulator_.data());
+    auto* history = api == trap_api::keep_on_gpu ? static_cast<std::uint32_t*>(history_.data()) : nullptr;
+    auto* value = static_cast<std::uint32_t*>(value_.data());
+    auto* ring = static_cast<std::uint32_t*>(ring_.data());
+    std::size_t wrong = 0;
+    std::size_t readbacks = 0;
+    const auto check_async = [&](std::size_t r) {
+      const std::size_t slot = r % async_ring;
+      HDB_CUDA_CALL(cudaEventSynchronize(ring_events_[slot].get()));
+      wrong += ring[slot] != expected_[(r + 1) * static_cast<std::size_t>(every) - 1];
+    };
+
+    const std::int64_t start = host_now_ns();
+    for (std::size_t i = 0; i < steps_; ++i) {
+      device::trap_step(static_cast<std::uint64_t>(spin_ns_), accumulator, history, i, s_.get());
+      if (!reads_back_after(i, api == trap_api::keep_on_gpu ? never : every)) continue;
+      if (api == trap_api::readback_pageable) {
+        // What `.item()` does: copy to pageable memory, wait for it, use the value.
+        HDB_CUDA_CALL(cudaMemcpyAsync(value, accumulator, sizeof(std::uint32_t), cudaMemcpyDeviceToHost, s_.get()));
+        s_.synchronize();
+        wrong += *value != expected_[i];
+      } else {
+        if (readbacks >= async_lag) check_async(readbacks - async_lag);
+        const std::size_t slot = readbacks % async_ring;
+        HDB_CUDA_CALL(cudaMemcpyAsync(ring + slot, accumulator, sizeof(std::uint32_t), cudaMemcpyDeviceToHost, s_.get()));
+        HDB_CUDA_CALL(cudaEventRecord(ring_events_[slot].get(), s_.get()));
+        ++readbacks;
+      }
+    }
+    if (api == trap_api::keep_on_gpu) {
+      HDB_CUDA_CALL(cudaMemcpyAsync(history_host_.data(), history, steps_ * sizeof(std::uint32_t), cudaMemcpyDeviceToHost,
+                                    s_.get()));
+    }
+    for (std::size_t r = readbacks > async_lag ? readbacks - async_lag : 0; r < readbacks; ++r) check_async(r);
+    s_.synchronize();
+    const double loop_us = elapsed_us(start, host_now_ns());
+
+    HDB_CUDA_CALL(cudaMemcpy(value, accumulator, sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+    wrong += *value != expected_.back();
+    if (api == trap_api::keep_on_gpu) {
+      const auto* copied = static_cast<const std::uint32_t*>(history_host_.data());
+      for (std::size_t i = 0; i < steps_; ++i) wrong += copied[i] != expected_[i];
+    }
+    if (wrong != 0) {
+      throw std::runtime_error("sync trap " + std::string(to_string(api)) + ": " + std::to_string(wrong) +
+                               " read-back values differ from the expected running sum");
+    }
+    return loop_us;
+  }
+
+ private:
+  // Device time per step of 200 steps back to back (events around them).
+  [[nodiscard]] std::int64_t measure_step_ns() {
+    constexpr int steps = 200;
+    const event begin(s_.device());
+    const event end(s_.device());
+    begin.record(s_.get());
+    for (int i = 0; i < steps; ++i) {
+      device::trap_step(static_cast<std::uint64_t>(spin_ns_), static_cast<std::uint32_t*>(accumulator_.data()), nullptr,
+                        static_cast<std::uint64_t>(i), s_.get());
+    }
+    end.record(s_.get());
+    end.synchronize();
+    return static_cast<std::int64_t>(elapsed_ms(begin, end) * 1e6 / steps);
+  }
+
+  stream s_;
+  std::size_t steps_;
+  std::vector<std::uint32_t> expected_;
+  device_buffer accumulator_;
+  device_buffer history_;
+  host_buffer value_;
+  host_buffer history_host_;
+  host_buffer ring_;
+  std::vector<raw_event> ring_events_;
+  std::int64_t spin_ns_ = 0;
+  double step_kernel_us_ = 0;
+};
+
+void measure_trap(benchmark::State& state, trap_fixture& fixture, trap_api api, int every, std::size_t steps) {
+  static_cast<void>(fixture.run(api, every));  // warm-up
+  const double never_us = fixture.run(trap_api::readback_pageable, never);
+  const double loop_us = fixture.run(api, every);
+  for (auto _ : state) state.SetIterationTime(loop_us / 1e6);
+  const auto n = static_cast<double>(steps);
+  state.counters["time_per_step"] = loop_us / n;
+  state.counters["baseline_time_per_step"] = never_us / n;
+  state.counters["relative_throughput"] = relative_throughput(never_us, loop_us);
+  state.counters["step_kernel_time"] = fixture.step_kernel_us();
+}
+
+// ---- registration --------------------------------------------------------------------------
+
+void register_device_cases(const run_options& options, const device_info& d,
+                           const std::shared_ptr<fixture_cache<trap_fixture>>& trap_cache, case_registry& registry) {
+  const std::vector<int> on = {d.index};
+  const int sync_calls = single_int_flag(options, "sync-calls");
+  for (sync_call call : {sync_call::device_sync, sync_call::stream_sync, sync_call::event_sync, sync_call::event_query}) {
+    case_spec spec = make_case("sync", "sync_cost", {{"api", std::string(to_string(call))}}, on);
+    spec.body = [call, sync_calls](benchmark::State& state) { measure_sync_cost(state, call, sync_calls); };
+    registry.add(std::move(spec));
+  }
+
+  case_spec launch = make_case("sync", "launch", {{"api", "empty_kernel"}}, on);
+  launch.headline_metrics = {"launch_time", "launch_sync_time"};
+  launch.body = measure_launch;
+  registry.add(std::move(launch));
+
+  for (int kernels : parse_positive_int_list("launch-kernels", options.value("launch-kernels"))) {
+    for (issue_api api : {issue_api::launches, issue_api::graph}) {
+      case_spec spec = make_case("sync", "graph", {{"api", std::string(to_string(api))}, {"kernels", std::to_string(kernels)}}, on);
+      if (kernels == 100) spec.headline_metrics = {"total_time"};
+      spec.body = [api, kernels](benchmark::State& state) { measure_graph(state, api, kernels); };
+      registry.add(std::move(spec));
+    }
+  }
+
+  for (dependency how : {dependency::same_stream, dependency::stream_wait_event, dependency::host_sync}) {
+    case_spec spec = make_case("sync", "dependency",
+                               {{"api", std::string(to_string(how))}, {"streams", how == dependency::same_stream ? "1" : "2"}}, on);
+    spec.body = [how](benchmark::State& state) { measure_dependency(state, how); };
+    registry.add(std::move(spec));
+  }
+
+  for (need_wait how : {need_wait::event, need_wait::stream, need_wait::device}) {
+    case_spec spec = make_case("sync", "wait_for_need", {{"api", std::string(to_string(how))}, {"streams", "2"}}, on);
+    spec.body = [how](benchmark::State& state) { measure_wait_for_need(state, how); };
+    registry.add(std::move(spec));
+  }
+
+  const auto steps = static_cast<std::size_t>(single_int_flag(options, "trap-steps"));
+  const std::int64_t target_ns = static_cast<std::int64_t>(single_int_flag(options, "trap-kernel-us")) * 1000;
+  const std::string fixture_key = "trap/" + std::to_string(d.index);
+  const auto add_trap = [&](trap_api api, std::optional<int> every) {
+    label_list params = {{"api", std::string(to_string(api))}};
+    if (every) params.emplace_back("every", every_label(*every));
+    case_spec spec = make_case("sync", "trap", std::move(params), on);
+    if (api == trap_api::readback_pageable && every == 1) spec.headline_metrics = {"relative_throughput"};
+    spec.body = [=](benchmark::State& state) {
+      trap_fixture& fixture = trap_cache->get(fixture_key, target_ns, steps);
+      measure_trap(state, fixture, api, every.value_or(never), steps);
+    };
+    registry.add(std::move(spec));
+  };
+  const auto every_list = parse_every_list("trap-every", options.value("trap-every"));
+  for (int every : every_list) add_trap(trap_api::readback_pageable, every);
+  add_trap(trap_api::keep_on_gpu, std::nullopt);
+  for (int every : every_list) {
+    if (every != never) add_trap(trap_api::readback_async, every);
+  }
+}
+
+void register_cases(const run_options& options, family_env& env, case_registry& registry) {
+  // Lazy module loading would load a kernel at its first launch, inside a timed region.
+  for (const device_info& d : env.devices) {
+    const device_scope on(d.index);
+    device::preload();
+  }
+  auto trap_cache = std::make_shared<fixture_cache<trap_fixture>>();
+  for (const device_info& d : env.devices) register_device_cases(options, d, trap_cache, registry);
+  // Last: these start one child process per scheduling mode.
+  register_wakeup_cases(options, env, registry);
+}
+
+void check_sched_child(const std::string& flag, const std::string& value) {
+  if (!value.empty() && !parse_sched_mode(value)) {
+    throw usage_error("bad value for --" + flag + ": '" + value + "' (expected auto, spin, yield or blocking_sync)");
+  }
+}
+
+void check_every(const std::string& flag, const std::string& value) { static_cast<void>(parse_every_list(flag, value)); }
+void check_modes(const std::string& flag, const std::string& value) { static_cast<void>(parse_sched_modes(flag, value)); }
+
+}  // namespace
+
+int single_int_flag(const run_options& options, const char* flag) {
+  return parse_positive_int_list(flag, options.value(flag)).front();
+}
+
+family_spec family() {
+  family_spec f;
+  f.name = "sync";
+  f.summary =
+      "what waiting costs: sync calls on finished work, wake-up latency and CPU time per scheduling mode "
+      "(spin, yield, blocking-sync; one child process each), waiting on an event vs a stream vs the device, "
+      "cross-stream dependencies without the host, launch cost, K launches vs one CUDA graph, and the sync trap "
+      "(a 4-byte read-back every k steps)";
+  const auto positive = flag_checks::positive_int_list;
+  f.flags = {
+      {"sync-calls", "2000", "500", "sync calls timed per repetition of a sync_cost case", positive},
+      {"launch-kernels", "10,100,1000", "10,100", "K for K launches vs one graph of K kernels", positive},
+      {"trap-steps", "2000", "500", "kernels per sync-trap loop", positive},
+      {"trap-every", "1,2,8,64,never", "1,8,never", "sync-trap read-back intervals k (steps), 'never' = no read-back",
+       check_every},
+      {"trap-kernel-us", "5", "", "device time of one sync-trap step (the spin is calibrated to it)", positive},
+      {"sched-modes", "auto,spin,yield,blocking_sync", "spin,yield,blocking_sync",
+       "scheduling modes measured for wake-up latency, one child process each", check_modes},
+      {"wakeup-calls", "20", "10", "waits per sync call per repetition in each scheduling-mode child", positive},
+      {"wakeup-kernel-us", "1000", "", "duration of the kernel a wake-up case waits for", positive},
+      {"wakeup-blocks", "1", "", "internal (set by the parent for --sched-child): repetitions a child measures",
+       positive},
+      {std::string(child_flag), "", "",
+       "internal: run as the scheduling-mode child for MODE (auto, spin, yield, blocking_sync), print JSON, exit",
+       check_sched_child},
+  };
+  f.metrics = {
+      {"call_time", "us", "lower", "host time of one sync call on already-finished work; median of --sync-calls calls"},
+      {"call_time_p10", "us", "lower", "10th percentile of the same calls"},
+      {"call_time_p90", "us", "lower", "90th percentile of the same calls"},
+      {"wakeup_latency", "us", "lower",
+       "host return from the sync call - the kernel's last act (%globaltimer mapped to the host clock); median"},
+      {"wakeup_latency_p10", "us", "lower", "10th percentile of the wake-up latency"},
+      {"wakeup_latency_p90", "us", "lower", "90th percentile of the wake-up latency"},
+      {"wait_time", "us", "lower", "host time from the sync call to its return; median"},
+      {"cpu_time", "us", "lower", "CPU time of the waiting thread per wait (CLOCK_THREAD_CPUTIME_ID); median"},
+      {"process_cpu_time", "us", "lower", "CPU time of the whole process per wait (CLOCK_PROCESS_CPUTIME_ID); median"},
+      {"cpu_busy", "%", "lower", "waiting thread's CPU time / wait time; median"},
+      {"clock_uncertainty", "us", "lower", "+- bound of the host <-> %globaltimer calibration (half the best round trip)"},
+      {"resume_delay", "us", "lower", "host return - end of the awaited kernel (calibrated clocks); median"},
+      {"gap", "us", "lower", "consumer kernel's first act - producer kernel's last act (%globaltimer); median"},
+      {"gap_p10", "us", "lower", "10th percentile of the gap"},
+      {"gap_p90", "us", "lower", "90th percentile of the gap"},
+      {"launch_time", "us", "lower", "host time per empty-kernel launch, 100 launches without sync; median batch"},
+      {"launch_time_p90", "us", "lower", "90th percentile batch of the launch time"},
+      {"launch_sync_time", "us", "lower", "host time of one empty-kernel launch + cudaStreamSynchronize; median"},
+      {"launch_sync_time_p90", "us", "lower", "90th percentile of the launch + sync round trip"},
+      {"total_time", "us", "lower", "host time from issuing K kernels (K launches or one graph launch) to the stream idle"},
+      {"time_per_kernel", "us", "lower", "total_time / K"},
+      {"device_time", "us", "lower", "device time of the K kernels (events around them); median"},
+      {"instantiate_time", "us", "lower", "host time of cudaGraphInstantiate for the graph of K kernels"},
+      {"time_per_step", "us", "lower", "sync trap: host time of the loop / steps"},
+      {"baseline_time_per_step", "us", "lower", "sync trap: the never-read-back loop, same repetition"},
+      {"relative_throughput", "ratio", "higher", "sync trap: never-read-back loop time / this loop's time"},
+      {"step_kernel_time", "us", "lower", "sync trap: device time of one step kernel, back to back (calibrated)"},
+  };
+  f.register_cases = register_cases;
+  f.before_cuda = child_entry;
+  return f;
+}
+
+}  // namespace hdb::sync

@@ -1,0 +1,84 @@
+#pragma once
+// The sync family: what waiting costs. Shared by the benchmark binary and its GPU tests (which
+// check that dependent kernels really order their work and that each scheduling mode takes
+// effect in its child). See sync.cpp and wakeup.cpp for what is timed.
+#include "sync_math.hpp"
+
+#include "hdb/buffers.hpp"
+#include "hdb/family.hpp"
+#include "hdb/stream.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hdb::sync {
+
+// ---- clocks ------------------------------------------------------------------------------
+
+// steady_clock (CLOCK_MONOTONIC) in ns: the host clock every host-side figure uses.
+[[nodiscard]] std::int64_t host_now_ns() noexcept;
+// CPU time consumed so far by the calling thread / by the whole process (all threads), in us.
+[[nodiscard]] double thread_cpu_us();
+[[nodiscard]] double process_cpu_us();
+
+// Ping-pongs with a one-thread kernel on `stream` through mapped host memory and returns the
+// offset of %globaltimer against host_now_ns() from the round trip with the smallest RTT.
+[[nodiscard]] clock_offset calibrate_device_clock(cudaStream_t stream, int rounds = 64);
+
+// Events whose flags the sync family chooses (hdb::event keeps timing on).
+using raw_event = unique_handle<cudaEvent_t, cudaEventDestroy>;
+[[nodiscard]] raw_event make_event(unsigned flags);
+
+// ---- scheduling modes (wakeup.cpp) -------------------------------------------------------
+
+// In the child: initialise `request.device` with the mode's flag (before any other CUDA call of
+// the process), measure every wait_api and return the report.
+[[nodiscard]] child_report measure_in_child(const child_request& request);
+// In the parent: run `executable` with child_arguments(request), inheriting the environment
+// (NCCL_NVLS_ENABLE=0 and friends stay set), and parse what it prints. Throws with the child's
+// exit status when it fails; kills it (by its pid) after `timeout_s`.
+[[nodiscard]] child_report run_child(const std::string& executable, const child_request& request, int timeout_s = 120);
+
+// ---- dependent kernels (sync.cpp) --------------------------------------------------------
+
+// How a consumer kernel is made to wait for its producer.
+enum class dependency {
+  same_stream,        // stream order
+  stream_wait_event,  // cudaStreamWaitEvent on another stream: no host involvement
+  host_sync,          // cudaStreamSynchronize(producer's stream), then launch on another stream
+  none,               // no ordering at all: the control that shows the check can fail (tests only)
+};
+[[nodiscard]] std::string_view to_string(dependency d) noexcept;
+
+struct dependency_result {
+  std::vector<double> gap_us;      // consumer start - producer end, device clock, per pair
+  unsigned long long mismatches = 0;  // words the consumers read that were not what the producer wrote
+};
+
+// Two streams, a 64 KiB device buffer, and mapped slots for the producer's end and the
+// consumer's start, on the current device.
+class dependency_fixture {
+ public:
+  explicit dependency_fixture(std::uint64_t producer_spin_ns);
+  // `pairs` producer/consumer pairs, each with a fresh seed, each pair finished before the next.
+  [[nodiscard]] dependency_result run(dependency how, int pairs);
+
+ private:
+  std::uint64_t producer_spin_ns_;
+  stream producer_;
+  stream consumer_;
+  raw_event produced_;
+  device_buffer data_;
+  device_buffer mismatches_;
+  host_buffer stamps_;  // [0] producer end, [1] consumer start
+  std::uint32_t next_seed_ = 1;
+};
+
+// The value of a family flag that holds one whole number >= 1 (checked before any CUDA call).
+[[nodiscard]] int single_int_flag(const run_options& options, const char* flag);
+
+[[nodiscard]] family_spec family();
+
+}  // namespace hdb::sync

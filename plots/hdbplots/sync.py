@@ -1,0 +1,317 @@
+"""Figures of the `sync` family: what waiting costs.
+
+Figures (each title states what the data shows):
+  sync_wakeup    cost of a sync call on finished work; wake-up latency per sync call and
+                 scheduling mode, with the CPU time the waiting thread burnt beside it
+  sync_waiting   waiting for one event vs its stream vs the device; a cross-stream dependency
+                 through cudaStreamWaitEvent vs a host round trip (device-clock gap)
+  sync_launch    K launches vs one graph of K kernels (host time to idle), launch cost marked
+  sync_trap      loop throughput vs read-back interval k, relative to never reading back,
+                 with the fix (copy once at the end) and the asynchronous alternative
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from .common import (FigureJob, Row, Run, axes_handles, figure_legend, finish, format_number,
+                     format_time_us, new_figure, ordered, reference_line, select)
+
+FAMILY = "sync"
+MODES = ("auto", "spin", "yield", "blocking_sync")
+MODE_COLORS = {"auto": "#999999", "spin": "#D55E00", "yield": "#E69F00", "blocking_sync": "#0072B2"}
+MODE_NAMES = {"auto": "auto (default)", "spin": "spin", "yield": "yield", "blocking_sync": "blocking-sync"}
+WAIT_APIS = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+             "cudaEventSynchronize_BlockingSync", "cudaEventQuery_poll")
+WAIT_LABELS = {"cudaDeviceSynchronize": "DeviceSync", "cudaStreamSynchronize": "StreamSync",
+               "cudaEventSynchronize": "EventSync", "cudaEventSynchronize_BlockingSync": "EventSync\n(BlockingSync event)",
+               "cudaEventQuery_poll": "EventQuery\nloop", "cudaEventQuery": "EventQuery"}
+COST_APIS = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaEventQuery")
+NEED_APIS = ("cudaEventSynchronize", "cudaStreamSynchronize", "cudaDeviceSynchronize")
+DEPENDENCY_APIS = ("same_stream", "cudaStreamWaitEvent", "host_sync_then_launch")
+DEPENDENCY_LABELS = {"same_stream": "same stream", "cudaStreamWaitEvent": "cudaStreamWaitEvent\n(other stream)",
+                     "host_sync_then_launch": "host sync,\nthen launch"}
+TRAP_COLORS = {"readback_pageable": "#D55E00", "readback_async": "#009E73", "keep_on_gpu": "#0072B2"}
+
+
+def figures(run: Run) -> list[FigureJob]:
+    """The sync figures this run has data for, in reading order."""
+    rows = run.ok_rows(FAMILY)
+    jobs = []
+    if select(rows, case="wakeup") or select(rows, case="sync_cost"):
+        jobs.append(FigureJob("sync_wakeup", partial(wakeup_figure, run, rows)))
+    if select(rows, case="wait_for_need") or select(rows, case="dependency"):
+        jobs.append(FigureJob("sync_waiting", partial(waiting_figure, run, rows)))
+    if select(rows, case="graph"):
+        jobs.append(FigureJob("sync_launch", partial(launch_figure, run, rows)))
+    if select(rows, case="trap"):
+        jobs.append(FigureJob("sync_trap", partial(trap_figure, run, rows)))
+    return jobs
+
+
+# ---------------------------------------------------------------- helpers
+
+def extra_of(row: Row) -> dict[str, str]:
+    """The `extra` column as a dict: 'every=1;mode=spin' → {'every': '1', 'mode': 'spin'}."""
+    return dict(item.split("=", 1) for item in row.extra.split(";") if "=" in item)
+
+
+def stat(rows: Sequence[Row], metric: str, statistic: str = "median", **extra: str) -> float | None:
+    """The one value of a metric and statistic among rows whose extra fields match."""
+    values = [r.value for r in rows if r.metric == metric and r.statistic == statistic
+              and all(extra_of(r).get(k) == v for k, v in extra.items())]
+    return values[0] if values else None
+
+
+def whisker(rows: Sequence[Row], metric: str, **extra: str) -> tuple[float, float, float] | None:
+    """(median, min, max) over repetitions, or None when the metric has no median."""
+    median = stat(rows, metric, **extra)
+    if median is None:
+        return None
+    low = stat(rows, metric, "min", **extra)
+    high = stat(rows, metric, "max", **extra)
+    return median, median if low is None else low, median if high is None else high
+
+
+def bars(ax, xs: Sequence[float], values: Sequence[tuple[float, float, float] | None], width: float,
+         color: str, label: str, hatch: str | None = None) -> None:
+    """Median bars with min–max whiskers; missing values leave a gap."""
+    points = [(x, v) for x, v in zip(xs, values) if v is not None]
+    if not points:
+        return
+    x = [p[0] for p in points]
+    median = np.array([p[1][0] for p in points])
+    error = np.array([[p[1][0] - p[1][1] for p in points], [p[1][2] - p[1][0] for p in points]])
+    ax.bar(x, median, width, color=color, edgecolor="0.2", linewidth=0.6, hatch=hatch, label=label,
+           yerr=np.clip(error, 0, None), capsize=2.5, error_kw={"linewidth": 0.8})
+
+
+def device_note(rows: Sequence[Row]) -> str:
+    devices = sorted({str(getattr(r, "device", "") or "") for r in rows} - {""})
+    return f"; GPU {', '.join(devices)}" if devices else ""
+
+
+# ---------------------------------------------------------------- sync cost and wake-up
+
+def wakeup_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+    """Three panels: a sync call on finished work; wake-up latency; CPU time per 1 ms wait."""
+    cost = select(rows, case="sync_cost")
+    wake = select(rows, case="wakeup")
+    fig, (ax_cost, ax_wake, ax_cpu) = new_figure(ncols=3, width=16.5, height=5.8)
+    cost_apis = ordered((r.api for r in cost), COST_APIS)
+    bars(ax_cost, range(len(cost_apis)), [whisker(select(cost, api=a), "call_time") for a in cost_apis],
+         0.6, "0.55", "sync call on finished work")
+    ax_cost.set_xticks(range(len(cost_apis)))
+    ax_cost.set_xticklabels([WAIT_LABELS.get(a, a) for a in cost_apis], fontsize=8)
+    ax_cost.set_ylabel("host time per call (µs)")
+    ax_cost.set_title("the call itself, work already done", loc="left")
+
+    modes = ordered((extra_of(r).get("mode", "") for r in wake), MODES)
+    apis = ordered((r.api for r in wake), WAIT_APIS)
+    width = 0.8 / max(1, len(modes))
+    for i, mode in enumerate(modes):
+        xs = [j + (i - (len(modes) - 1) / 2) * width for j in range(len(apis))]
+        color = MODE_COLORS.get(mode, "0.4")
+        label = f"{MODE_NAMES.get(mode, mode)} mode"
+        bars(ax_wake, xs, [whisker(select(wake, api=a), "wakeup_latency", mode=mode) for a in apis],
+             width, color, label)
+        bars(ax_cpu, xs, [whisker(select(wake, api=a), "cpu_time", mode=mode) for a in apis],
+             width, color, label)
+    kernel_us = median_of(wake, "wait_time")
+    for ax in (ax_wake, ax_cpu):
+        ax.set_xticks(range(len(apis)))
+        ax.set_xticklabels([WAIT_LABELS.get(a, a) for a in apis], fontsize=7.5)
+    ax_wake.set_yscale("log")
+    ax_wake.set_ylabel("wake-up latency (µs, log): kernel end → call returns")
+    ax_wake.set_title("how late the host notices", loc="left")
+    if kernel_us:
+        reference_line(ax_cpu, kernel_us, f"the whole wait: {format_time_us(kernel_us)}")
+    ax_cpu.set_ylabel("CPU time of the waiting thread per wait (µs)")
+    ax_cpu.set_title("what the wait costs the CPU", loc="left")
+    if not cost and not wake:
+        return None
+    legend = figure_legend(fig, *axes_handles([ax_cost, ax_wake]), max_cols=5,
+                           title="bars: median of repetitions, whiskers: min–max; each mode ran in its own process"
+                                 + device_note(wake))
+    return finish(fig, wakeup_lesson(wake), run.subtitle(), legend)
+
+
+def median_of(rows: Sequence[Row], metric: str) -> float | None:
+    values = [r.value for r in rows if r.metric == metric and r.statistic == "median"]
+    return float(np.median(values)) if values else None
+
+
+def wakeup_lesson(wake: Sequence[Row]) -> str:
+    spin = stat(select(wake, api="cudaStreamSynchronize"), "wakeup_latency", mode="spin")
+    spin_cpu = stat(select(wake, api="cudaStreamSynchronize"), "cpu_busy", mode="spin")
+    block = stat(select(wake, api="cudaStreamSynchronize"), "wakeup_latency", mode="blocking_sync")
+    block_cpu = stat(select(wake, api="cudaStreamSynchronize"), "cpu_busy", mode="blocking_sync")
+    if None in (spin, spin_cpu, block, block_cpu):
+        return "Waiting has two prices: how late the host wakes up, and how much CPU it burns meanwhile"
+    return (f"Spinning wakes the host {format_number(spin, 2)} µs after the kernel ends but burns "
+            f"{spin_cpu:.0f} % of a core; blocking-sync sleeps ({block_cpu:.0f} % CPU) and wakes "
+            f"{format_number(block, 2)} µs late")
+
+
+# ---------------------------------------------------------------- waiting for what you need
+
+def waiting_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+    need = select(rows, case="wait_for_need")
+    dep = select(rows, case="dependency")
+    if not need and not dep:
+        return None
+    fig, (ax_need, ax_dep) = new_figure(ncols=2, width=13.5, height=5.4)
+    apis = ordered((r.api for r in need), NEED_APIS)
+    waits = [whisker(select(need, api=a), "wait_time") for a in apis]
+    bars(ax_need, range(len(apis)), waits, 0.55, "#0072B2", "host blocked in the call")
+    # The wake-up part is microseconds against a wait of hundreds: written, not drawn.
+    for i, (api, wait) in enumerate(zip(apis, waits)):
+        resume = stat(select(need, api=api), "resume_delay")
+        if wait is not None and resume is not None:
+            ax_need.annotate(f"resumed {format_number(resume, 2)} µs\nafter the awaited work ended", (i, wait[2]),
+                             xytext=(0, 4), textcoords="offset points", ha="center", fontsize=7.5, color="0.25")
+    ax_need.set_xticks(range(len(apis)))
+    ax_need.set_xticklabels([{"cudaEventSynchronize": "one event\n(after 200 µs kernel)",
+                              "cudaStreamSynchronize": "its stream\n(+ 400 µs more)",
+                              "cudaDeviceSynchronize": "whole device\n(+ 1 ms on another stream)"}.get(a, a)
+                             for a in apis], fontsize=8)
+    ax_need.set_ylabel("time (µs)")
+    ax_need.set_title("the host waits for what it names", loc="left")
+
+    dep_apis = ordered((r.api for r in dep), DEPENDENCY_APIS)
+    bars(ax_dep, range(len(dep_apis)), [whisker(select(dep, api=a), "gap") for a in dep_apis],
+         0.55, "#009E73", "producer end → consumer start (device clock)")
+    ax_dep.set_xticks(range(len(dep_apis)))
+    ax_dep.set_xticklabels([DEPENDENCY_LABELS.get(a, a) for a in dep_apis], fontsize=8)
+    ax_dep.set_ylabel("gap between dependent kernels (µs)")
+    ax_dep.set_title("a dependency on another stream", loc="left")
+    legend = figure_legend(fig, *axes_handles([ax_need, ax_dep]), max_cols=3,
+                           title="bars: median of repetitions, whiskers: min–max" + device_note(need + dep))
+    return finish(fig, waiting_lesson(need, dep), run.subtitle(), legend)
+
+
+def waiting_lesson(need: Sequence[Row], dep: Sequence[Row]) -> str:
+    event = stat(select(need, api="cudaEventSynchronize"), "wait_time")
+    device = stat(select(need, api="cudaDeviceSynchronize"), "wait_time")
+    wait_event = stat(select(dep, api="cudaStreamWaitEvent"), "gap")
+    host = stat(select(dep, api="host_sync_then_launch"), "gap")
+    parts = []
+    if event and device:
+        parts.append(f"waiting on one event resumes the host after {format_time_us(event)}, "
+                     f"the whole device after {format_time_us(device)}")
+    if wait_event is not None and host is not None:
+        parts.append(f"cudaStreamWaitEvent releases the next kernel {format_number(wait_event, 2)} µs after "
+                     f"its input is ready, a host round trip {format_number(host, 2)} µs")
+    text = "; ".join(parts) or "Wait for exactly what you need"
+    return text[0].upper() + text[1:]
+
+
+# ---------------------------------------------------------------- launches vs graph
+
+def launch_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+    graph = select(rows, case="graph")
+    fig, (ax,) = new_figure(width=8.5, height=5.6)
+    drawn = False
+    for api, color, marker in (("launches", "#D55E00", "o"), ("graph", "#0072B2", "s")):
+        curve = select(graph, api=api)
+        points = sorted((int(extra_of(r)["kernels"]), r.value) for r in curve
+                        if r.metric == "total_time" and r.statistic == "median" and "kernels" in extra_of(r))
+        if not points:
+            continue
+        drawn = True
+        ks, values = zip(*points)
+        label = "K launches of an empty kernel" if api == "launches" else "one launch of a graph of K kernels"
+        ax.plot(ks, values, color=color, marker=marker, linewidth=1.6, label=label)
+        for k, v in points:
+            ax.annotate(format_time_us(v), (k, v), xytext=(4, -12 if api == "graph" else 6),
+                        textcoords="offset points", fontsize=8, color=color)
+    if not drawn:
+        return None
+    instantiate = sorted((int(extra_of(r)["kernels"]), r.value) for r in select(graph, api="graph")
+                         if r.metric == "instantiate_time" and r.statistic == "median" and "kernels" in extra_of(r))
+    if instantiate:
+        ks, values = zip(*instantiate)
+        ax.plot(ks, values, color="#0072B2", linestyle=":", marker="x", linewidth=1.2,
+                label="cudaGraphInstantiate (once per graph)")
+    launch = select(rows, case="launch")
+    launch_us = stat(launch, "launch_time")
+    if launch_us:
+        ax.text(0.02, 0.97, f"one empty launch: {format_number(launch_us, 2)} µs of host time; "
+                            f"launch + sync: {format_number(stat(launch, 'launch_sync_time') or 0, 3)} µs",
+                transform=ax.transAxes, fontsize=8.5, va="top", color="0.25")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("kernels K")
+    ax.set_ylabel("host time until the stream is idle (µs, log)")
+    legend = figure_legend(fig, *axes_handles([ax]), max_cols=2,
+                           title="medians of repetitions" + device_note(graph))
+    return finish(fig, launch_lesson(graph), run.subtitle(), legend)
+
+
+def launch_lesson(graph: Sequence[Row]) -> str:
+    launches = {extra_of(r).get("kernels"): r.value for r in select(graph, api="launches")
+                if r.metric == "total_time" and r.statistic == "median"}
+    graphs = {extra_of(r).get("kernels"): r.value for r in select(graph, api="graph")
+              if r.metric == "total_time" and r.statistic == "median"}
+    common = sorted((k for k in launches if k in graphs and k), key=int)
+    if not common:
+        return "CUDA graphs amortise launch cost over many kernels"
+    k = "100" if "100" in common else common[-1]
+    return (f"One graph launch runs {k} empty kernels in {format_time_us(graphs[k])}, {k} launches take "
+            f"{format_time_us(launches[k])}: graphs amortise the launch cost ({launches[k] / graphs[k]:.1f}×)")
+
+
+# ---------------------------------------------------------------- the sync trap
+
+def trap_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+    trap = select(rows, case="trap")
+    fig, (ax,) = new_figure(width=9.0, height=5.6)
+    every = ordered((extra_of(r).get("every", "") for r in trap if extra_of(r).get("every")), ())
+    every = sorted((e for e in every if e != "never"), key=int) + (["never"] if "never" in every else [])
+    if not every:
+        return None
+    xs = range(len(every))
+    for api, label in (("readback_pageable", "4-byte read-back to pageable memory, then sync (.item())"),
+                       ("readback_async", "read-back to pinned memory + event, checked 4 read-backs later")):
+        values = [whisker(select(trap, api=api), "relative_throughput", every=e) for e in every]
+        points = [(x, v) for x, v in zip(xs, values) if v is not None]
+        if not points:
+            continue
+        x = [p[0] for p in points]
+        median = [p[1][0] for p in points]
+        ax.errorbar(x, median, yerr=np.clip([[p[1][0] - p[1][1] for p in points], [p[1][2] - p[1][0] for p in points]], 0, None),
+                    color=TRAP_COLORS[api], marker="o", linewidth=1.6, capsize=3, label=label)
+        for xi, m in zip(x, median):
+            ax.annotate(f"{m:.2f}", (xi, m), xytext=(5, 5), textcoords="offset points", fontsize=8,
+                        color=TRAP_COLORS[api])
+    reference_line(ax, 1.0, "never reads back: the loop's full speed")
+    keep = stat(select(trap, api="keep_on_gpu"), "relative_throughput")
+    if keep is not None:
+        ax.axhline(keep, color=TRAP_COLORS["keep_on_gpu"], linestyle="--", linewidth=1.4,
+                   label=f"the fix: keep it on the GPU, copy once at the end ({keep:.2f})")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels([f"every {e}" if e != "never" else "never" for e in every])
+    ax.set_xlabel("read-back interval k (kernels between read-backs)")
+    ax.set_ylabel("throughput relative to never reading back")
+    ax.set_ylim(0, 1.15)
+    step = stat(trap, "step_kernel_time")
+    title = "loop of small kernels" + (f" ({format_number(step, 2)} µs each on the GPU)" if step else "")
+    ax.set_title(title, loc="left")
+    legend = figure_legend(fig, *axes_handles([ax]), max_cols=1,
+                           title="median of repetitions, whiskers: min–max" + device_note(trap))
+    return finish(fig, trap_lesson(trap), run.subtitle(), legend)
+
+
+def trap_lesson(trap: Sequence[Row]) -> str:
+    k1 = stat(select(trap, api="readback_pageable"), "relative_throughput", every="1")
+    keep = stat(select(trap, api="keep_on_gpu"), "relative_throughput")
+    if k1 is None or k1 <= 0:
+        return "The sync trap: every read-back stops the GPU until the host catches up"
+    text = f"Reading one value back every kernel makes the loop {1 / k1:.1f}× slower"
+    if keep is not None:
+        text += f"; keeping it on the GPU and copying once at the end runs at {keep * 100:.0f} % of full speed"
+    return text
