@@ -1,0 +1,372 @@
+"""Figures of the `p2p` family: what a direct GPU↔GPU path buys over staging through the host.
+
+Figures (each title states what the data shows):
+  p2p_bandwidth_pairs   bandwidth vs size per method for the best and the worst pair, with the
+                        pair's NVLink line rate and the PCIe line rate drawn
+  p2p_heatmaps          one pair matrix per method at the largest size (row = source GPU)
+  p2p_topology          the topology as found: link, peak, peer access, rank, atomics per pair
+  p2p_chunk_sweep       the staged pipeline's bandwidth vs chunk size
+  p2p_loopback          one GPU to itself through host memory (the only path a one-GPU node has)
+  p2p_latency           one small transfer per method: device-timed vs host-observed
+
+The pair columns (src, dst) and the topology (meta.json node.topology) are read here directly:
+common.Row carries only the columns the copy family needs.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from .common import (FigureJob, Run, figure_legend, axes_handles, finish, format_bytes,
+                     format_number, format_time_us, new_figure, pcie_peak_gbps, reference_line,
+                     size_axis)
+
+METHODS = ("ce_peer", "sm_write", "sm_read", "staged", "ce_no_peer")
+METHOD_LABELS = {
+    "ce_peer": "cudaMemcpyPeerAsync, peer access on",
+    "ce_no_peer": "cudaMemcpyPeerAsync, peer access off",
+    "staged": "host-staged pipeline (best chunk)",
+    "sm_read": "SM kernel reads the peer",
+    "sm_write": "SM kernel writes the peer",
+}
+METHOD_COLORS = {"ce_peer": "#0072B2", "ce_no_peer": "#E69F00", "staged": "#009E73",
+                 "sm_read": "#CC79A7", "sm_write": "#D55E00"}
+METHOD_MARKERS = {"ce_peer": "o", "ce_no_peer": "s", "staged": "D", "sm_read": "^", "sm_write": "v"}
+
+
+@dataclass(frozen=True)
+class PairRow:
+    """One p2p median/min/max row with the pair columns."""
+    case: str
+    api: str
+    direction: str
+    src: str
+    dst: str
+    size: int
+    metric: str
+    statistic: str
+    value: float
+    extra: str
+
+
+def figures(run: Run) -> list[FigureJob]:
+    """The p2p figures this run has data for, in reading order."""
+    rows = pair_rows(run.directory / "results.csv")
+    topology = read_topology(run.directory / "meta.json")
+    jobs = []
+    uni = [r for r in rows if r.case == "bandwidth" and r.direction == "uni" and r.metric == "bandwidth"]
+    if uni:
+        jobs.append(FigureJob("p2p_bandwidth_pairs", partial(pairs_figure, run, uni, topology)))
+        jobs.append(FigureJob("p2p_heatmaps", partial(heatmap_figure, run, uni)))
+    if topology.get("pairs"):
+        jobs.append(FigureJob("p2p_topology", partial(topology_figure, run, topology)))
+    if any(r.case == "chunk_sweep" for r in rows):
+        jobs.append(FigureJob("p2p_chunk_sweep", partial(chunk_figure, run, rows)))
+    if any(r.direction == "loopback" and r.case == "bandwidth" for r in rows):
+        jobs.append(FigureJob("p2p_loopback", partial(loopback_figure, run, rows)))
+    if any(r.case == "latency" for r in rows):
+        jobs.append(FigureJob("p2p_latency", partial(latency_figure, run, rows)))
+    return jobs
+
+
+# ---------------------------------------------------------------- reading
+
+def pair_rows(path: Path) -> list[PairRow]:
+    """The family's measured median/min/max rows with their src/dst columns."""
+    out = []
+    with path.open(newline="", encoding="utf-8") as handle:
+        for record in csv.DictReader(handle):
+            if record.get("family") != "p2p" or (record.get("status") or "ok") != "ok":
+                continue
+            if record.get("statistic") not in ("median", "min", "max"):
+                continue
+            try:
+                value = float(record.get("value") or "nan")
+                size = int(record.get("size_bytes") or 0)
+            except ValueError:
+                continue
+            if not math.isfinite(value):
+                continue
+            out.append(PairRow(case=record.get("case") or "", api=record.get("api") or "",
+                               direction=record.get("direction") or "", src=record.get("src") or "",
+                               dst=record.get("dst") or "", size=size, metric=record.get("metric") or "",
+                               statistic=record["statistic"], value=value, extra=record.get("extra") or ""))
+    return out
+
+
+def read_topology(path: Path) -> dict:
+    """meta.json's node.topology, or {} when the run has none."""
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    node = meta.get("node") if isinstance(meta, dict) else None
+    topology = node.get("topology") if isinstance(node, dict) else None
+    return topology if isinstance(topology, dict) else {}
+
+
+def medians(rows: Sequence[PairRow], **match: str) -> dict[int, float]:
+    """size → median of the rows matching every given field."""
+    return {r.size: r.value for r in rows if r.statistic == "median"
+            and all(getattr(r, k) == v for k, v in match.items())}
+
+
+def pair_link(topology: dict, src: str, dst: str) -> dict:
+    for pair in topology.get("pairs") or []:
+        if str(pair.get("src")) == src and str(pair.get("dst")) == dst:
+            return pair.get("link") or {}
+    return {}
+
+
+def extra_value(extra: str, key: str) -> str:
+    for item in extra.split(";"):
+        if item.startswith(key + "="):
+            return item[len(key) + 1:]
+    return ""
+
+
+# ---------------------------------------------------------------- best and worst pair
+
+def rank_pairs(uni: Sequence[PairRow]) -> list[tuple[str, str]]:
+    """Pairs from fastest to slowest by the fastest direct method's median at the largest size."""
+    largest = max(r.size for r in uni if r.statistic == "median")
+    score: dict[tuple[str, str], float] = {}
+    for r in uni:
+        if r.statistic == "median" and r.size == largest and r.api != "staged":
+            score[(r.src, r.dst)] = max(score.get((r.src, r.dst), 0.0), r.value)
+    if not score:
+        score = {(r.src, r.dst): r.value for r in uni if r.statistic == "median" and r.size == largest}
+    return sorted(score, key=lambda p: -score[p])
+
+
+def pairs_figure(run: Run, uni: Sequence[PairRow], topology: dict) -> Figure:
+    ranked = rank_pairs(uni)
+    shown = [ranked[0]] + ([ranked[-1]] if len(ranked) > 1 else [])
+    fig, axes = new_figure(ncols=len(shown), width=7.0 * len(shown), sharey=True)
+    pcie = pcie_peak_gbps(run.node.pcie_gen, run.node.pcie_width)
+    top = 0.0
+    for ax, (src, dst), role in zip(axes, shown, ("best pair", "worst pair")):
+        pair = [r for r in uni if r.src == src and r.dst == dst]
+        for api in METHODS:
+            data = medians(pair, api=api)
+            if not data:
+                continue
+            sizes = sorted(data)
+            ax.plot(sizes, [data[s] for s in sizes], color=METHOD_COLORS[api], marker=METHOD_MARKERS[api],
+                    markersize=4, linewidth=1.6, label=METHOD_LABELS[api])
+            top = max(top, max(data.values()))
+        link = pair_link(topology, src, dst)
+        if link.get("peak_GBps"):
+            peak = float(link["peak_GBps"])
+            reference_line(ax, peak, f"NVLink {link.get('links')} × {format_number(float(link['per_link_GBps']))} GB/s: "
+                                     f"{format_number(peak)} GB/s per direction")
+            top = max(top, peak)
+        if pcie:
+            reference_line(ax, pcie, f"PCIe Gen{run.node.pcie_gen} x{run.node.pcie_width}: {pcie:.1f} GB/s")
+            top = max(top, pcie)
+        size_axis(ax, [r.size for r in pair])
+        ax.set_title(f"{role if len(shown) > 1 else 'pair'}: GPU {src} → GPU {dst}", loc="left")
+    axes[0].set_ylabel("bandwidth (GB/s, 1 GB = 10⁹ B)")
+    axes[0].set_ylim(0, top * 1.12)
+    legend = figure_legend(fig, *axes_handles(axes), title="line: median of the repetitions")
+    return finish(fig, pairs_lesson(uni, ranked[0]), run.subtitle(), legend)
+
+
+def pairs_lesson(uni: Sequence[PairRow], best: tuple[str, str]) -> str:
+    src, dst = best
+    pair = [r for r in uni if r.src == src and r.dst == dst]
+    largest = max(r.size for r in pair)
+    at = {api: medians(pair, api=api).get(largest) for api in METHODS}
+    if at.get("ce_peer") and at.get("staged"):
+        return (f"Direct P2P moves {format_number(at['ce_peer'])} GB/s from GPU {src} to GPU {dst} at "
+                f"{format_bytes(largest)}: {format_number(at['ce_peer'] / at['staged'])}× the "
+                f"{format_number(at['staged'])} GB/s of staging through host memory")
+    if at.get("staged"):
+        return (f"Without P2P, staging through host memory reaches {format_number(at['staged'])} GB/s "
+                f"at {format_bytes(largest)}: the PCIe links, not the GPUs, set the pace")
+    best_api = max((a for a in METHODS if at.get(a)), key=lambda a: at[a])
+    return f"{METHOD_LABELS[best_api]} is the fastest path: {format_number(at[best_api])} GB/s at {format_bytes(largest)}"
+
+
+# ---------------------------------------------------------------- heatmaps
+
+def heatmap_figure(run: Run, uni: Sequence[PairRow]) -> Figure | None:
+    largest = max(r.size for r in uni if r.statistic == "median")
+    devices = sorted({int(d) for r in uni for d in (r.src, r.dst) if d.isdigit()})
+    methods = [a for a in METHODS if medians([r for r in uni if r.size == largest], api=a)]
+    if not devices or not methods:
+        return None
+    index = {d: i for i, d in enumerate(devices)}
+    fig, axes = new_figure(ncols=len(methods), width=max(8.5, 3.3 * len(methods)), height=4.6)
+    spread = []
+    for ax, api in zip(axes, methods):
+        grid = np.full((len(devices), len(devices)), np.nan)
+        for r in uni:
+            if r.api == api and r.size == largest and r.statistic == "median" and r.src.isdigit() and r.dst.isdigit():
+                grid[index[int(r.src)], index[int(r.dst)]] = r.value
+        vmax = float(np.nanmax(grid)) if np.any(~np.isnan(grid)) else 1.0
+        ax.imshow(np.ma.masked_invalid(grid), cmap="viridis", vmin=0, vmax=vmax)
+        ax.grid(False)
+        for (i, j), value in np.ndenumerate(grid):
+            text = "—" if i == j else ("n/a" if math.isnan(value) else format_number(value))
+            # viridis is dark at the bottom and light at the top: text contrasts with its cell.
+            light_cell = not math.isnan(value) and value > 0.55 * vmax
+            ax.text(j, i, text, ha="center", va="center", fontsize=9, color="black" if light_cell or math.isnan(value) else "white")
+        ax.set_xticks(range(len(devices)), [f"GPU {d}" for d in devices], fontsize=8)
+        ax.set_yticks(range(len(devices)), [f"GPU {d}" for d in devices], fontsize=8)
+        ax.set_xlabel("destination")
+        ax.set_title(api, loc="left")
+        values = grid[~np.isnan(grid)]
+        if values.size:
+            spread.append((api, float(values.min()), float(values.max())))
+    axes[0].set_ylabel("source")
+    return finish(fig, heatmap_lesson(spread, largest), run.subtitle())
+
+
+def heatmap_lesson(spread: list[tuple[str, float, float]], size: int) -> str:
+    direct = next((s for s in spread if s[0] == "ce_peer"), spread[0] if spread else None)
+    if direct is None:
+        return "No pair was measured"
+    api, low, high = direct
+    if high > 0 and low / high < 0.8:
+        return (f"Pairs are not equal: {api} ranges from {format_number(low)} to {format_number(high)} GB/s "
+                f"at {format_bytes(size)}; the slow pairs take a longer path")
+    return (f"Every pair moves {format_number(low)}–{format_number(high)} GB/s with {api} at {format_bytes(size)}: "
+            f"the links are uniform")
+
+
+# ---------------------------------------------------------------- topology
+
+def topology_figure(run: Run, topology: dict) -> Figure:
+    rows = []
+    for pair in topology.get("pairs") or []:
+        link = pair.get("link") or {}
+        kind = link.get("type", "unknown")
+        if kind == "nvlink" and link.get("links"):
+            kind = f"NVLink ×{link['links']}" + (f" ({link['via']})" if link.get("via") else "")
+        if link.get("pcie_path"):
+            kind += f", PCIe {link['pcie_path']}"
+        peak = link.get("peak_GBps")
+        rows.append([f"{pair.get('src')} → {pair.get('dst')}", kind,
+                     format_number(float(peak)) if peak else "n/a",
+                     "yes" if pair.get("can_access_peer") else "no", str(pair.get("performance_rank", "n/a")),
+                     "yes" if pair.get("native_atomics") else "no", str(link.get("source", "unknown"))])
+    fig, (ax,) = new_figure(width=9.5, height=1.6 + 0.32 * len(rows))
+    ax.axis("off")
+    table = ax.table(cellText=rows, colLabels=["pair", "link", "GB/s per dir.", "peer access", "rank", "atomics",
+                                               "source"], loc="center", cellLoc="left")
+    table.auto_set_font_size(False)
+    table.set_fontsize(8.5)
+    table.auto_set_column_width(list(range(7)))
+    return finish(fig, topology_lesson(topology), run.subtitle())
+
+
+def topology_lesson(topology: dict) -> str:
+    links = [(p.get("link") or {}) for p in topology.get("pairs") or []]
+    nvlink = [link for link in links if link.get("type") == "nvlink"]
+    gpus = len(topology.get("gpus") or [])
+    if nvlink and len(nvlink) == len(links):
+        counts = sorted({link.get("links") for link in nvlink if link.get("links")})
+        peaks = [float(link["peak_GBps"]) for link in nvlink if link.get("peak_GBps")]
+        count_text = "/".join(str(c) for c in counts) or "?"
+        peak_text = f" ({format_number(min(peaks))} GB/s per direction)" if peaks else ""
+        return f"All {gpus} GPUs reach each other over {count_text} NVLinks{peak_text}; each also has its own PCIe link"
+    if nvlink:
+        return f"{len(nvlink)} of {len(links)} GPU pairs have NVLink; the others go through PCIe"
+    paths = sorted({link.get("pcie_path") for link in links if link.get("pcie_path")})
+    return f"No NVLink: GPU pairs talk over PCIe ({', '.join(paths) or 'path unknown'})"
+
+
+# ---------------------------------------------------------------- chunk sweep, loopback, latency
+
+def chunk_figure(run: Run, rows: Sequence[PairRow]) -> Figure | None:
+    sweep = [r for r in rows if r.case == "chunk_sweep" and r.metric == "bandwidth" and r.statistic == "median"]
+    if not sweep:
+        return None
+    fig, (ax,) = new_figure()
+    best = (0.0, 0, "")
+    curves: dict[tuple[str, str, str], dict[int, float]] = {}
+    for r in sweep:
+        chunk = int(extra_value(r.extra, "chunk_bytes") or 0)
+        if chunk:
+            curves.setdefault((r.direction, r.src, r.dst), {})[chunk] = r.value
+    for (direction, src, dst), data in sorted(curves.items()):
+        chunks = sorted(data)
+        label = f"GPU {src} → host → GPU {dst}" + (" (loopback)" if direction == "loopback" else "")
+        ax.plot(chunks, [data[c] for c in chunks], marker="o", markersize=4, linewidth=1.5, label=label)
+        for c in chunks:
+            if data[c] > best[0]:
+                best = (data[c], c, label)
+    pcie = pcie_peak_gbps(run.node.pcie_gen, run.node.pcie_width)
+    if pcie:
+        reference_line(ax, pcie, f"PCIe Gen{run.node.pcie_gen} x{run.node.pcie_width}: {pcie:.1f} GB/s")
+    size_axis(ax, [c for data in curves.values() for c in data], label="chunk size (bytes per bounce buffer)")
+    ax.set_ylabel("bandwidth (GB/s)")
+    ax.set_ylim(0, max([best[0]] + ([pcie] if pcie else [])) * 1.15)
+    ax.set_title(f"staged pipeline at {format_bytes(sweep[0].size)}, 3 bounce buffers, 2 streams", loc="left")
+    legend = figure_legend(fig, *axes_handles([ax]))
+    lesson = (f"Chunks of {format_bytes(best[1])} keep both PCIe links busy: {format_number(best[0])} GB/s; "
+              f"smaller chunks pay per-copy overhead, larger ones lose the overlap")
+    return finish(fig, lesson, run.subtitle(), legend)
+
+
+def loopback_figure(run: Run, rows: Sequence[PairRow]) -> Figure | None:
+    loop = [r for r in rows if r.case == "bandwidth" and r.direction == "loopback" and r.metric == "bandwidth"]
+    if not loop:
+        return None
+    fig, (ax,) = new_figure()
+    top = 0.0
+    for gpu in sorted({r.src for r in loop}):
+        data = medians(loop, src=gpu)
+        sizes = sorted(data)
+        ax.plot(sizes, [data[s] for s in sizes], marker="D", markersize=4, linewidth=1.6,
+                label=f"GPU {gpu} → host → GPU {gpu}")
+        top = max(top, max(data.values()))
+    pcie = pcie_peak_gbps(run.node.pcie_gen, run.node.pcie_width)
+    if pcie:
+        reference_line(ax, pcie, f"PCIe Gen{run.node.pcie_gen} x{run.node.pcie_width}, one direction: {pcie:.1f} GB/s")
+        top = max(top, pcie)
+    size_axis(ax, [r.size for r in loop])
+    ax.set_ylabel("bandwidth (GB/s)")
+    ax.set_ylim(0, top * 1.12)
+    legend = figure_legend(fig, *axes_handles([ax]))
+    largest = max(r.size for r in loop)
+    best = max(v for r in loop if r.size == largest and r.statistic == "median" for v in [r.value])
+    lesson = (f"Through host memory a GPU reaches {format_number(best)} GB/s at {format_bytes(largest)}: "
+              f"the D2H and H2D halves overlap on the full-duplex PCIe link")
+    return finish(fig, lesson, run.subtitle(), legend)
+
+
+def latency_figure(run: Run, rows: Sequence[PairRow]) -> Figure | None:
+    lat = [r for r in rows if r.case == "latency" and r.statistic == "median"]
+    if not lat:
+        return None
+    smallest = min(r.size for r in lat)
+    methods = [a for a in METHODS if any(r.api == a for r in lat)]
+    device = [np.median([r.value for r in lat if r.api == a and r.size == smallest and r.metric == "latency"] or [np.nan])
+              for a in methods]
+    host = [np.median([r.value for r in lat if r.api == a and r.size == smallest and r.metric == "host_latency"] or [np.nan])
+            for a in methods]
+    fig, (ax,) = new_figure()
+    x = np.arange(len(methods))
+    ax.bar(x - 0.2, device, width=0.4, color="#0072B2", label="device-timed (back to back behind the gate)")
+    ax.bar(x + 0.2, host, width=0.4, color="#E69F00", label="host-observed (call to completion, median)")
+    ax.set_xticks(x, methods)
+    ax.set_ylabel(f"time per {format_bytes(smallest)} transfer (µs)")
+    legend = figure_legend(fig, *axes_handles([ax]))
+    finite = [(d, m) for d, m in zip(device, methods) if not math.isnan(d)]
+    if finite:
+        fastest = min(finite)
+        lesson = (f"A {format_bytes(smallest)} transfer costs {format_time_us(fastest[0])} on the device with {fastest[1]}; "
+                  f"the caller waits {format_time_us(float(np.nanmin(host)))} or more")
+    else:
+        lesson = f"Small-transfer latency at {format_bytes(smallest)}"
+    return finish(fig, lesson, run.subtitle(), legend)
