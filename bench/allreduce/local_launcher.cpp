@@ -1,0 +1,271 @@
+#include "local_launcher.hpp"
+
+#include "hdb/sizes.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace hdb::allreduce {
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+std::string describe_exit(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* text = strsignal(sig);
+    return "was killed by signal " + std::to_string(sig) + (text ? " (" + std::string(text) + ")" : "");
+  }
+  return "stopped (status " + std::to_string(status) + ")";
+}
+
+// Waits up to `limit` for `pid` to end; its wait status, or -1 when it is still running.
+int reap(pid_t pid, std::chrono::milliseconds limit) {
+  const auto end = clock::now() + limit;
+  while (true) {
+    int status = 0;
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) return status;
+    if (r < 0 || clock::now() >= end) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+bool write_all(int fd, const void* data, std::size_t bytes) {
+  const auto* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    const ssize_t n = ::send(fd, p, bytes, MSG_NOSIGNAL);  // a dead peer must not SIGPIPE us
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    bytes -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// An environment block: ours, with `overrides` replacing or adding variables.
+std::vector<std::string> environment_with(const std::vector<std::pair<std::string, std::string>>& overrides) {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string entry(*e);
+    const std::string key = entry.substr(0, entry.find('='));
+    const bool replaced = std::any_of(overrides.begin(), overrides.end(), [&](const auto& kv) { return kv.first == key; });
+    if (!replaced) env.push_back(entry);
+  }
+  for (const auto& [key, value] : overrides) env.push_back(key + "=" + value);
+  return env;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+std::string seconds_text(std::chrono::milliseconds ms) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f s", static_cast<double>(ms.count()) / 1000.0);
+  return text;
+}
+
+int parse_field(const std::string& flag, const std::string& text, std::string_view field) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
+  if (field.empty() || ec != std::errc() || end != field.data() + field.size() || value < 0) {
+    throw usage_error("bad value for --" + flag + ": '" + text + "' (internal flag: FD,RANK,WORLD,DEVICE)");
+  }
+  return value;
+}
+
+}  // namespace
+
+std::string format_worker_identity(const worker_identity& id) {
+  return std::to_string(id.fd) + "," + std::to_string(id.rank) + "," + std::to_string(id.world) + "," +
+         std::to_string(id.device);
+}
+
+worker_identity parse_worker_identity(const std::string& flag, const std::string& text) {
+  std::vector<int> fields;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    fields.push_back(parse_field(flag, text, std::string_view(text).substr(start, comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (fields.size() != 4 || fields[1] >= fields[2]) {
+    throw usage_error("bad value for --" + flag + ": '" + text + "' (internal flag: FD,RANK,WORLD,DEVICE)");
+  }
+  return {fields[0], fields[1], fields[2], fields[3]};
+}
+
+const std::vector<std::pair<std::string, std::string>>& forced_environment() {
+  static const std::vector<std::pair<std::string, std::string>> env = {
+      {"NCCL_NVLS_ENABLE", "0"}, {"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"}, {"NVSHMEM_DISABLE_NVLS", "1"}};
+  return env;
+}
+
+local_group::local_group(const worker_launch& launch) {
+  auto overrides = launch.environment;
+  for (const auto& kv : forced_environment()) overrides.push_back(kv);
+  std::vector<std::string> env = environment_with(overrides);
+  std::vector<char*> envp = pointers(env);
+  const pid_t parent = getpid();
+  const int world = static_cast<int>(launch.devices.size());
+  for (int rank = 0; rank < world; ++rank) {
+    int sockets[2] = {-1, -1};
+    // CLOEXEC on both ends: no worker inherits another worker's socket.
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
+      kill_all();
+      throw rank_lost("cannot create a socket for rank " + std::to_string(rank) + ": " + std::strerror(errno));
+    }
+    const worker_identity identity{sockets[1], rank, world, launch.devices[static_cast<std::size_t>(rank)]};
+    std::vector<std::string> args = {launch.executable};
+    args.insert(args.end(), launch.arguments.begin(), launch.arguments.end());
+    args.push_back(launch.worker_flag + "=" + format_worker_identity(identity));
+    std::vector<char*> argv = pointers(args);
+
+    const pid_t pid = fork();
+    if (pid == 0) {
+      // Only async-signal-safe calls between fork and exec: the parent has CUDA and NCCL threads.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);
+      fcntl(sockets[1], F_SETFD, 0);  // this one end survives exec
+      dup2(STDERR_FILENO, STDOUT_FILENO);  // the driver's stdout is the benchmark table
+      execve(argv[0], argv.data(), envp.data());
+      _exit(127);
+    }
+    close(sockets[1]);
+    if (pid < 0) {
+      close(sockets[0]);
+      kill_all();
+      throw rank_lost("cannot start rank " + std::to_string(rank) + ": fork failed: " + std::strerror(errno));
+    }
+    workers_.push_back({pid, sockets[0], identity.device});
+  }
+}
+
+local_group::~local_group() {
+  if (!lost_) {
+    command quit;
+    quit.kind = command_kind::quit;
+    for (const worker& w : workers_) static_cast<void>(write_all(w.fd, &quit, sizeof(quit)));
+    for (worker& w : workers_) {
+      if (reap(w.pid, std::chrono::milliseconds(5000)) != -1) w.pid = -1;
+    }
+  }
+  kill_all();
+}
+
+std::vector<pid_t> local_group::pids() const {
+  std::vector<pid_t> out;
+  for (const worker& w : workers_) out.push_back(w.pid);
+  return out;
+}
+
+std::string local_group::name(std::size_t rank) const {
+  return "rank " + std::to_string(rank) + " (GPU " + std::to_string(workers_[rank].device) + ", pid " +
+         std::to_string(workers_[rank].pid) + ")";
+}
+
+void local_group::kill_all() noexcept {
+  for (worker& w : workers_) {
+    if (w.pid > 0) {
+      ::kill(w.pid, SIGKILL);
+      static_cast<void>(reap(w.pid, std::chrono::milliseconds(10000)));
+      w.pid = -1;
+    }
+    if (w.fd >= 0) close(w.fd);
+    w.fd = -1;
+  }
+}
+
+void local_group::lose(const std::string& reason) {
+  lost_ = true;
+  kill_all();
+  throw rank_lost(reason);
+}
+
+std::vector<rank_reply> local_group::exchange(const command& cmd, std::chrono::milliseconds timeout) {
+  if (lost_) throw rank_lost("the worker processes were lost earlier");
+  for (std::size_t r = 0; r < workers_.size(); ++r) {
+    if (!write_all(workers_[r].fd, &cmd, sizeof(cmd))) {
+      const int status = reap(workers_[r].pid, std::chrono::milliseconds(1000));
+      if (status != -1) workers_[r].pid = -1;
+      lose(name(r) + " is gone (" + (status == -1 ? "its socket closed" : describe_exit(status)) + ") before " +
+           std::string(to_string(cmd.kind)));
+    }
+  }
+  std::vector<rank_reply> replies(workers_.size());
+  std::vector<std::size_t> received(workers_.size(), 0);
+  const auto deadline = clock::now() + timeout;
+  while (true) {
+    std::vector<pollfd> waiting;
+    std::vector<std::size_t> ranks;
+    for (std::size_t r = 0; r < workers_.size(); ++r) {
+      if (received[r] < sizeof(rank_reply)) {
+        waiting.push_back({workers_[r].fd, POLLIN, 0});
+        ranks.push_back(r);
+      }
+    }
+    if (waiting.empty()) return replies;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+    const int ready = left.count() <= 0 ? 0 : poll(waiting.data(), waiting.size(), static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      std::string hung;
+      for (std::size_t r : ranks) hung += (hung.empty() ? "" : ", ") + name(r);
+      lose(hung + " did not answer '" + std::string(to_string(cmd.kind)) + "' within " + seconds_text(timeout) +
+           " (watchdog); the workers were killed");
+    }
+    for (std::size_t i = 0; i < waiting.size(); ++i) {
+      if (waiting[i].revents == 0) continue;
+      const std::size_t r = ranks[i];
+      auto* into = reinterpret_cast<char*>(&replies[r]) + received[r];
+      const ssize_t n = ::recv(workers_[r].fd, into, sizeof(rank_reply) - received[r], 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int status = reap(workers_[r].pid, std::chrono::milliseconds(2000));
+        if (status != -1) workers_[r].pid = -1;
+        lose(name(r) + " died during '" + std::string(to_string(cmd.kind)) + "': " +
+             (status == -1 ? std::string("its socket closed") : describe_exit(status)));
+      }
+      received[r] += static_cast<std::size_t>(n);
+    }
+  }
+}
+
+std::optional<command> fd_channel::receive() {
+  command cmd;
+  auto* into = reinterpret_cast<char*>(&cmd);
+  std::size_t got = 0;
+  while (got < sizeof(cmd)) {
+    const ssize_t n = ::recv(fd_, into + got, sizeof(cmd) - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;
+    got += static_cast<std::size_t>(n);
+  }
+  return cmd;
+}
+
+void fd_channel::send(const rank_reply& reply) {
+  if (!write_all(fd_, &reply, sizeof(reply))) throw std::runtime_error("the driver's socket closed");
+}
+
+}  // namespace hdb::allreduce

@@ -1,0 +1,3 @@
+#include "allreduce.hpp"
+
+int main(int argc, char** argv) { return hdb::family_main(argc, argv, hdb::allreduce::family()); }

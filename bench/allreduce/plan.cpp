@@ -1,0 +1,129 @@
+#include "plan.hpp"
+
+#include "hdb/options.hpp"
+#include "hdb/sizes.hpp"
+
+#include <algorithm>
+
+namespace hdb::allreduce {
+
+std::string_view to_string(placement p) { return p == placement::in_place ? "in_place" : "out_of_place"; }
+std::string_view to_string(interconnect i) { return i == interconnect::p2p_disabled ? "p2p_disabled" : "default"; }
+
+std::vector<std::size_t> sampled_sizes(const std::vector<std::size_t>& sizes) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < sizes.size(); i += 4) out.push_back(sizes[i]);
+  if (!sizes.empty() && out.back() != sizes.back()) out.push_back(sizes.back());
+  return out;
+}
+
+std::vector<int> parse_ranks(const std::string& text, int available) {
+  std::vector<int> ranks;
+  if (text != "all") {
+    ranks = parse_positive_int_list("ranks", text);
+  } else {
+    for (int n = 1; n <= std::max(available, 2); n *= 2) ranks.push_back(n);
+    if (available > 2) ranks.push_back(available);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
+}
+
+batch_shape batch_for(std::size_t bytes) {
+  constexpr std::size_t target = std::size_t{512} << 20;
+  const std::size_t per_batch = std::clamp<std::size_t>(target / std::max<std::size_t>(bytes, 1), 2, 100);
+  const int iterations = static_cast<int>(per_batch);
+  return {std::clamp(iterations / 5, 1, 10), iterations};
+}
+
+namespace {
+
+planned_case make(collective op, data_type type, placement where, interconnect via, int ranks, std::size_t requested) {
+  planned_case c{op, type, where, via, ranks, 0, 0, false, {}, {}};
+  c.count = message_count(op, type, requested, ranks);
+  c.bytes = c.count * element_bytes(type);
+  if (c.count == 0) {
+    c.bytes = requested;
+    c.skip_reason = format_size(requested) + " holds less than one " + std::string(to_string(type)) +
+                    " element per rank for " + std::to_string(ranks) + " ranks";
+  }
+  return c;
+}
+
+bool is_lesson_sweep(collective op, data_type type, placement where, interconnect via) {
+  return op == collective::all_reduce && type == data_type::float32 && where == placement::out_of_place &&
+         via == interconnect::default_transports;
+}
+
+template <class T>
+bool contains(const std::vector<T>& v, const T& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+}  // namespace
+
+std::vector<planned_case> plan_cases(const plan_options& o) {
+  std::vector<planned_case> cases;
+  const std::vector<std::size_t> sampled = sampled_sizes(o.sizes);
+  if (o.sizes.empty()) return cases;
+  const auto add_sweep = [&](interconnect via, int ranks) {
+    for (collective op : o.collectives) {
+      for (data_type type : o.types) {
+        for (placement where : o.placements) {
+          const bool lesson = is_lesson_sweep(op, type, where, via);
+          for (std::size_t bytes : lesson ? o.sizes : sampled) {
+            planned_case c = make(op, type, where, via, ranks, bytes);
+            // Regressions are judged on the lesson sweep's ends: bandwidth and latency.
+            if (lesson && bytes == o.sizes.back()) {
+              c.headline = ranks > 1 ? "busbw" : "algbw";
+            } else if (lesson && bytes == o.sizes.front()) {
+              c.headline = "time";
+            }
+            cases.push_back(std::move(c));
+          }
+        }
+      }
+    }
+  };
+  const auto unavailable = [&](interconnect via, int ranks) {
+    planned_case c = make(collective::all_reduce, data_type::float32, placement::out_of_place, via, ranks, o.sizes.back());
+    c.skip_reason = std::to_string(ranks) + " ranks need " + std::to_string(ranks) + " GPUs (one process each); " +
+                    std::to_string(o.available_ranks) + " available";
+    cases.push_back(std::move(c));
+  };
+
+  if (contains(o.interconnects, interconnect::default_transports)) {
+    for (int ranks : o.ranks) {
+      if (ranks > o.available_ranks) {
+        unavailable(interconnect::default_transports, ranks);
+      } else {
+        add_sweep(interconnect::default_transports, ranks);
+      }
+    }
+    if (o.overlap_bytes > 0) {
+      const int ranks = std::min(o.ranks.back(), o.available_ranks);
+      planned_case c = make(collective::all_reduce, data_type::float32, placement::out_of_place,
+                            interconnect::default_transports, ranks, o.overlap_bytes);
+      c.overlap = true;
+      cases.push_back(std::move(c));
+    }
+  }
+  if (contains(o.interconnects, interconnect::p2p_disabled)) {
+    // One rank moves nothing over an interconnect: the comparison starts at two.
+    for (int ranks : o.ranks) {
+      if (ranks < 2) continue;
+      if (ranks > o.available_ranks) {
+        unavailable(interconnect::p2p_disabled, ranks);
+        continue;
+      }
+      for (std::size_t bytes : sampled) {
+        cases.push_back(make(collective::all_reduce, data_type::float32, placement::out_of_place,
+                             interconnect::p2p_disabled, ranks, bytes));
+      }
+    }
+  }
+  return cases;
+}
+
+}  // namespace hdb::allreduce

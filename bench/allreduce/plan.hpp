@@ -1,0 +1,65 @@
+#pragma once
+// Which cases a run measures, as data (host-only, unit-tested). The sweep that carries the
+// lesson gets every size: all-reduce, float, out-of-place, default interconnect, for every rank
+// count. Every variation (in-place, other dtypes, reduce-scatter, all-gather, P2P disabled) gets
+// the sampled sizes: every fourth requested size and the largest, so the default run stays near
+// a minute on two GPUs.
+#include "collective.hpp"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace hdb::allreduce {
+
+enum class placement { out_of_place, in_place };
+enum class interconnect { default_transports, p2p_disabled };
+
+[[nodiscard]] std::string_view to_string(placement p);
+[[nodiscard]] std::string_view to_string(interconnect i);
+
+struct plan_options {
+  std::vector<std::size_t> sizes;          // --sizes, ascending
+  std::vector<int> ranks;                  // --ranks, ascending
+  int available_ranks = 1;                 // GPUs selected (local) or MPI world size
+  std::vector<collective> collectives;     // --collectives
+  std::vector<data_type> types;            // --dtypes
+  std::vector<placement> placements;       // --placements
+  std::vector<interconnect> interconnects; // --interconnect
+  std::size_t overlap_bytes = 0;           // --overlap-size; 0: no overlap case
+};
+
+struct planned_case {
+  collective op = collective::all_reduce;
+  data_type type = data_type::float32;
+  placement where = placement::out_of_place;
+  interconnect via = interconnect::default_transports;
+  int ranks = 1;
+  std::size_t bytes = 0;        // the message actually measured (rounded to whole elements per rank)
+  std::uint64_t count = 0;      // its elements; 0 when nothing fits (the case is skipped)
+  bool overlap = false;         // the communication/compute overlap case
+  std::string headline;         // the metric that gates regressions, or empty
+  std::string skip_reason;      // non-empty: registered to report why it cannot run here
+};
+
+// Every fourth size and the largest.
+[[nodiscard]] std::vector<std::size_t> sampled_sizes(const std::vector<std::size_t>& sizes);
+
+// "all": 1, 2, 4, ... up to `available`, plus `available` itself, and always 2 (so a one-GPU node
+// reports the multi-rank case as skipped); otherwise a list of counts >= 1. Throws usage_error
+// naming --ranks.
+[[nodiscard]] std::vector<int> parse_ranks(const std::string& text, int available);
+
+// In the order they run: cases sharing worker processes stay together (the default transports
+// first, then the P2P-disabled group, which needs its own processes).
+[[nodiscard]] std::vector<planned_case> plan_cases(const plan_options& options);
+
+// Collectives per timed batch and warm-up collectives before it: ~512 MiB of messages per batch
+// (at least 2, at most 100 collectives) and a fifth as many warm-ups (1 to 10).
+struct batch_shape {
+  int warmup = 1;
+  int iterations = 2;
+};
+[[nodiscard]] batch_shape batch_for(std::size_t bytes);
+
+}  // namespace hdb::allreduce

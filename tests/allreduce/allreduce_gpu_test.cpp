@@ -1,0 +1,140 @@
+// hdbench-allreduce on real GPUs (label gpu). The test process is the driver; its ranks are real
+// hdbench-allreduce workers (the binary re-executed with --allreduce-worker), so this is the code
+// path a run takes. Every collective, dtype and placement is verified element by element at odd
+// sizes (one element, odd element counts); a killed worker fails its case and the next case runs.
+#include "catch_compat.hpp"
+#include "gpu_test_support.hpp"
+
+#include "collective.hpp"
+#include "driver.hpp"
+#include "local_launcher.hpp"
+#include "nccl_executor.hpp"
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+using namespace hdb::allreduce;
+
+namespace {
+
+struct real_workers {
+  std::vector<int> devices;
+  local_group* last = nullptr;
+
+  collective_driver::group_factory factory() {
+    return [this](const group_profile& profile) -> std::unique_ptr<rank_group> {
+      worker_launch launch;
+      launch.executable = HDB_ALLREDUCE_BINARY;
+      launch.worker_flag = "--allreduce-worker";
+      launch.devices = devices;
+      if (profile.p2p_disabled) launch.environment = {{"NCCL_P2P_DISABLE", "1"}};
+      auto group = std::make_unique<local_group>(launch);
+      last = group.get();
+      return group;
+    };
+  }
+};
+
+case_request make_request(collective op, data_type type, bool in_place, int ranks, std::uint64_t count) {
+  case_request r;
+  r.key = std::string(to_string(op)) + "/" + std::string(to_string(type)) + (in_place ? "/in" : "/out") + "/" +
+          std::to_string(ranks) + "/" + std::to_string(count);
+  r.shape.op = op;
+  r.shape.type = type;
+  r.shape.in_place = in_place ? 1 : 0;
+  r.shape.ranks = ranks;
+  r.shape.count = count;
+  r.shape.warmup = 1;
+  r.shape.iterations = 3;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("every collective, dtype and placement is right at odd sizes", "[gpu][allreduce]") {
+  static_cast<void>(hdb_test::gpu_env());
+  real_workers workers{hdb_test::test_devices()};
+  if (workers.devices.size() > 2) workers.devices.resize(2);
+  collective_driver driver(workers.factory(), make_nccl_unique_id, std::chrono::seconds(60));
+  for (int ranks = 1; ranks <= static_cast<int>(workers.devices.size()); ++ranks) {
+    for (collective op : all_collectives()) {
+      for (data_type type : {data_type::float32, data_type::bfloat16, data_type::float16}) {
+        for (bool in_place : {false, true}) {
+          // One element per rank, an odd count, and an odd count just past 1 MiB.
+          for (std::uint64_t per_rank : {std::uint64_t{1}, std::uint64_t{7}, (std::uint64_t{1} << 18) + 3}) {
+            const std::uint64_t count = traits(op).split_over_ranks ? per_rank * static_cast<std::uint64_t>(ranks) : per_rank;
+            const case_request request = make_request(op, type, in_place, ranks, count);
+            INFO(request.key);
+            repetition_result result;
+            REQUIRE_NOTHROW(result = driver.run(request));  // verification throws on a wrong value
+            CHECK(result.wrong == 0);
+            CHECK(result.time_us > 0);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("P2P-disabled workers verify too", "[gpu][allreduce]") {
+  hdb_test::require_gpus(2);
+  real_workers workers{hdb_test::test_devices()};
+  workers.devices.resize(2);
+  collective_driver driver(workers.factory(), make_nccl_unique_id, std::chrono::seconds(60));
+  case_request request = make_request(collective::all_reduce, data_type::float32, false, 2, (1u << 20) + 1);
+  request.profile.p2p_disabled = true;
+  CHECK(driver.run(request).time_us > 0);
+}
+
+TEST_CASE("the overlap protocol reports both phases", "[gpu][allreduce]") {
+  static_cast<void>(hdb_test::gpu_env());
+  real_workers workers{hdb_test::test_devices()};
+  if (workers.devices.size() > 2) workers.devices.resize(2);
+  const int ranks = static_cast<int>(workers.devices.size());
+  collective_driver driver(workers.factory(), make_nccl_unique_id, std::chrono::seconds(60));
+  case_request request = make_request(collective::all_reduce, data_type::float32, false, ranks, 16u << 20);
+  request.overlap = true;
+  const repetition_result r = driver.run(request);
+  for (double t : r.overlap_us) CHECK(t > 0);
+  // Both at once never beats the longer of the two alone by more than noise.
+  CHECK(r.overlap_us[2] >= 0.9 * std::max(r.overlap_us[0], r.overlap_us[1]));
+}
+
+TEST_CASE("a killed worker fails its case with the reason and the next case runs", "[gpu][allreduce]") {
+  hdb_test::require_gpus(2);
+  real_workers workers{hdb_test::test_devices()};
+  workers.devices.resize(2);
+  collective_driver driver(workers.factory(), make_nccl_unique_id, std::chrono::seconds(30));
+  const case_request request = make_request(collective::all_reduce, data_type::float32, false, 2, 1u << 20);
+  REQUIRE(driver.run(request).time_us > 0);
+  ::kill(workers.last->pids()[1], SIGKILL);
+  try {
+    static_cast<void>(driver.run(request));
+    FAIL("expected the case to fail");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()).find("rank 1") != std::string::npos);
+  }
+  CHECK(driver.run(make_request(collective::all_reduce, data_type::float32, false, 2, 1u << 20)).time_us > 0);
+}
+
+TEST_CASE("the binary runs a small sweep and writes busbw", "[gpu][allreduce]") {
+  static_cast<void>(hdb_test::gpu_env());
+  const std::string out = "allreduce_gpu_test_out.json";
+  const std::string command = std::string(HDB_ALLREDUCE_BINARY) +
+                              " --sizes=8,1M --collectives=all_reduce --dtypes=float --placements=out_of_place"
+                              " --interconnect=default --overlap-size=0 --benchmark_repetitions=2"
+                              " --benchmark_out_format=json --benchmark_out=" + out + " > /dev/null";
+  REQUIRE(std::system(command.c_str()) == 0);
+  std::ifstream file(out);
+  std::stringstream text;
+  text << file.rdbuf();
+  CHECK(text.str().find("\"algbw\"") != std::string::npos);
+  CHECK(text.str().find("nccl.version") != std::string::npos);
+  if (hdb_test::test_devices().size() >= 2) CHECK(text.str().find("\"busbw\"") != std::string::npos);
+  std::remove(out.c_str());
+}

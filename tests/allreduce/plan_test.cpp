@@ -1,0 +1,107 @@
+// Which cases a run registers: the lesson sweep gets every size, variations the sampled ones,
+// rank counts beyond the GPUs are reported as skipped, P2P-disabled cases come last (they need
+// their own worker processes).
+#include "catch_compat.hpp"
+
+#include "plan.hpp"
+
+#include "hdb/sizes.hpp"
+
+#include <algorithm>
+
+using namespace hdb::allreduce;
+
+TEST_CASE("sampled sizes: every fourth and the largest", "[allreduce]") {
+  const auto sizes = hdb::parse_size_list("8:4G:x2");
+  REQUIRE(sizes.size() == 30);
+  const auto sampled = sampled_sizes(sizes);
+  CHECK(sampled == std::vector<std::size_t>{8, 128, 2048, 32768, 524288, 8u << 20, 128u << 20, 2ull << 30, 4ull << 30});
+  CHECK(sampled_sizes({1024}) == std::vector<std::size_t>{1024});
+  CHECK(sampled_sizes(hdb::parse_size_list("8:1G:x8")) ==
+        std::vector<std::size_t>{8, 32768, 128u << 20, 1u << 30});
+}
+
+TEST_CASE("ranks=all is the powers of two up to the GPUs, the GPU count, and always 2", "[allreduce]") {
+  CHECK(parse_ranks("all", 1) == std::vector<int>{1, 2});
+  CHECK(parse_ranks("all", 2) == std::vector<int>{1, 2});
+  CHECK(parse_ranks("all", 6) == std::vector<int>{1, 2, 4, 6});
+  CHECK(parse_ranks("all", 8) == std::vector<int>{1, 2, 4, 8});
+  CHECK(parse_ranks("2,1", 8) == std::vector<int>{1, 2});
+  CHECK_THROWS_AS(parse_ranks("0", 8), hdb::usage_error);
+  CHECK_THROWS_AS(parse_ranks("two", 8), hdb::usage_error);
+}
+
+namespace {
+plan_options default_options(int available) {
+  plan_options o;
+  o.sizes = hdb::parse_size_list("8:4G:x2");
+  o.ranks = parse_ranks("all", available);
+  o.available_ranks = available;
+  o.collectives = {collective::all_reduce, collective::reduce_scatter, collective::all_gather};
+  o.types = {data_type::float32, data_type::bfloat16, data_type::float16};
+  o.placements = {placement::out_of_place, placement::in_place};
+  o.interconnects = {interconnect::default_transports, interconnect::p2p_disabled};
+  o.overlap_bytes = 256u << 20;
+  return o;
+}
+
+long count_if(const std::vector<planned_case>& cases, auto predicate) {
+  return std::count_if(cases.begin(), cases.end(), predicate);
+}
+}  // namespace
+
+TEST_CASE("the default plan on two GPUs", "[allreduce]") {
+  const auto cases = plan_cases(default_options(2));
+  // Per n: 30 lesson sizes + 17 other (op, type, placement) combinations x 9 sampled sizes.
+  const long per_n = 30 + 17 * 9;
+  CHECK(count_if(cases, [](const planned_case& c) { return !c.overlap && c.via == interconnect::default_transports; }) ==
+        2 * per_n);
+  CHECK(count_if(cases, [](const planned_case& c) { return c.via == interconnect::p2p_disabled; }) == 9);
+  CHECK(count_if(cases, [](const planned_case& c) { return c.overlap && c.ranks == 2; }) == 1);
+  // The P2P-disabled group runs last, once.
+  const auto first_p2p = std::find_if(cases.begin(), cases.end(),
+                                      [](const planned_case& c) { return c.via == interconnect::p2p_disabled; });
+  CHECK(std::all_of(first_p2p, cases.end(), [](const planned_case& c) { return c.via == interconnect::p2p_disabled; }));
+  // Headlines: busbw at the largest size for n = 2, algbw for n = 1, time at the smallest.
+  CHECK(count_if(cases, [](const planned_case& c) { return c.headline == "busbw" && c.ranks == 2 && c.bytes == (4ull << 30); }) == 1);
+  CHECK(count_if(cases, [](const planned_case& c) { return c.headline == "algbw" && c.ranks == 1; }) == 1);
+  CHECK(count_if(cases, [](const planned_case& c) { return c.headline == "time"; }) == 2);
+  // 8 B of bfloat16 over 2 ranks is 4 elements: fine; reduce-scatter of 8 B floats: 2 elements.
+  CHECK(count_if(cases, [](const planned_case& c) { return !c.skip_reason.empty(); }) == 0);
+}
+
+TEST_CASE("rank counts beyond the GPUs are one skipped case each, with the reason", "[allreduce]") {
+  const auto cases = plan_cases(default_options(1));
+  const auto skipped = std::find_if(cases.begin(), cases.end(), [](const planned_case& c) { return !c.skip_reason.empty(); });
+  REQUIRE(skipped != cases.end());
+  CHECK(skipped->ranks == 2);
+  CHECK(skipped->skip_reason.find("2 ranks need 2 GPUs") != std::string::npos);
+  CHECK(skipped->skip_reason.find("1 available") != std::string::npos);
+  CHECK(count_if(cases, [](const planned_case& c) { return !c.skip_reason.empty(); }) == 2);  // default + P2P disabled
+  CHECK(count_if(cases, [](const planned_case& c) { return c.overlap && c.ranks == 1; }) == 1);
+}
+
+TEST_CASE("too small to split over the ranks is skipped, and sizes are the rounded message", "[allreduce]") {
+  plan_options o = default_options(8);
+  o.sizes = {6};
+  o.ranks = {8};
+  o.types = {data_type::float32};
+  o.placements = {placement::out_of_place};
+  o.interconnects = {interconnect::default_transports};
+  o.overlap_bytes = 0;
+  const auto cases = plan_cases(o);
+  REQUIRE(cases.size() == 3);
+  CHECK(cases[0].op == collective::all_reduce);
+  CHECK(cases[0].bytes == 4);  // one float
+  CHECK(cases[0].skip_reason.empty());
+  CHECK(cases[1].skip_reason.find("less than one float element per rank") != std::string::npos);
+}
+
+TEST_CASE("batches: ~512 MiB per batch, 2 to 100 collectives, a fifth as many warm-ups", "[allreduce]") {
+  CHECK(batch_for(8).iterations == 100);
+  CHECK(batch_for(8).warmup == 10);
+  CHECK(batch_for(64u << 20).iterations == 8);
+  CHECK(batch_for(64u << 20).warmup == 1);
+  CHECK(batch_for(4ull << 30).iterations == 2);
+  CHECK(batch_for(4ull << 30).warmup == 1);
+}
