@@ -55,21 +55,21 @@ def parse_formats(text: str) -> list[str]:
 
 
 def describe_not_ok(rows: list[Row]) -> list[str]:
-    """One line per skipped/failed case (sizes folded together), so nothing vanishes silently."""
+    """One line per skipped/failed case (sizes folded together, GPUs not), so nothing vanishes silently."""
     folded: dict[tuple, list[int]] = {}
     for r in rows:
-        key = (r.status, r.family, r.case, r.direction, r.host_kind, r.api, r.extra, r.reason)
+        key = (r.status, r.family, r.case, r.direction, r.host_kind, r.api, r.extra, r.device, r.reason)
         folded.setdefault(key, [])
         if r.size_bytes is not None:
             folded[key].append(r.size_bytes)
     lines = []
-    for (status, family, case, direction, host_kind, api, extra, reason), sizes in folded.items():
+    for (status, family, case, direction, host_kind, api, extra, device, reason), sizes in folded.items():
         what = "/".join(p for p in (family, case or "(whole family)") if p)
         params = " ".join(f"{k}={v}" for k, v in (("direction", direction), ("host_kind", host_kind),
-                                                   ("api", api), ("extra", extra)) if v)
+                                                   ("api", api), ("extra", extra), ("device", device)) if v)
         size_text = ",".join(format_bytes(s) for s in sorted(set(sizes)))
         details = " ".join(p for p in (params, f"size={size_text}" if size_text else "") if p)
-        lines.append(f"{status}: {what} {details}: {reason or 'no reason given'}".replace("  ", " "))
+        lines.append(f"{status}: {' '.join(p for p in (what, details) if p)}: {reason or 'no reason given'}")
     return lines
 
 

@@ -12,7 +12,7 @@ import math
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -20,9 +20,10 @@ from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 REQUIRED_COLUMNS = ("schema_version", "run_id", "family", "case", "direction", "host_kind",
-                    "api", "size_bytes", "metric", "unit", "statistic", "value", "status")
+                    "api", "size_bytes", "device", "gpu_uuid", "metric", "unit", "statistic", "value",
+                    "status")
 STATISTICS_ORDER = ("sample", "median", "mean", "min", "max", "stddev", "cv", "fit")
 
 # Colours (Okabe-Ito, colour-blind safe): one per host memory kind, the same in every figure.
@@ -41,7 +42,7 @@ PCIE_GT_PER_S = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
 
 
 class InputError(Exception):
-    """The run directory cannot be read as schema 1; plot_run prints the message and exits 2."""
+    """The run directory cannot be read as schema 2; plot_run prints the message and exits 2."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,13 @@ class Row:
     value: float | None
     status: str
     reason: str
+    device: str = ""    # CUDA index, or "0,1" for a case spanning GPUs
+    gpu_uuid: str = ""  # the matching UUID(s), same order
+
+    @property
+    def devices(self) -> list[str]:
+        """The CUDA indices the row ran on: [] when unknown, several for a case spanning GPUs."""
+        return split_list(self.device)
 
     @property
     def line_key(self) -> tuple[str, str, str]:
@@ -69,14 +77,44 @@ class Row:
 
 
 @dataclass(frozen=True)
+class GpuInfo:
+    """One GPU of meta.json's node.gpus; every field but the index may be unknown (None)."""
+    index: int | None = None
+    name: str | None = None
+    uuid: str | None = None
+    pcie_gen: int | None = None
+    pcie_width: int | None = None
+    hbm_peak_gbps: float | None = None
+
+    @property
+    def link(self) -> str | None:
+        """'PCIe Gen5 x16', or None when meta.json does not say."""
+        return f"PCIe Gen{self.pcie_gen} x{self.pcie_width}" if self.pcie_gen and self.pcie_width else None
+
+    @property
+    def pcie_peak_gbps(self) -> float | None:
+        """One direction's theoretical rate of this GPU's own link (see pcie_peak_gbps())."""
+        return pcie_peak_gbps(self.pcie_gen, self.pcie_width)
+
+    def describe(self) -> str:
+        """'NVIDIA H200, PCIe Gen5 x16': what the card is and how it reaches the host."""
+        return ", ".join(p for p in (self.name or "unknown GPU", self.link) if p)
+
+
+@dataclass(frozen=True)
 class NodeInfo:
-    """The few meta.json facts plots need; every field may be unknown (None)."""
+    """The few meta.json facts plots need; every field may be unknown (None).
+
+    gpu_name, pcie_* and hbm_peak_gbps describe the first GPU listed (what schema 1 plots used);
+    `gpus` holds every GPU of the node, for figures about one device or about all of them.
+    """
     gpu_name: str | None = None
     pcie_gen: int | None = None
     pcie_width: int | None = None
     hbm_peak_gbps: float | None = None
     driver: str | None = None
     cuda_runtime: str | None = None
+    gpus: tuple[GpuInfo, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,10 +138,44 @@ class Run:
         return [r for r in self.rows if r.status != "ok"]
 
     def subtitle(self) -> str:
-        """GPU, link and software identity plus run id, so a saved PNG is self-describing."""
-        parts = [self.node.gpu_name or "unknown GPU"]
-        if self.node.pcie_gen and self.node.pcie_width:
-            parts.append(f"PCIe Gen{self.node.pcie_gen} x{self.node.pcie_width}")
+        """The node's GPUs and links, software identity and run id, so a saved PNG is
+        self-describing: '2 × NVIDIA H200, PCIe Gen5 x16 each  ·  driver …  ·  run …'."""
+        return self._identity(describe_gpus(self.node.gpus) if self.node.gpus
+                              else GpuInfo(name=self.node.gpu_name, pcie_gen=self.node.pcie_gen,
+                                           pcie_width=self.node.pcie_width).describe())
+
+    def device_subtitle(self, device: str | int, uuid: str = "") -> str:
+        """The subtitle of a figure about one GPU: 'GPU 1: NVIDIA H200, PCIe Gen5 x16  ·  …'."""
+        gpu = self.gpu_info(device, uuid)
+        name = gpu.describe() if gpu else "unknown GPU"
+        return self._identity(f"GPU {device}: {name}" if str(device) != "" else name)
+
+    def gpu_info(self, device: str | int, uuid: str = "") -> GpuInfo | None:
+        """meta.json's record of the GPU a row ran on: by UUID (exact even when CUDA and
+        nvidia-smi number the cards differently), else by index; "" means the first GPU."""
+        if uuid:
+            for gpu in self.node.gpus:
+                if gpu.uuid == uuid:
+                    return gpu
+        if str(device) == "":
+            return self.node.gpus[0] if self.node.gpus else None
+        for gpu in self.node.gpus:
+            if gpu.index is not None and str(gpu.index) == str(device).strip():
+                return gpu
+        return None
+
+    def pcie_peak(self, device: str | int, uuid: str = "") -> float | None:
+        """One direction's PCIe peak of the GPU a row ran on (GB/s), None when unknown."""
+        gpu = self.gpu_info(device, uuid)
+        return gpu.pcie_peak_gbps if gpu else None
+
+    def row_gpus(self, row: Row) -> list[GpuInfo | None]:
+        """The GPU record of every device of a row, in the row's order (None where unknown)."""
+        uuids = split_list(row.gpu_uuid)
+        return [self.gpu_info(d, uuids[i] if i < len(uuids) else "") for i, d in enumerate(row.devices)]
+
+    def _identity(self, gpus: str) -> str:
+        parts = [gpus]
         if self.node.driver:
             parts.append(f"driver {self.node.driver}")
         if self.node.cuda_runtime:
@@ -133,22 +205,38 @@ def load_run(directory: Path) -> tuple[Run, list[str]]:
 
 
 def load_rows(path: Path) -> tuple[str, list[Row]]:
-    """Parse results.csv; refuse any schema but 1 and any malformed number, naming the line."""
+    """Parse results.csv; refuse any schema but 2 and any malformed number, naming the line.
+
+    The version is checked before the columns: a schema 1 file lacks `device`, and "rebuild it"
+    helps its owner more than "missing columns".
+    """
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
-        missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
+        columns = reader.fieldnames or []
+        missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+        if "schema_version" in missing:
             raise InputError(f"{path}: not an hdbench results.csv (missing columns: {', '.join(missing)})")
         run_id = ""
         rows = []
         for line, record in enumerate(reader, start=2):
             version = (record["schema_version"] or "").strip()
             if version != SCHEMA_VERSION:
-                raise InputError(f"{path}: schema_version {version or '(empty)'} on line {line}; "
-                                 f"this plotter reads schema_version {SCHEMA_VERSION} only")
+                raise InputError(schema_message(path, version, line))
+            if missing:
+                raise InputError(f"{path}: not an hdbench results.csv (missing columns: {', '.join(missing)})")
             run_id = run_id or record["run_id"]
             rows.append(parse_row(record, path, line))
+        if not rows and missing:
+            raise InputError(f"{path}: not an hdbench results.csv (missing columns: {', '.join(missing)})")
     return run_id, rows
+
+
+def schema_message(path: Path, version: str, line: int) -> str:
+    """Why a CSV is refused, and for an older run how to make it readable again."""
+    text = f"{path}: schema_version {version or '(empty)'} on line {line}; this plotter reads schema_version {SCHEMA_VERSION} only"
+    if version.isdigit() and int(version) < int(SCHEMA_VERSION):
+        return text + f" (rebuild it from raw/ with `hdbench collect {path.parent}`)"
+    return text
 
 
 def parse_row(record: dict[str, str | None], path: Path, line: int) -> Row:
@@ -170,7 +258,8 @@ def parse_row(record: dict[str, str | None], path: Path, line: int) -> Row:
                size_bytes=number("size_bytes", int), streams=number("streams", int),
                extra=text("extra"), metric=text("metric"), unit=text("unit"),
                statistic=text("statistic"), value=number("value", float),
-               status=text("status") or "ok", reason=text("reason"))
+               status=text("status") or "ok", reason=text("reason"),
+               device=",".join(split_list(text("device"))), gpu_uuid=",".join(split_list(text("gpu_uuid"))))
 
 
 def load_meta(path: Path) -> tuple[dict, list[str]]:
@@ -187,19 +276,61 @@ def load_meta(path: Path) -> tuple[dict, list[str]]:
 
 
 def node_info(meta: dict) -> NodeInfo:
-    """Pick GPU 0's name, PCIe link and HBM peak; tolerate any missing level."""
+    """Every GPU's name, PCIe link and HBM peak (the first one also flat, as before); tolerate
+    any missing level."""
     node = _dict(meta.get("node"))
-    gpus = node.get("gpus") if isinstance(node.get("gpus"), list) else []
-    gpu = _dict(gpus[0]) if gpus else {}
+    records = [_dict(g) for g in node.get("gpus")] if isinstance(node.get("gpus"), list) else []
+    gpus = tuple(parse_gpu(g, position) for position, g in enumerate(records))
+    first = gpus[0] if gpus else GpuInfo()
+    return NodeInfo(gpu_name=first.name, pcie_gen=first.pcie_gen, pcie_width=first.pcie_width,
+                    hbm_peak_gbps=first.hbm_peak_gbps,
+                    driver=_text(node.get("driver_release"))
+                    or (_text(records[0].get("driver_release")) if records else None),
+                    cuda_runtime=_text(node.get("cuda_runtime")), gpus=gpus)
+
+
+def parse_gpu(gpu: dict, position: int) -> GpuInfo:
+    """One node.gpus record; without an "index" the list position stands in for it."""
     pcie = _dict(gpu.get("pcie"))
     # The maximum is the link's capability; an idle link often trains down, so "current" is a fallback.
     gen = _positive(pcie.get("gen_max")) or _positive(pcie.get("gen_current"))
     width = _positive(pcie.get("width_max")) or _positive(pcie.get("width_current"))
-    return NodeInfo(gpu_name=_text(gpu.get("name")), pcie_gen=int(gen) if gen else None,
-                    pcie_width=int(width) if width else None,
-                    hbm_peak_gbps=_positive(gpu.get("hbm_peak_GBps")),
-                    driver=_text(node.get("driver_release")) or _text(gpu.get("driver_release")),
-                    cuda_runtime=_text(node.get("cuda_runtime")))
+    index = gpu.get("index")
+    return GpuInfo(index=index if isinstance(index, int) and not isinstance(index, bool) else position,
+                   name=_text(gpu.get("name")), uuid=_text(gpu.get("uuid")),
+                   pcie_gen=int(gen) if gen else None, pcie_width=int(width) if width else None,
+                   hbm_peak_gbps=_positive(gpu.get("hbm_peak_GBps")))
+
+
+def describe_gpus(gpus: Sequence[GpuInfo]) -> str:
+    """The node's GPUs in one line: '2 × NVIDIA H200, PCIe Gen5 x16 each' when they are alike,
+    else one group per kind: 'GPUs 0–2: NVIDIA H200, PCIe Gen5 x16; GPU 3: NVIDIA H200, PCIe Gen4 x16'."""
+    kinds = group(gpus, lambda g: (g.name, g.link))
+    if len(kinds) == 1:
+        members = next(iter(kinds.values()))
+        text = members[0].describe()
+        if len(members) == 1:
+            return text
+        return f"{len(members)} × {text}" + (" each" if members[0].link else "")
+    return "; ".join(f"{'GPUs' if len(members) > 1 else 'GPU'} {index_ranges(g.index for g in members)}: "
+                     f"{members[0].describe()}" for members in kinds.values())
+
+
+def index_ranges(indices: Iterable[int | None]) -> str:
+    """[0, 1, 2, 5] → '0–2, 5'."""
+    known = sorted({i for i in indices if i is not None})
+    spans: list[list[int]] = []
+    for i in known:
+        if spans and i == spans[-1][1] + 1:
+            spans[-1][1] = i
+        else:
+            spans.append([i, i])
+    return ", ".join(f"{a}" if a == b else f"{a}–{b}" if b > a + 1 else f"{a}, {b}" for a, b in spans)
+
+
+def split_list(text: str) -> list[str]:
+    """'0, 1' → ['0', '1']: the device and gpu_uuid columns of a case spanning GPUs."""
+    return [part.strip() for part in text.split(",") if part.strip()]
 
 
 def _dict(value: object) -> dict:
@@ -248,7 +379,20 @@ def by_size(rows: Iterable[Row], metric: str, statistic: str) -> dict[int, float
             and r.size_bytes is not None and r.value is not None}
 
 
-def group(rows: Iterable[Row], key: Callable[[Row], tuple]) -> dict[tuple, list[Row]]:
+def devices_in(rows: Iterable[Row], spanning: bool = False) -> list[str]:
+    """The `device` values of the rows, in index order: the GPUs a family measured one at a time
+    (a figure each), or with spanning=True only the multi-GPU values such as '0,1'."""
+    values = {r.device for r in rows if r.device and (len(r.devices) > 1) == spanning}
+    return sorted(values, key=lambda d: [int(p) if p.isdigit() else -1 for p in split_list(d)] + [d])
+
+
+def per_device_name(name: str, device: str, several: bool) -> str:
+    """'copy_bandwidth_h2d' + '_gpu1' when the run measured several GPUs; a single-GPU run keeps
+    the plain name so its figures stay comparable with older runs and references."""
+    return f"{name}_gpu{device.replace(',', '_')}" if several and device else name
+
+
+def group(rows: Iterable[Any], key: Callable[[Any], tuple]) -> dict[tuple, list[Any]]:
     """Rows grouped by key, groups in first-seen order."""
     groups: dict[tuple, list[Row]] = {}
     for row in rows:

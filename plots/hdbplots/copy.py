@@ -1,14 +1,20 @@
 """Figures of the `copy` family: how host memory kind and API decide what a copy costs.
 
 Figures (each title states what the data shows):
-  copy_bandwidth_<dir>   median bandwidth vs size per host kind × API, min–max band, link peak
-  copy_fit_<dir>         the harness's α–β fit t(n) = α + n/β over the measured points, n½ marked
-  copy_pinned_speedup    pinned ÷ pageable bandwidth vs size, per direction and API
-  copy_latency           one tiny copy: device-timed vs host-observed time
-  copy_alloc             what allocating/pinning costs per call and per MiB
+  copy_bandwidth_<dir>     median bandwidth vs size per host kind × API, min–max band, link peak
+  copy_fit_<dir>           the harness's α–β fit t(n) = α + n/β over the measured points, n½ marked
+  copy_pinned_speedup      pinned ÷ pageable bandwidth vs size, per direction and API
+  copy_latency             one tiny copy: device-timed vs host-observed time
+  copy_alloc               what allocating/pinning costs per call and per MiB; cached pool vs cudaMalloc
+  copy_bandwidth_all_gpus  each GPU alone vs all GPUs copying at once, against the links added up
+
+The first five are about one GPU. When the run measured several, each is drawn once per GPU,
+named with a _gpu<N> suffix and graded against that GPU's own link; a single-GPU run keeps the
+plain names, so it stays comparable with older runs and results/reference/.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from typing import Sequence
 
@@ -18,10 +24,11 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from .common import (FigureJob, Row, Run, api_label, api_style, axes_handles, by_size,
-                     figure_legend, finish, format_bytes, format_number, format_time_us, group,
-                     host_color, line_label, new_figure, ordered, pcie_peak_gbps, plot_band,
-                     reference_line, select, size_axis)
+from .common import (REFERENCE_LINE, FigureJob, GpuInfo, Row, Run, api_label, api_style,
+                     axes_handles, by_size, devices_in, figure_legend, finish, format_bytes,
+                     format_number, format_time_us, group, host_color, line_label, new_figure,
+                     ordered, per_device_name, plot_band, reference_line, select, size_axis,
+                     split_list)
 
 DIRECTIONS = ("h2d", "d2h", "bidir", "d2d")
 DIRECTION_NAMES = {"h2d": "host→device", "d2h": "device→host",
@@ -30,22 +37,72 @@ DIRECTION_COLORS = {"h2d": "#332288", "d2h": "#117733", "bidir": "#AA4499", "d2d
 HOST_KINDS = ("pinned", "registered", "write_combined", "mapped", "pageable", "device")
 APIS = ("async", "sync", "kernel")
 FIT_METRICS = ("fit_latency", "fit_bandwidth", "fit_n_half")
+# cudaMallocAsync is device memory like cudaMalloc, but a different mechanism: its own colour.
+ALLOC_API_COLORS = {"cudaMallocAsync": "#882255"}
+# All-GPUs figure: one GPU's bars in the pinned blue (every such copy is pinned), the total darker.
+ALL_GPU_COLORS = {"alone": "#0072B2", "together": "#332288"}
+# All GPUs at once keep "full speed" above this share of their alone bandwidths added up. The
+# total is N × the slowest GPU, so a few percent of spread between GPUs already costs something.
+SCALING_LIMIT = 0.9
+
+
+@dataclass(frozen=True)
+class Target:
+    """The GPU a figure is about: its rows, the subtitle naming it, and its own link's limits."""
+    device: str
+    rows: tuple[Row, ...]
+    subtitle: str
+    gpu: GpuInfo | None
+
+    @property
+    def pcie(self) -> float | None:
+        return self.gpu.pcie_peak_gbps if self.gpu else None
+
+    @property
+    def link(self) -> str:
+        return (self.gpu.link if self.gpu else None) or "PCIe"
+
+    @property
+    def hbm(self) -> float | None:
+        return self.gpu.hbm_peak_gbps if self.gpu else None
 
 
 def figures(run: Run) -> list[FigureJob]:
-    """The copy figures this run has data for, in reading order."""
+    """The copy figures this run has data for, in reading order: each GPU's, then all at once."""
     rows = run.ok_rows("copy")
-    bandwidth = select(rows, case="bandwidth")
+    devices = devices_in(rows) or [""]
+    jobs = [job for device in devices for job in gpu_jobs(target(run, rows, device), len(devices) > 1)]
+    together = devices_in(select(rows, case="bandwidth_all_gpus"), spanning=True)
+    for device_set in together:
+        name = per_device_name("copy_bandwidth_all_gpus", device_set, len(together) > 1)
+        jobs.append(FigureJob(name, partial(all_gpus_figure, run, rows, device_set)))
+    return jobs
+
+
+def target(run: Run, rows: Sequence[Row], device: str) -> Target:
+    """One GPU's rows and identity; device "" (rows that name none) is the run as a whole."""
+    own = tuple(select(rows, device=device))
+    uuid = next((r.gpu_uuid for r in own if r.gpu_uuid), "")
+    subtitle = run.device_subtitle(device, uuid) if device else run.subtitle()
+    return Target(device, own, subtitle, run.gpu_info(device, uuid))
+
+
+def gpu_jobs(gpu: Target, several: bool) -> list[FigureJob]:
+    """The figures about one GPU, suffixed _gpu<N> when the run has several."""
+    def job(name: str, draw, *args) -> FigureJob:
+        return FigureJob(per_device_name(name, gpu.device, several), partial(draw, gpu, *args))
+
+    bandwidth = select(gpu.rows, case="bandwidth")
     directions = ordered((r.direction for r in bandwidth if r.metric == "bandwidth"), DIRECTIONS)
     fit_directions = ordered((r.direction for r in bandwidth if r.statistic == "fit"), DIRECTIONS)
-    jobs = [FigureJob(f"copy_bandwidth_{d}", partial(bandwidth_figure, run, rows, d)) for d in directions]
-    jobs += [FigureJob(f"copy_fit_{d}", partial(fit_figure, run, rows, d)) for d in fit_directions]
+    jobs = [job(f"copy_bandwidth_{d}", bandwidth_figure, d) for d in directions]
+    jobs += [job(f"copy_fit_{d}", fit_figure, d) for d in fit_directions]
     if speedup_curves(bandwidth):
-        jobs.append(FigureJob("copy_pinned_speedup", partial(speedup_figure, run, bandwidth)))
-    if select(rows, case="latency"):
-        jobs.append(FigureJob("copy_latency", partial(latency_figure, run, rows)))
-    if select(rows, case="alloc"):
-        jobs.append(FigureJob("copy_alloc", partial(alloc_figure, run, rows)))
+        jobs.append(job("copy_pinned_speedup", speedup_figure))
+    if select(gpu.rows, case="latency"):
+        jobs.append(job("copy_latency", latency_figure))
+    if select(gpu.rows, case="alloc"):
+        jobs.append(job("copy_alloc", alloc_figure))
     return jobs
 
 
@@ -84,11 +141,9 @@ def band_note(rows: Sequence[Row]) -> str:
     return f"line: median, band: min–max of {count} repetitions" if count else "line: median"
 
 
-def link_peaks(run: Run, direction: str) -> list[tuple[float, str]]:
-    """Theoretical limits worth drawing for a direction: (GB/s, label)."""
-    pcie = pcie_peak_gbps(run.node.pcie_gen, run.node.pcie_width)
-    link = f"PCIe Gen{run.node.pcie_gen} x{run.node.pcie_width}"
-    hbm = run.node.hbm_peak_gbps
+def link_peaks(gpu: Target, direction: str) -> list[tuple[float, str]]:
+    """Theoretical limits worth drawing for a direction, of this GPU's own link: (GB/s, label)."""
+    pcie, link, hbm = gpu.pcie, gpu.link, gpu.hbm
     if direction in ("h2d", "d2h") and pcie:
         return [(pcie, f"{link} peak, one direction: {pcie:.1f} GB/s")]
     if direction == "bidir" and pcie:
@@ -103,9 +158,9 @@ def link_peaks(run: Run, direction: str) -> list[tuple[float, str]]:
 
 # ---------------------------------------------------------------- bandwidth vs size
 
-def bandwidth_figure(run: Run, rows: Sequence[Row], direction: str) -> Figure:
+def bandwidth_figure(gpu: Target, direction: str) -> Figure:
     """Median bandwidth vs size, one curve per host kind × API, against the link's peak."""
-    data = select(rows, case="bandwidth", direction=direction)
+    data = select(gpu.rows, case="bandwidth", direction=direction)
     fig, (ax,) = new_figure()
     for (host_kind, api, extra), curve in curves(data):
         linestyle, marker = api_style(api)
@@ -113,7 +168,7 @@ def bandwidth_figure(run: Run, rows: Sequence[Row], direction: str) -> Figure:
                   marker=marker, label=line_label(host_kind, api, extra))
         if direction == "bidir":
             plot_bidir_parts(ax, curve, host_kind)
-    peaks = link_peaks(run, direction)
+    peaks = link_peaks(gpu, direction)
     for value, text in peaks:
         reference_line(ax, value, text)
     top = max([r.value for r in data if r.metric == "bandwidth"] + [p for p, _ in peaks])
@@ -122,7 +177,7 @@ def bandwidth_figure(run: Run, rows: Sequence[Row], direction: str) -> Figure:
     ax.set_ylabel("bandwidth (GB/s, 1 GB = 10⁹ B)")
     ax.set_title(f"{direction}: {DIRECTION_NAMES.get(direction, direction)}", loc="left")
     legend = figure_legend(fig, *axes_handles([ax]), title=band_note(data))
-    return finish(fig, bandwidth_lesson(run, data, direction), run.subtitle(), legend)
+    return finish(fig, bandwidth_lesson(gpu, data, direction), gpu.subtitle, legend)
 
 
 def plot_bidir_parts(ax: Axes, curve: Sequence[Row], host_kind: str) -> None:
@@ -136,11 +191,11 @@ def plot_bidir_parts(ax: Axes, curve: Sequence[Row], host_kind: str) -> None:
                     label=f"{host_kind}: {name}")
 
 
-def bandwidth_lesson(run: Run, data: Sequence[Row], direction: str) -> str:
+def bandwidth_lesson(gpu: Target, data: Sequence[Row], direction: str) -> str:
     """The sentence the bandwidth figure proves, computed from its plateaus."""
     pinned = largest_size_median(data, "bandwidth", "pinned")
     pageable = largest_size_median(data, "bandwidth", "pageable")
-    pcie = pcie_peak_gbps(run.node.pcie_gen, run.node.pcie_width)
+    pcie = gpu.pcie
     if direction == "bidir" and pinned and pcie:
         return (f"PCIe is full duplex: copying both ways at once moves {pinned:.0f} GB/s, "
                 f"{pinned / pcie:.2f}× the one-way link peak")
@@ -170,10 +225,10 @@ def fit_params(rows: Sequence[Row], direction: str) -> dict[tuple[str, str, str]
     return {k: v for k, v in fits.items() if all(m in v for m in FIT_METRICS[:2])}
 
 
-def fit_figure(run: Run, rows: Sequence[Row], direction: str) -> Figure | None:
+def fit_figure(gpu: Target, direction: str) -> Figure | None:
     """Measured time and bandwidth per copy against the harness's t(n) = α + n/β model."""
-    data = select(rows, case="bandwidth", direction=direction)
-    fits = fit_params(rows, direction)
+    data = select(gpu.rows, case="bandwidth", direction=direction)
+    fits = fit_params(gpu.rows, direction)
     if not fits:
         return None
     fig, (ax_time, ax_bw) = new_figure(ncols=2, width=13.5, height=5.6)
@@ -182,7 +237,7 @@ def fit_figure(run: Run, rows: Sequence[Row], direction: str) -> Figure | None:
     model_sizes = np.geomspace(min(sizes), max(sizes), 200) if sizes else np.geomspace(1 << 10, 1 << 30, 200)
     for key, params in sorted(fits.items(), key=lambda kv: -kv[1]["fit_bandwidth"]):
         draw_fit(ax_time, ax_bw, key, params, measured.get(key, {}), model_sizes)
-    for value, text in link_peaks(run, direction)[:1] if direction != "bidir" else []:
+    for value, text in link_peaks(gpu, direction)[:1] if direction != "bidir" else []:
         reference_line(ax_bw, value, text)
     size_axis(ax_time, sizes, max_ticks=6)
     size_axis(ax_bw, sizes, max_ticks=6)
@@ -200,7 +255,7 @@ def fit_figure(run: Run, rows: Sequence[Row], direction: str) -> Figure | None:
     legend = figure_legend(fig, *axes_handles([ax_bw]), max_cols=2,
                            title="host memory · API:   α (fixed cost per copy),   β (bandwidth limit),   "
                                  "n½ = α·β (size reaching β/2)")
-    return finish(fig, fit_lesson(fits, direction), run.subtitle(), legend)
+    return finish(fig, fit_lesson(fits, direction), gpu.subtitle, legend)
 
 
 def draw_fit(ax_time: Axes, ax_bw: Axes, key: tuple[str, str, str], params: dict[str, float],
@@ -254,9 +309,9 @@ def speedup_curves(bandwidth: Sequence[Row]) -> dict[tuple[str, str], dict[int, 
     return ratios
 
 
-def speedup_figure(run: Run, bandwidth: Sequence[Row]) -> Figure:
+def speedup_figure(gpu: Target) -> Figure:
     """How many times faster pinned memory is than pageable, at each size."""
-    ratios = speedup_curves(bandwidth)
+    ratios = speedup_curves(select(gpu.rows, case="bandwidth"))
     fig, (ax,) = new_figure()
     for (direction, api), ratio in ratios.items():
         sizes = sorted(ratio)
@@ -270,7 +325,7 @@ def speedup_figure(run: Run, bandwidth: Sequence[Row]) -> Figure:
     ax.set_ylim(0, max(all_ratios) * 1.15)
     ax.set_ylabel("speedup: pinned ÷ pageable median bandwidth (×)")
     legend = figure_legend(fig, *axes_handles([ax]), title="direction · API")
-    return finish(fig, speedup_lesson(ratios), run.subtitle(), legend)
+    return finish(fig, speedup_lesson(ratios), gpu.subtitle, legend)
 
 
 def speedup_lesson(ratios: dict[tuple[str, str], dict[int, float]]) -> str:
@@ -287,9 +342,9 @@ def speedup_lesson(ratios: dict[tuple[str, str], dict[int, float]]) -> str:
 
 # ---------------------------------------------------------------- latency
 
-def latency_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+def latency_figure(gpu: Target) -> Figure | None:
     """Grouped bars, one panel per small size: what the GPU spends vs what the caller waits."""
-    data = select(rows, case="latency")
+    data = select(gpu.rows, case="latency")
     sizes = sorted({r.size_bytes for r in data if r.size_bytes is not None and r.metric == "latency"})[:4]
     if not sizes:
         return None
@@ -317,7 +372,7 @@ def latency_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
     lesson = (f"For a {format_bytes(sizes[0])} copy the caller waits {min(ratios):.1f}–{max(ratios):.1f}× "
               "as long as the GPU works: launch, synchronisation and staging cost more than the bytes"
               if ratios else "Device time of one small copy: the fixed cost every transfer pays")
-    return finish(fig, lesson, run.subtitle(), legend)
+    return finish(fig, lesson, gpu.subtitle, legend)
 
 
 def latency_groups(rows: Sequence[Row]) -> list[tuple[tuple[str, str, str, str], list[Row]]]:
@@ -369,21 +424,22 @@ def draw_bar(ax: Axes, x: float, rows: Sequence[Row], metric: str, width: float,
 
 # ---------------------------------------------------------------- allocation
 
-def alloc_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+def alloc_figure(gpu: Target) -> Figure | None:
     """Cost of allocating (and pinning) a buffer, per call and per MiB, vs size."""
-    data = select(rows, case="alloc")
+    data = select(gpu.rows, case="alloc")
     fig, (ax_call, ax_mib) = new_figure(ncols=2, width=13.5, height=5.4)
     drawn = False
     for (host_kind, api, extra), curve in curves(data):
-        label = f"{api or host_kind}" + (f" ({extra})" if extra else "")
-        style = {"color": host_color(host_kind), "marker": "o"}
+        label = alloc_label(api or host_kind) + (f" ({extra})" if extra else "")
+        color = ALLOC_API_COLORS.get(api, host_color(host_kind))
+        style = {"color": color, "marker": "D" if api in ALLOC_API_COLORS else "o"}
         drawn |= plot_band(ax_call, curve, "time_per_call", linestyle="-", label=f"{label}: allocate", **style)
         plot_band(ax_call, curve, "release_time_per_call", linestyle="--", label=f"{label}: release",
                   band=False, **{**style, "marker": "x"})
         plot_band(ax_mib, curve, "time_per_mib", linestyle="-", label=f"{label}: allocate", **style)
     if not drawn:
         return None
-    copy_us_per_mib = pinned_copy_us_per_mib(rows)
+    copy_us_per_mib = pinned_copy_us_per_mib(gpu.rows)
     if copy_us_per_mib:
         reference_line(ax_mib, copy_us_per_mib,
                        f"copying 1 MiB host→device from pinned memory: {format_time_us(copy_us_per_mib)}",
@@ -392,13 +448,51 @@ def alloc_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
     for ax in (ax_call, ax_mib):
         size_axis(ax, sizes, label="buffer size", max_ticks=6)
         ax.set_yscale("log")
+    pool = pool_speedups(data)
+    if pool:
+        mark_pool_speedup(ax_call, data, pool)
     ax_call.set_ylabel("time per call (µs, log scale)")
-    ax_call.set_title("per call: grows with size — the driver locks and maps every page", loc="left")
+    ax_call.set_title(per_call_title(pool), loc="left")
     ax_mib.set_ylabel("time per MiB allocated (µs/MiB, log scale)")
     ax_mib.set_title(per_mib_title(data, copy_us_per_mib), loc="left")
     legend = figure_legend(fig, *axes_handles([ax_call]), max_cols=3,
                            title=band_note(data) + "; dashed: the matching free / unregister")
-    return finish(fig, alloc_lesson(rows, data), run.subtitle(), legend)
+    return finish(fig, alloc_lesson(gpu.rows, data), gpu.subtitle, legend)
+
+
+def alloc_label(api: str) -> str:
+    """What an allocation curve is: the call, and for the pool what makes it fast."""
+    return "cudaMallocAsync (cached pool)" if api == "cudaMallocAsync" else api
+
+
+def pool_speedups(data: Sequence[Row]) -> dict[int, float]:
+    """size → cudaMalloc ÷ cudaMallocAsync median time per call, where both were measured."""
+    plain = by_size(select(data, api="cudaMalloc"), "time_per_call", "median")
+    pool = by_size(select(data, api="cudaMallocAsync"), "time_per_call", "median")
+    return {s: plain[s] / pool[s] for s in sorted(set(plain) & set(pool)) if pool[s] > 0}
+
+
+def mark_pool_speedup(ax: Axes, data: Sequence[Row], speedups: dict[int, float]) -> None:
+    """An arrow from cudaMalloc down to the pool at the largest size both measured, with the ratio."""
+    size = max(speedups)
+    plain = by_size(select(data, api="cudaMalloc"), "time_per_call", "median")[size]
+    pool = by_size(select(data, api="cudaMallocAsync"), "time_per_call", "median")[size]
+    ax.annotate("", xy=(size, pool), xytext=(size, plain),
+                arrowprops={"arrowstyle": "<->", "color": ALLOC_API_COLORS["cudaMallocAsync"], "linewidth": 1.2})
+    ax.annotate(f"{format_number(speedups[size], 2)}×", xy=(size, (plain * pool) ** 0.5), xytext=(-5, 0),
+                textcoords="offset points", ha="right", va="center", fontsize=9, fontweight="bold",
+                color=ALLOC_API_COLORS["cudaMallocAsync"])
+
+
+def per_call_title(pool: dict[int, float]) -> str:
+    """The pool's gain over cudaMalloc when both were measured, else what the per-call costs show."""
+    if not pool:
+        return "per call: grows with size — the driver locks and maps every page"
+    low, high = min(pool.values()), max(pool.values())
+    gain = f"{format_number(low, 2)}×" if high < 1.5 * low else f"{format_number(low, 2)}–{format_number(high, 2)}×"
+    if high < 1.5:
+        return "per call: the cached cudaMallocAsync pool is no faster than cudaMalloc here"
+    return f"per call: cudaMallocAsync from a cached pool\nis {gain} faster than cudaMalloc"
 
 
 def per_mib_title(data: Sequence[Row], copy_us_per_mib: float | None) -> str:
@@ -430,3 +524,102 @@ def alloc_lesson(rows: Sequence[Row], data: Sequence[Row]) -> str:
         copies = pinned[size] / (size / (copy_bw * 1e3))
         text += f", as long as {copies:.0f} pinned copies of it — allocate once, reuse the buffer"
     return text
+
+
+# ---------------------------------------------------------------- all GPUs at once
+
+def all_gpus_figure(run: Run, rows: Sequence[Row], device_set: str) -> Figure | None:
+    """Per direction: each GPU copying alone, the slowest GPU and the total while all copy at once,
+    against each link's peak and the links added up."""
+    together = select(rows, case="bandwidth_all_gpus", device=device_set)
+    directions = ordered((r.direction for r in together if r.metric == "bandwidth" and r.statistic == "median"),
+                         DIRECTIONS)
+    if not directions:
+        return None
+    devices = split_list(device_set)
+    uuids = split_list(together[0].gpu_uuid)
+    gpus = [run.gpu_info(d, uuids[i] if i < len(uuids) else "") for i, d in enumerate(devices)]
+    fig, axes = new_figure(ncols=len(directions), width=max(8.5, len(directions) * (0.9 * len(devices) + 3.4)),
+                           height=5.8, sharey=True)
+    results = {d: draw_all_gpus_panel(ax, rows, select(together, direction=d), devices, gpus)
+               for ax, d in zip(axes, directions)}
+    axes[0].set_ylabel("bandwidth (GB/s, 1 GB = 10⁹ B)")
+    axes[0].set_ylim(0, axes[0].get_ylim()[1] * 1.1)
+    handles = [Patch(facecolor=ALL_GPU_COLORS["alone"], edgecolor="0.2", label="one GPU copying alone"),
+               Patch(facecolor=ALL_GPU_COLORS["alone"], alpha=0.5, hatch="///", edgecolor="0.2",
+                     label="slowest GPU while all copy"),
+               Patch(facecolor=ALL_GPU_COLORS["together"], edgecolor="0.2", label="all GPUs at once, total"),
+               Line2D([], [], **REFERENCE_LINE, label="PCIe peak: one link, links added up"),
+               Line2D([], [], color=ALL_GPU_COLORS["together"], linestyle="--", linewidth=1.2,
+                      label="GPUs alone, added up")]
+    legend = figure_legend(fig, handles, [h.get_label() for h in handles], max_cols=3,
+                           title="pinned host memory · cudaMemcpyAsync, one stream per GPU; "
+                                 "bars: median, whiskers: min–max")
+    return finish(fig, all_gpus_lesson(results, len(devices)), run.subtitle(), legend)
+
+
+def draw_all_gpus_panel(ax: Axes, rows: Sequence[Row], together: Sequence[Row], devices: Sequence[str],
+                        gpus: Sequence[GpuInfo | None]) -> tuple[float | None, float | None]:
+    """One direction's bars and limits; returns (total at once, alone bandwidths added up)."""
+    direction, size = together[0].direction, together[0].size_bytes
+    width = 0.62
+    alone = []
+    for i, device in enumerate(devices):
+        solo = select(rows, case="bandwidth", direction=direction, host_kind="pinned", api="async", extra="",
+                      device=device, size_bytes=size)
+        value, _ = draw_bar(ax, i, solo, "bandwidth", width, ALL_GPU_COLORS["alone"], hatch=None)
+        alone.append(value)
+        peak = gpus[i].pcie_peak_gbps if gpus[i] else None
+        if peak:
+            ax.hlines(peak, i - 0.45, i + 0.45, **REFERENCE_LINE)
+    peaks = [g.pcie_peak_gbps if g else None for g in gpus]
+    for i, peak in enumerate(peaks):
+        if peak and (i == 0 or len(set(peaks)) > 1):  # alike links are labelled once
+            ax.annotate(f"{'one link' if len(set(peaks)) == 1 else 'link'}: {format_number(peak)} GB/s", (i, peak),
+                        xytext=(0, 3), textcoords="offset points", ha="center", va="bottom", fontsize=8, color="0.25")
+    slowest_x, total_x = len(devices) + 0.2, len(devices) + 1.4
+    draw_bar(ax, slowest_x, together, "bandwidth_slowest_gpu", width, ALL_GPU_COLORS["alone"], hatch="///")
+    total, top = draw_bar(ax, total_x, together, "bandwidth", width, ALL_GPU_COLORS["together"], hatch=None)
+    links = [g.pcie_peak_gbps for g in gpus if g and g.pcie_peak_gbps]
+    if len(links) == len(gpus):
+        link_sum = sum(links)
+        ax.hlines(link_sum, total_x - 0.45, total_x + 0.45, **REFERENCE_LINE)
+        ax.annotate(f"{len(links)} links: {format_number(link_sum)} GB/s", (total_x, link_sum), xytext=(0, 3),
+                    textcoords="offset points", ha="center", va="bottom", fontsize=8, color="0.25")
+    measured = [v for v in alone if v is not None]
+    alone_sum = sum(measured) if measured and len(measured) == len(alone) else None
+    if alone_sum and total:
+        ax.hlines(alone_sum, total_x - 0.45, total_x + 0.45, color=ALL_GPU_COLORS["together"],
+                  linestyle="--", linewidth=1.2)
+        ax.annotate(f"alone, added: {format_number(alone_sum)} GB/s", (total_x, alone_sum), xytext=(0, -3),
+                    textcoords="offset points", ha="center", va="top", fontsize=8,
+                    color=ALL_GPU_COLORS["together"])
+        ax.annotate(f"{total / alone_sum:.0%} of that", (total_x, top), xytext=(0, 4),
+                    textcoords="offset points", ha="center", va="bottom", fontsize=8.5, fontweight="bold")
+    ax.set_xticks(list(range(len(devices))) + [slowest_x, total_x])
+    ax.set_xticklabels([f"GPU {d}\nalone" for d in devices] + ["slowest GPU\nwhile all copy",
+                                                                f"all {len(devices)}\nat once"], fontsize=8)
+    ax.grid(False, axis="x")
+    ax.set_title(f"{direction}: {DIRECTION_NAMES.get(direction, direction)}, "
+                 f"{format_bytes(size or 0)} per GPU", loc="left")
+    return total, alone_sum
+
+
+def all_gpus_lesson(results: dict[str, tuple[float | None, float | None]], count: int) -> str:
+    """Whether the GPUs keep their speed together or share the host's bandwidth, per direction."""
+    shares = {d: (total, total / alone) for d, (total, alone) in results.items() if total and alone}
+    if not shares:
+        return f"{count} GPUs copying to and from host memory at once"
+    nbsp = "\u00a0"  # keeps "72.8 GB/s" on one line when the title wraps
+    detail = " and ".join(f"{share:.0%} for {d} ({format_number(total)}{nbsp}GB/s)"
+                          for d, (total, share) in shares.items())
+    shared = [d for d, (_total, share) in shares.items() if share < SCALING_LIMIT]
+    if not shared:
+        return (f"{count} GPUs copying at once each keep their full speed: together they reach {detail} "
+                "of their alone bandwidths added up — no shared bottleneck on the way to host memory")
+    if len(shared) == len(shares):
+        return (f"{count} GPUs copying at once share the host's bandwidth: together they reach only {detail} "
+                "of their alone bandwidths added up")
+    scaling = [d for d in shares if d not in shared]
+    return (f"{count} GPUs at once share the host's bandwidth for {', '.join(shared)} but not for "
+            f"{', '.join(scaling)}: together they reach {detail} of their alone bandwidths added up")
