@@ -13,6 +13,9 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
   echo "run_all.sh: no NVIDIA GPU found (nvidia-smi lists none); hdbench measures a GPU node and needs one" >&2
   exit 2
 fi
+# NVLink multicast (NVLS) can take a host's shared GPUs out of service: off in every process
+# this starts, including the all-reduce workers.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
