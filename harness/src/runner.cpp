@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <thread>
 #include <cstdio>
 #include <optional>
 
@@ -136,6 +137,19 @@ void save_status(const fs::path& raw_dir, const family_status& status) {
 // "another process".
 std::vector<long> own_pids() { return {static_cast<long>(::getpid())}; }
 
+// The end snapshot, once the family's own processes are gone: a worker's context can stay listed
+// by the driver for a moment after it exited. Someone else's process outlasts the wait.
+activity_snapshot settled_activity_snapshot() {
+  constexpr int attempts = 12;
+  constexpr auto pause = std::chrono::milliseconds(250);
+  activity_snapshot snapshot = take_activity_snapshot(own_pids());
+  for (int i = 1; i < attempts && !snapshot.processes.empty(); ++i) {
+    std::this_thread::sleep_for(pause);
+    snapshot = take_activity_snapshot(own_pids());
+  }
+  return snapshot;
+}
+
 bool cancelled(const suite_run_options& options) { return options.cancel != nullptr && *options.cancel != 0; }
 
 }  // namespace
@@ -185,7 +199,7 @@ family_status run_family(const family_entry& family, const suite_run_options& op
     family_activity activity;
     activity.start = take_activity_snapshot(own_pids());
     status = status_from(run_process(spec, [&] { meter.poll(); }));
-    activity.end = take_activity_snapshot(own_pids());
+    activity.end = settled_activity_snapshot();
     status.activity = std::move(activity);
     status.stderr_tail = read_file_tail(spec.stderr_path, stderr_tail_bytes);
   }
