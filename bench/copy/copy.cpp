@@ -274,7 +274,9 @@ void register_copy_cases(const char* case_kind, const std::vector<copy_path>& pa
         case_spec spec = copy_case(case_kind, path, bytes, names, {device.index}, env, cache);
         const bool pinned_async = path.host == host_kind::pinned && path.api == copy_api::async && path.dir != direction::d2d;
         if (names.bandwidth && pinned_async && bytes == sizes.back()) spec.headline_metrics = {"bandwidth"};
-        if (!names.bandwidth && pinned_async && bytes == sizes.front()) spec.headline_metrics = {names.device_time, names.host_time};
+        // Host-observed latency is reported but does not gate: it moves 15-20 % between processes
+        // (which core, which clock state) while agreeing to 1 % within one (6 runs on an H200).
+        if (!names.bandwidth && pinned_async && bytes == sizes.front()) spec.headline_metrics = {names.device_time};
         registry.add(std::move(spec));
       }
     }

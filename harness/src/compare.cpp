@@ -167,8 +167,9 @@ std::vector<run_metric> to_run_metrics(const std::vector<const metric_data*>& da
   return runs;
 }
 
-// Metrics of one kind share a run-to-run spread: same family, case, metric and headline flag
-// (so --all never changes a headline verdict); they differ in parameters (direction, device).
+// Metrics of one kind share how much a new process adds to the noise of their repetitions:
+// same family, case, metric and headline flag (so --all never changes a headline verdict); they
+// differ in parameters (direction, device). Each keeps its own scale (pool_run_spread).
 using spread_key = std::tuple<std::string, std::string, std::string, bool>;
 
 spread_key spread_group(const metric_key& key, bool headline) {
@@ -496,18 +497,38 @@ metric_decision decide(const std::vector<double>& baseline_samples, double basel
   return d;
 }
 
+namespace {
+// What the repetitions of these runs imply for the variance of one run's log median.
+double repetition_variance(const std::vector<run_metric>& runs) {
+  log_variance within;
+  double samples = 0;
+  for (const auto& r : runs) {
+    within.add(r.samples);
+    samples += static_cast<double>(r.samples.size()) / static_cast<double>(runs.size());
+  }
+  return within.df > 0 ? median_variance(within.value(), samples) : 0;
+}
+}  // namespace
+
 run_spread pool_run_spread(const std::vector<std::vector<run_metric>>& metrics) {
   run_spread spread;
-  double sum_squares = 0;
+  double sum_squares = 0, sum_ratios = 0;
   for (const auto& runs : metrics) {
     if (runs.size() < 2 || !positive_medians(runs)) continue;
     std::vector<double> logs;
     for (const auto& r : runs) logs.push_back(std::log(r.median));
     const double mean = std::accumulate(logs.begin(), logs.end(), 0.0) / static_cast<double>(logs.size());
-    for (const double l : logs) sum_squares += (l - mean) * (l - mean);
+    double squares = 0;
+    for (const double l : logs) squares += (l - mean) * (l - mean);
+    sum_squares += squares;
     spread.df += static_cast<double>(runs.size() - 1);
+    if (const double floor = repetition_variance(runs); floor > 0) {
+      sum_ratios += squares / floor;
+      spread.inflation_df += static_cast<double>(runs.size() - 1);
+    }
   }
   if (spread.df > 0) spread.variance = sum_squares / spread.df;
+  if (spread.inflation_df > 0) spread.inflation = sum_ratios / spread.inflation_df;
   return spread;
 }
 
@@ -533,7 +554,13 @@ metric_decision decide_against_runs(const std::vector<run_metric>& baselines, co
   }
   cur_within.add(current.samples);
   const double base_median_var = median_variance(base_within.value(), base_samples);
-  const double run_var = std::max(spread.variance, base_median_var);
+  // With repetitions, this metric's run-to-run variance is its own repetition variance times the
+  // kind's inflation (a steady one-way copy and a noisy bidirectional one keep their own scales
+  // and share the degrees of freedom); without, the kind's variance itself.
+  const bool scaled = spread.inflation_df > 0 && base_median_var > 0;
+  const double run_var = scaled ? std::max(spread.inflation, 1.0) * base_median_var
+                                : std::max(spread.variance, base_median_var);
+  const double df = scaled ? spread.inflation_df : spread.df;
   const double between = run_var - base_median_var;
   // Without repetitions on either side, the current run's median is as noisy as a baseline's.
   const double cur_median_var = base_within.df > 0 && cur_within.df > 0
@@ -542,10 +569,10 @@ metric_decision decide_against_runs(const std::vector<run_metric>& baselines, co
   const double se = std::sqrt(run_var / runs + between + cur_median_var);
 
   const double level = options.alpha / static_cast<double>(tests);
-  const double half_width = student_t_quantile(1 - level / 2, spread.df) * se;
+  const double half_width = student_t_quantile(1 - level / 2, df) * se;
   metric_decision d;
   d.change = std::expm1(d_log);
-  d.p_value = se > 0 ? 2 * student_t_cdf(-std::abs(d_log) / se, spread.df) : (d_log == 0 ? 1.0 : 0.0);
+  d.p_value = se > 0 ? 2 * student_t_cdf(-std::abs(d_log) / se, df) : (d_log == 0 ? 1.0 : 0.0);
   d.detectable = std::expm1(half_width);
   if (std::abs(d_log) <= half_width) return d;  // within run-to-run noise
   // The interval d_log +- half_width, as relative changes in the bad and the good direction.

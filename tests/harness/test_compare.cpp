@@ -438,3 +438,27 @@ TEST_CASE("compare options parse", "[compare]") {
   CHECK(hdb::parse_percent("5%") == hdb_test::Approx(0.05));
   CHECK(hdb::compare_runs({}, "x", {}).exit_code == 2);
 }
+
+TEST_CASE("a noisy relative never hides a steady metric's change: each keeps its own scale", "[compare]") {
+  // Three baseline runs of two metrics of one kind, as measured on an H200: one-way copies agree
+  // to ~0.1 % between runs with ~0.3 % repetition noise; bidirectional ones scatter ~3 % with
+  // ~2.5 % repetition noise. The kind shares how much a new process inflates the noise.
+  const auto run = [](double level, double cv) {
+    hdb::run_metric r;
+    for (int i = 0; i < 5; ++i) r.samples.push_back(level * (1 + cv * (i - 2) / 2));
+    r.median = level;
+    return r;
+  };
+  const std::vector<hdb::run_metric> one_way = {run(55.0, 0.003), run(54.95, 0.003), run(55.05, 0.003)};
+  const std::vector<hdb::run_metric> bidir = {run(94.0, 0.025), run(100.0, 0.025), run(99.4, 0.025)};
+  const auto spread = hdb::pool_run_spread({one_way, bidir});
+  CHECK(spread.inflation_df == 4);
+  CHECK(spread.inflation > 1);
+  const auto steady = hdb::decide_against_runs(one_way, run(55.0 * 0.95, 0.003), spread, hdb::better::higher, 3, {});
+  CHECK(steady.result == hdb::verdict::slower);
+  CHECK(steady.detectable < 0.05);
+  // The bidirectional metric's own scale is wide: a 5 % drop is within its run-to-run noise.
+  const auto noisy = hdb::decide_against_runs(bidir, run(97.8 * 0.95, 0.025), spread, hdb::better::higher, 3, {});
+  CHECK(noisy.result == hdb::verdict::same);
+  CHECK(noisy.detectable > steady.detectable);
+}

@@ -75,6 +75,10 @@ struct run_metric {
 struct run_spread {
   double variance = 0;
   double df = 0;  // sum over the pooled metrics of (baseline runs - 1)
+  // The same spread relative to what each metric's own repetitions imply for a run's median:
+  // how much a new process adds (1 = nothing). Pooled over the metrics that have repetitions.
+  double inflation = 0;
+  double inflation_df = 0;
 };
 
 // Pools the between-run variance of several metrics, each given as its baseline runs.
@@ -84,8 +88,8 @@ struct run_spread {
 // Several baseline runs: SLOWER when the current median is significantly worse than the
 // baseline runs (t test of ln(current median) - mean ln(baseline medians), two-sided, level
 // alpha / tests, df of the spread) and the worse end of that interval reaches the threshold.
-// The spread used is max(spread.variance, what the metric's own repetitions imply for a
-// run's median). Needs >= 2 baselines, spread.df > 0 and positive medians.
+// The spread used is the metric's own repetition variance of a run's median times
+// max(1, spread.inflation) (spread.variance when there are no repetitions). Needs >= 2 baselines, spread.df > 0 and positive medians.
 [[nodiscard]] metric_decision decide_against_runs(const std::vector<run_metric>& baselines, const run_metric& current,
                                                   const run_spread& spread, better direction, std::size_t tests,
                                                   const compare_options& options);
