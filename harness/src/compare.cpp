@@ -84,6 +84,10 @@ struct comparison {
   double reference = 0;  // the baseline value the change is relative to
   metric_decision decision;
   double worse = 0;  // change in the bad direction; sorts the table
+
+  // A metric gates only where both sides declare it a headline: a family that stops (or
+  // starts) gating a metric must not fail a comparison against runs made before the change.
+  [[nodiscard]] bool gates() const { return baselines.front()->headline && current->headline; }
 };
 
 std::string describe(const metric_key& key) {
@@ -269,7 +273,7 @@ comparison_set build_comparisons(const std::vector<indexed_run>& baselines, cons
       set.only_baseline.push_back(one_sided(key, {&current.index}));
       continue;
     }
-    if (runs.front()->headline && across_runs(runs) && *it->second.central > 0) ++set.tests;
+    if (runs.front()->headline && it->second.headline && across_runs(runs) && *it->second.central > 0) ++set.tests;
     pairs.emplace_back(key, runs);
   }
   for (const auto& [key, runs] : pairs) {
@@ -298,7 +302,7 @@ comparison_set build_comparisons(const std::vector<indexed_run>& baselines, cons
       }
     }
     cmp.worse = first.direction == better::higher ? -cmp.decision.change : cmp.decision.change;
-    if (first.headline) {
+    if (cmp.gates()) {
       (cmp.decision.result == verdict::slower ? set.slower : cmp.decision.result == verdict::faster ? set.faster : set.same)++;
     }
     set.compared.push_back(std::move(cmp));
@@ -315,6 +319,7 @@ comparison_set build_comparisons(const std::vector<indexed_run>& baselines, cons
 table_rows table_of(const comparison_set& set, const compare_options& options) {
   table_rows rows;
   for (const auto& c : set.compared) {
+    if (!options.all && !c.gates()) continue;
     const auto& [family, case_name, params, metric] = c.key;
     std::vector<std::string> row = {std::string(to_string(c.decision.result)), family, case_name, params.describe(), metric,
                                     format_figure(c.reference) + " " + c.current->unit,
@@ -323,7 +328,7 @@ table_rows table_of(const comparison_set& set, const compare_options& options) {
                                     c.decision.p_value ? format_figure(*c.decision.p_value) : "-",
                                     c.decision.detectable ? percent(*c.decision.detectable) : "-",
                                     c.decision.note};
-    if (options.all) row.insert(row.begin() + 5, c.baselines.front()->headline ? "yes" : "no");
+    if (options.all) row.insert(row.begin() + 5, c.gates() ? "yes" : "no");
     rows.push_back(std::move(row));
   }
   return rows;
@@ -396,7 +401,7 @@ std::string render_junit(std::size_t baseline_runs, const comparison_set& set, c
   std::string cases;
   int tests = 0;
   for (const auto& c : set.compared) {
-    if (!c.baselines.front()->headline) continue;
+    if (!c.gates()) continue;
     ++tests;
     const auto& [family, case_name, params, metric] = c.key;
     cases += "  <testcase classname=\"hdbench." + xml_escape(family) + "\" name=\"" + xml_escape(describe(c.key)) + "\">\n";
