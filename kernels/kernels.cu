@@ -1,4 +1,5 @@
 #include "hdb/cuda_check.hpp"
+#include "hdb/grid_copy.cuh"
 #include "hdb/kernels.hpp"
 #include "hdb/pattern.hpp"
 
@@ -49,17 +50,7 @@ __global__ void verify_pattern_kernel(const std::uint64_t* src, std::size_t byte
 }
 
 __global__ void sm_copy_kernel(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  std::size_t vector_bytes = 0;
-  if (((reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src)) & 15) == 0) {
-    const std::size_t vectors = bytes / 16;
-    auto* dst4 = reinterpret_cast<uint4*>(dst);
-    const auto* src4 = reinterpret_cast<const uint4*>(src);
-    for (std::size_t v = first; v < vectors; v += stride) dst4[v] = src4[v];
-    vector_bytes = vectors * 16;
-  }
-  for (std::size_t b = vector_bytes + first; b < bytes; b += stride) dst[b] = src[b];
+  grid_copy<1>(dst, src, bytes);
 }
 
 __device__ std::uint64_t global_timer_ns() {

@@ -256,7 +256,10 @@ class session : public std::enable_shared_from_this<session> {
 
   collective_driver& driver() {
     if (!driver_) {
-      auto self = shared_from_this();
+      // A plain pointer: driver_ (and the factory it keeps) dies with this session. A shared_ptr
+      // here made a cycle, so the session was never destroyed: no MPI_Finalize under mpirun, and
+      // local workers were never told to quit (only killed when the driver exited).
+      session* const self = this;
       collective_driver::group_factory make_group;
 #if defined(HDB_WITH_MPI)
       if (mode_ == launch_mode::mpi) {

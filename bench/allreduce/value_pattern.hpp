@@ -7,15 +7,10 @@
 // chosen so that the sum over n ranks stays an exactly representable integer in the element type
 // (float 2^24, half 2^11, bfloat16 2^8): every partial sum a ring or tree forms is then exact, and
 // the check is an equality, whatever order NCCL adds in.
+#include "hdb/host_device.hpp"
 #include "types.hpp"
 
 #include <cstdint>
-
-#if defined(__CUDACC__)
-#define HDB_HOST_DEVICE __host__ __device__
-#else
-#define HDB_HOST_DEVICE
-#endif
 
 namespace hdb::allreduce {
 

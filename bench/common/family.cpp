@@ -89,12 +89,6 @@ std::string flag_value(const std::vector<std::string>& args, const std::string& 
   return "";
 }
 
-bool listing_only(const std::vector<std::string>& args) {
-  return std::any_of(args.begin(), args.end(), [](const std::string& a) {
-    return a == "--benchmark_list_tests" || a == "--benchmark_list_tests=true" || a == "--benchmark_list_tests=1";
-  });
-}
-
 nlohmann::json metrics_json(const family_spec& family) {
   nlohmann::json metrics = nlohmann::json::object();
   for (const auto& m : family.metrics) {
@@ -221,7 +215,7 @@ int family_main(int argc, char** argv, const family_spec& family) {
   std::vector<case_spec> cases;
   run_record record{program, 0};
   placement_state placement;
-  const bool listing = listing_only(options.benchmark_args);
+  const bool listing = listing_only(options);
   // Held until the process ends: one measurement per GPU at a time, across processes. Taken
   // before any context exists, so free memory and the fingerprint are not read while another
   // run holds the GPU.
@@ -301,6 +295,13 @@ int family_main(int argc, char** argv, const family_spec& family) {
     return 1;
   }
   return 0;
+}
+
+bool listing_only(const run_options& options) {
+  const auto& args = options.benchmark_args;
+  return std::any_of(args.begin(), args.end(), [](const std::string& a) {
+    return a == "--benchmark_list_tests" || a == "--benchmark_list_tests=true" || a == "--benchmark_list_tests=1";
+  });
 }
 
 }  // namespace hdb

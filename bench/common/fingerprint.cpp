@@ -5,6 +5,7 @@
 #include "hdb/buffers.hpp"
 #include "hdb/cuda_check.hpp"
 #include "hdb/stream.hpp"
+#include "hdb/shell.hpp"
 #include "hdb/topology.hpp"
 
 #include <unistd.h>
@@ -23,18 +24,6 @@ namespace hdb {
 namespace {
 
 using nlohmann::json;
-
-// stdout of a shell command, or nullopt if it could not run or exited non-zero.
-std::optional<std::string> run_command(const std::string& command) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen((command + " 2>/dev/null").c_str(), "r"), pclose);
-  if (!pipe) return std::nullopt;
-  std::string out;
-  std::array<char, 4096> chunk{};
-  while (std::fgets(chunk.data(), chunk.size(), pipe.get()) != nullptr) out += chunk.data();
-  const int status = pclose(pipe.release());
-  if (status != 0) return std::nullopt;
-  return out;
-}
 
 std::vector<std::string> split_csv_line(const std::string& line) {
   std::vector<std::string> fields;

@@ -3,6 +3,7 @@
 #include "hdb/cuda_check.hpp"
 #include "hdb/devices.hpp"
 #include "hdb/fingerprint.hpp"
+#include "hdb/shell.hpp"
 #include "hdb/topology.hpp"
 #include "nvml_loader.hpp"
 
@@ -59,17 +60,6 @@ std::string strip_escapes(std::string_view text) {
 std::optional<int> device_column_index(std::string_view token, std::string_view prefix) {
   if (token.substr(0, prefix.size()) != prefix) return std::nullopt;
   return to_int(token.substr(prefix.size()));
-}
-
-// stdout of a command, or nullopt when it cannot run or exits non-zero.
-std::optional<std::string> run_command(const std::string& command) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen((command + " 2>/dev/null").c_str(), "r"), pclose);
-  if (!pipe) return std::nullopt;
-  std::string out;
-  std::array<char, 4096> chunk{};
-  while (std::fgets(chunk.data(), chunk.size(), pipe.get()) != nullptr) out += chunk.data();
-  if (pclose(pipe.release()) != 0) return std::nullopt;
-  return out;
 }
 
 json optional_json(const std::optional<int>& value) { return value ? json(*value) : json(nullptr); }

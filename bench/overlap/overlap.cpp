@@ -192,13 +192,29 @@ struct pipeline_case {
   int chunks = 1;
 };
 
-void run_pipeline_case(benchmark::State& state, case_context& ctx, const pipeline_case& pc, const std::string& key) {
-  const device_info& info = ctx.env->device(pc.device);
+// What a pipeline or timeline case checks and reads before it measures: its chunks (a skip when
+// a stream would have none), room for the data on the GPU, the GPU's calibration.
+struct pipeline_setup {
+  spin_gate& gate;
+  std::size_t bytes;
+  std::vector<chunk> chunks;
+  const device_calibration& cal;
+};
+
+pipeline_setup prepare_pipeline(case_context& ctx, int device, int chunk_count, int streams) {
+  const device_info& info = ctx.env->device(device);
   spin_gate& gate = *ctx.env->gate;
   const std::size_t bytes = ctx.config.bytes;
-  const auto chunks = checked_split(bytes, pc.chunks, pc.streams);
+  auto chunks = checked_split(bytes, chunk_count, streams);
   require_device_memory(bytes, info);
-  const device_calibration& cal = ctx.state.calibration(ctx.config, pc.device, gate);
+  return {gate, bytes, std::move(chunks), ctx.state.calibration(ctx.config, device, gate)};
+}
+
+void run_pipeline_case(benchmark::State& state, case_context& ctx, const pipeline_case& pc, const std::string& key) {
+  const pipeline_setup setup = prepare_pipeline(ctx, pc.device, pc.chunks, pc.streams);
+  spin_gate& gate = setup.gate;
+  const std::size_t bytes = setup.bytes;
+  const device_calibration& cal = setup.cal;
   const std::uint32_t iterations = cal.kernel(pc.work).iterations;
   const pipeline& p = ctx.state.fixture<pipeline>(key, [&] {
     return std::make_shared<pipeline>(pipeline_config{pc.mode, pc.streams, pc.chunks, iterations},
@@ -215,7 +231,7 @@ void run_pipeline_case(benchmark::State& state, case_context& ctx, const pipelin
     ctx.state.add_serial_sample(pc.device, pc.work, pc.host, measured);
   }
   const double serial = ctx.state.serial_us(ctx.state.buffers(pc.device, pc.host, bytes), pc.work, iterations, gate);
-  const double ideal = ideal_time_us(cal.rates(pc.host, pc.work), chunks, pc.streams);
+  const double ideal = ideal_time_us(cal.rates(pc.host, pc.work), setup.chunks, pc.streams);
   state.counters["pipeline_time"] = measured;
   state.counters["throughput"] = static_cast<double>(bytes) / (measured * 1e3);
   state.counters["serial_time"] = serial;
@@ -247,12 +263,10 @@ struct timeline_case {
 
 void run_timeline_case(benchmark::State& state, case_context& ctx, const timeline_case& tc, const std::string& series_key,
                        std::size_t repetition) {
-  const device_info& info = ctx.env->device(tc.device);
-  spin_gate& gate = *ctx.env->gate;
-  const std::size_t bytes = ctx.config.bytes;
-  const auto chunks = checked_split(bytes, tc.chunks, tc.streams);
-  require_device_memory(bytes, info);
-  const device_calibration& cal = ctx.state.calibration(ctx.config, tc.device, gate);
+  const pipeline_setup setup = prepare_pipeline(ctx, tc.device, tc.chunks, tc.streams);
+  spin_gate& gate = setup.gate;
+  const std::size_t bytes = setup.bytes;
+  const device_calibration& cal = setup.cal;
   const pipeline_config config{issue_mode::nonblocking, tc.streams, tc.chunks, cal.kernel(regime::balanced).iterations};
   timeline_series& series = ctx.state.fixture<timeline_series>(series_key, [&] {
     return std::make_shared<timeline_series>(config, ctx.state.buffers(tc.device, tc.host, bytes), gate);
@@ -269,7 +283,7 @@ void run_timeline_case(benchmark::State& state, case_context& ctx, const timelin
   state.counters["d2h_start"] = c.d2h.start_us;
   state.counters["d2h_end"] = c.d2h.end_us;
   state.counters["pipeline_time"] = pass.total_us;
-  state.counters["ideal_time"] = ideal_time_us(cal.rates(tc.host, regime::balanced), chunks, tc.streams);
+  state.counters["ideal_time"] = ideal_time_us(cal.rates(tc.host, regime::balanced), setup.chunks, tc.streams);
 }
 
 // ---------------------------------------------------------------- movement tax

@@ -372,11 +372,6 @@ std::vector<std::string> headline_metrics(const planned_case& c) {
   return {"bandwidth"};
 }
 
-bool listing_only(const run_options& options) {
-  return std::any_of(options.benchmark_args.begin(), options.benchmark_args.end(),
-                     [](const std::string& a) { return a.rfind("--benchmark_list_tests", 0) == 0 && a != "--benchmark_list_tests=false"; });
-}
-
 void register_cases(const run_options& options, family_env& env, case_registry& registry) {
   plan_options plan;
   plan.sizes = parse_size_list(options.value("sizes"));

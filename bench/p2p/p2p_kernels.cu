@@ -1,4 +1,5 @@
 #include "hdb/cuda_check.hpp"
+#include "hdb/grid_copy.cuh"
 #include "p2p_kernels.hpp"
 
 #include <cstdint>
@@ -11,27 +12,7 @@ constexpr int unroll = 4;
 
 __global__ void peer_copy_kernel(std::uint8_t* __restrict__ dst, const std::uint8_t* __restrict__ src,
                                  std::size_t bytes) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  std::size_t vector_bytes = 0;
-  if (((reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src)) & 15) == 0) {
-    const std::size_t vectors = bytes / 16;
-    auto* dst4 = reinterpret_cast<uint4*>(dst);
-    const auto* src4 = reinterpret_cast<const uint4*>(src);
-    std::size_t v = first;
-    // All loads of an iteration are issued before its stores: remote latency is paid once per
-    // `unroll` vectors, not once per vector.
-    for (; v + (unroll - 1) * stride < vectors; v += unroll * stride) {
-      uint4 part[unroll];
-#pragma unroll
-      for (int u = 0; u < unroll; ++u) part[u] = src4[v + u * stride];
-#pragma unroll
-      for (int u = 0; u < unroll; ++u) dst4[v + u * stride] = part[u];
-    }
-    for (; v < vectors; v += stride) dst4[v] = src4[v];
-    vector_bytes = vectors * 16;
-  }
-  for (std::size_t b = vector_bytes + first; b < bytes; b += stride) dst[b] = src[b];
+  hdb::kernels::grid_copy<unroll>(dst, src, bytes);
 }
 
 __global__ void busy_wait_kernel(std::uint64_t ns) {

@@ -90,6 +90,15 @@ def bars(ax, xs: Sequence[float], values: Sequence[tuple[float, float, float] | 
            yerr=np.clip(error, 0, None), capsize=2.5, error_kw={"linewidth": 0.8})
 
 
+def api_bars(ax, rows: Sequence[Row], order: Sequence[str], labels: dict[str, str], metric: str, width: float,
+             color: str, label: str) -> None:
+    """One bar per API in `order` (the APIs present), median with min–max whiskers, named below."""
+    apis = ordered((r.api for r in rows), order)
+    bars(ax, range(len(apis)), [whisker(select(rows, api=a), metric) for a in apis], width, color, label)
+    ax.set_xticks(range(len(apis)))
+    ax.set_xticklabels([labels.get(a, a) for a in apis], fontsize=8)
+
+
 def device_note(rows: Sequence[Row]) -> str:
     devices = sorted({str(getattr(r, "device", "") or "") for r in rows} - {""})
     return f"; GPU {', '.join(devices)}" if devices else ""
@@ -102,11 +111,7 @@ def wakeup_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
     cost = select(rows, case="sync_cost")
     wake = select(rows, case="wakeup")
     fig, (ax_cost, ax_wake, ax_cpu) = new_figure(ncols=3, width=16.5, height=5.8)
-    cost_apis = ordered((r.api for r in cost), COST_APIS)
-    bars(ax_cost, range(len(cost_apis)), [whisker(select(cost, api=a), "call_time") for a in cost_apis],
-         0.6, "0.55", "sync call on finished work")
-    ax_cost.set_xticks(range(len(cost_apis)))
-    ax_cost.set_xticklabels([WAIT_LABELS.get(a, a) for a in cost_apis], fontsize=8)
+    api_bars(ax_cost, cost, COST_APIS, WAIT_LABELS, "call_time", 0.6, "0.55", "sync call on finished work")
     ax_cost.set_ylabel("host time per call (µs)")
     ax_cost.set_title("the call itself, work already done", loc="left")
 
@@ -182,11 +187,8 @@ def waiting_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
     ax_need.set_ylabel("time (µs)")
     ax_need.set_title("the host waits for what it names", loc="left")
 
-    dep_apis = ordered((r.api for r in dep), DEPENDENCY_APIS)
-    bars(ax_dep, range(len(dep_apis)), [whisker(select(dep, api=a), "gap") for a in dep_apis],
-         0.55, "#009E73", "producer end → consumer start (device clock)")
-    ax_dep.set_xticks(range(len(dep_apis)))
-    ax_dep.set_xticklabels([DEPENDENCY_LABELS.get(a, a) for a in dep_apis], fontsize=8)
+    api_bars(ax_dep, dep, DEPENDENCY_APIS, DEPENDENCY_LABELS, "gap", 0.55, "#009E73",
+             "producer end → consumer start (device clock)")
     ax_dep.set_ylabel("gap between dependent kernels (µs)")
     ax_dep.set_title("a dependency on another stream", loc="left")
     legend = figure_legend(fig, *axes_handles([ax_need, ax_dep]), max_cols=3,

@@ -5,6 +5,7 @@
 #include "hdb/harness/gpu_activity.hpp"
 #include "hdb/harness/meta.hpp"
 #include "hdb/harness/runner.hpp"
+#include "test_helpers.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,24 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class temp_dir {
- public:
-  temp_dir() {
-    std::string pattern = (fs::temp_directory_path() / "hdbench-activity-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using hdb_test::temp_dir;
 
 // PATH for the scope of one test, restored after it.
 class path_override {

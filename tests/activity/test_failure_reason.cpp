@@ -13,23 +13,24 @@ std::string fixture_text(const char* name) {
   return hdb::read_text_file(std::filesystem::path(HDB_TEST_FIXTURES) / name);
 }
 
-hdb::family_status crashed(int signal, std::string tail) {
+hdb::family_status copy_status(hdb::family_state state, int cases, std::string tail) {
   hdb::family_status s;
   s.family = "copy";
-  s.state = hdb::family_state::crashed;
-  s.signal = signal;
-  s.cases = 3;
+  s.state = state;
+  s.cases = cases;
   s.stderr_tail = std::move(tail);
   return s;
 }
 
+hdb::family_status crashed(int signal, std::string tail) {
+  hdb::family_status s = copy_status(hdb::family_state::crashed, 3, std::move(tail));
+  s.signal = signal;
+  return s;
+}
+
 hdb::family_status exited(int code, std::string tail) {
-  hdb::family_status s;
-  s.family = "copy";
-  s.state = hdb::family_state::failed;
+  hdb::family_status s = copy_status(hdb::family_state::failed, 0, std::move(tail));
   s.exit_code = code;
-  s.cases = 0;
-  s.stderr_tail = std::move(tail);
   return s;
 }
 

@@ -67,7 +67,25 @@ struct counted_factory {
       return std::make_unique<local_group>(launch);
     };
   }
+
+  // Every group this driver starts gets the same unique id: the stand-in workers need no NCCL.
+  collective_driver make_driver(std::chrono::seconds watchdog = std::chrono::seconds(10)) const {
+    return collective_driver(get(), [] { return test_id(5); }, watchdog);
+  }
 };
+
+// The message of the failure a two-rank case ends with (a failure, not a skip).
+std::string failure_of(collective_driver& driver) {
+  try {
+    static_cast<void>(driver.run(request("a", 2)));
+  } catch (const hdb::skip_case&) {
+    FAIL("a failure, not a skip, was expected");
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  FAIL("expected a failure");
+  return "";
+}
 
 }  // namespace
 
@@ -107,7 +125,7 @@ TEST_CASE("workers run with the multicast-off variables forced, and the profile'
 
 TEST_CASE("the driver reduces a repetition to the slowest rank", "[allreduce][launcher]") {
   counted_factory factory{"normal", 3};
-  collective_driver driver(factory.get(), [] { return test_id(5); }, std::chrono::seconds(10));
+  collective_driver driver = factory.make_driver();
   CHECK(driver.run(request("a", 3)).time_us == 12.0);  // ranks answer 10, 11, 12
   CHECK(driver.run(request("a", 2)).time_us == 11.0);
   CHECK(driver.run(request("b", 1)).time_us == 10.0);
@@ -117,7 +135,7 @@ TEST_CASE("the driver reduces a repetition to the slowest rank", "[allreduce][la
 
 TEST_CASE("a different environment profile starts a fresh group", "[allreduce][launcher]") {
   counted_factory factory{"normal", 2};
-  collective_driver driver(factory.get(), [] { return test_id(5); }, std::chrono::seconds(10));
+  collective_driver driver = factory.make_driver();
   static_cast<void>(driver.run(request("a", 2)));
   case_request p2p = request("b", 2);
   p2p.profile.p2p_disabled = true;
@@ -128,7 +146,7 @@ TEST_CASE("a different environment profile starts a fresh group", "[allreduce][l
 
 TEST_CASE("one rank's skip stops every rank before the collective", "[allreduce][launcher]") {
   counted_factory factory{"skip_on_prepare", 2};
-  collective_driver driver(factory.get(), [] { return test_id(5); }, std::chrono::seconds(10));
+  collective_driver driver = factory.make_driver();
   try {
     static_cast<void>(driver.run(request("a", 2)));
     FAIL("expected a skip");
@@ -142,46 +160,30 @@ TEST_CASE("one rank's skip stops every rank before the collective", "[allreduce]
 
 TEST_CASE("wrong values fail the case with the count", "[allreduce][launcher]") {
   counted_factory factory{"wrong_on_verify", 2};
-  collective_driver driver(factory.get(), [] { return test_id(5); }, std::chrono::seconds(10));
-  try {
-    static_cast<void>(driver.run(request("a", 2)));
-    FAIL("expected a failure");
-  } catch (const hdb::skip_case&) {
-    FAIL("a wrong value is a failure, not a skip");
-  } catch (const std::runtime_error& e) {
-    CHECK(std::string(e.what()).find("3 wrong values") != std::string::npos);
-    CHECK(std::string(e.what()).find("first at element 17") != std::string::npos);
-  }
+  collective_driver driver = factory.make_driver();
+  const std::string what = failure_of(driver);
+  CHECK(what.find("3 wrong values") != std::string::npos);
+  CHECK(what.find("first at element 17") != std::string::npos);
 }
 
 TEST_CASE("a worker that dies fails the case with its signal, and the next case restarts the group", "[allreduce][launcher]") {
   counted_factory factory{"die_on_run", 2};
-  collective_driver driver(factory.get(), [] { return test_id(5); }, std::chrono::seconds(10));
-  try {
-    static_cast<void>(driver.run(request("a", 2)));
-    FAIL("expected a failure");
-  } catch (const std::runtime_error& e) {
-    const std::string what = e.what();
-    CHECK(what.find("rank 1 (GPU 1, pid ") != std::string::npos);
-    CHECK(what.find("died during 'run'") != std::string::npos);
-    CHECK(what.find("signal 9") != std::string::npos);
-  }
+  collective_driver driver = factory.make_driver();
+  const std::string what = failure_of(driver);
+  CHECK(what.find("rank 1 (GPU 1, pid ") != std::string::npos);
+  CHECK(what.find("died during 'run'") != std::string::npos);
+  CHECK(what.find("signal 9") != std::string::npos);
   CHECK(driver.run(request("b", 1)).time_us == 10.0);  // rank 0 alone never reaches rank 1's fault
   CHECK(*factory.started == 2);
 }
 
 TEST_CASE("a worker that hangs fails the case within the watchdog time", "[allreduce][launcher]") {
   counted_factory factory{"hang_on_run", 2};
-  collective_driver driver(factory.get(), [] { return test_id(5); }, std::chrono::seconds(1));
+  collective_driver driver = factory.make_driver(std::chrono::seconds(1));
   const auto start = std::chrono::steady_clock::now();
-  try {
-    static_cast<void>(driver.run(request("a", 2)));
-    FAIL("expected a failure");
-  } catch (const std::runtime_error& e) {
-    const std::string what = e.what();
-    CHECK(what.find("rank 1 (GPU 1, pid ") != std::string::npos);
-    CHECK(what.find("did not answer 'run' within 1.0 s (watchdog)") != std::string::npos);
-  }
+  const std::string what = failure_of(driver);
+  CHECK(what.find("rank 1 (GPU 1, pid ") != std::string::npos);
+  CHECK(what.find("did not answer 'run' within 1.0 s (watchdog)") != std::string::npos);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
   CHECK(driver.run(request("b", 1)).time_us == 10.0);
   CHECK(*factory.started == 2);

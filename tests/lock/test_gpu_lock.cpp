@@ -4,6 +4,7 @@
 // refuses at once with exit code 2 and a message naming the holder.
 #include "catch_compat.hpp"
 #include "hdb/gpu_lock.hpp"
+#include "test_helpers.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -28,26 +29,8 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-class temp_dir {
- public:
-  temp_dir() {
-    std::string pattern = (fs::temp_directory_path() / "hdbench-lock-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-bool contains(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
+using hdb_test::contains;
+using hdb_test::temp_dir;
 
 std::string read_all(const fs::path& path) {
   std::ifstream in(path);

@@ -29,25 +29,11 @@ constexpr double nvlink_link_gbps = 26.5625;  // per link, per direction (NVLink
 // NCCL reaches ~70-75 % of the NVLink line rate at GiB sizes on H100/H200; below half is broken.
 constexpr double busbw_floor = 0.5;
 
-std::string extra_value(const case_params& params, const std::string& key) {
-  const std::string& extra = params.extra;
-  std::size_t start = 0;
-  while (start < extra.size()) {
-    const std::size_t end = std::min(extra.find(';', start), extra.size());
-    const std::string item = extra.substr(start, end - start);
-    if (item.rfind(key + "=", 0) == 0) return item.substr(key.size() + 1);
-    start = end + 1;
-  }
-  return "";
-}
-
 std::optional<long long> number_param(const result_row& row, std::string_view key) {
   const auto& text = row.params.get(key);
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
   return std::stoll(text);
 }
-
-bool is_median(const result_row& row) { return row.stat == statistic::median && row.value && row.status == row_status::ok; }
 
 std::optional<double> nvlink_peak(const json& gpu) {
   if (!gpu.is_object() || !gpu.contains("nvlink") || !gpu["nvlink"].is_object()) return std::nullopt;
@@ -62,7 +48,7 @@ std::optional<peak_ref> interconnect_peak(const result_row& row, const json& met
   const auto devices = row_devices(row);
   const auto ranks = number_param(row, "gpus");
   if (devices.empty() || !ranks || static_cast<long long>(devices.size()) != *ranks) return std::nullopt;
-  const bool staged = extra_value(row.params, "interconnect") == "p2p_disabled";
+  const bool staged = extra_param(row.params, "interconnect") == "p2p_disabled";
   std::optional<double> nvlink_min;
   std::optional<double> pcie_min;
   bool all_nvlink = true;
@@ -89,7 +75,7 @@ std::optional<peak_ref> allreduce_peak(const result_row& row, const json& meta) 
   if (row.metric == "busbw") return interconnect_peak(row, meta);
   const auto ranks = number_param(row, "gpus");
   if (row.metric == "algbw" && ranks == 1 && row.params.get("api") == "all_reduce" &&
-      extra_value(row.params, "placement") == "out_of_place") {
+      extra_param(row.params, "placement") == "out_of_place") {
     const auto device = row_device(row);
     if (!device) return std::nullopt;
     const auto& gpu = gpu_record(meta, *device);
@@ -111,7 +97,7 @@ std::string describe(const result_row& row) {
 std::map<std::string, const result_row*> largest_busbw(const std::vector<result_row>& rows) {
   std::map<std::string, const result_row*> largest;
   for (const auto& row : rows) {
-    if (!is_median(row) || row.metric != "busbw" || row.case_name != "collective") continue;
+    if (!is_ok_median(row) || row.metric != "busbw" || row.case_name != "collective") continue;
     auto group_params = row.params;
     group_params.set("size_bytes", "");
     group_params.set("gpu_uuid", "");
@@ -126,14 +112,14 @@ void allreduce_anomalies(const std::vector<result_row>& rows, const json& meta, 
   std::set<std::string> reported;
   for (const auto& row : rows) {
     const bool failed_check = row.status == row_status::failed && row.reason.find("wrong values") != std::string::npos;
-    const bool counted = is_median(row) && row.metric == "wrong_values" && *row.value > 0;
+    const bool counted = is_ok_median(row) && row.metric == "wrong_values" && *row.value > 0;
     if ((failed_check || counted) && reported.insert(row.benchmark + row.case_name + row.params.describe()).second) {
       out.push_back(describe(row) + ": wrong values: " + (failed_check ? row.reason : format_figure(*row.value) + " wrong"));
     }
   }
   for (const auto& [group, row] : largest_busbw(rows)) {
     const auto peak = interconnect_peak(*row, meta);
-    if (!peak || extra_value(row->params, "interconnect") == "p2p_disabled") continue;
+    if (!peak || extra_param(row->params, "interconnect") == "p2p_disabled") continue;
     if (*row->value < busbw_floor * peak->value) {
       out.push_back(describe(*row) + ": busbw " + format_figure(*row->value) + " GB/s at the largest size is " +
                     format_fixed(*row->value / peak->value * 100, 0) + " % of the " + peak->basis +
@@ -146,9 +132,9 @@ const result_row* find_median(const std::vector<result_row>& rows, const std::st
                               const std::string& api, long long ranks, const std::string& interconnect, bool largest) {
   const result_row* best = nullptr;
   for (const auto& row : rows) {
-    if (!is_median(row) || row.case_name != kind || row.metric != metric || row.params.get("api") != api ||
+    if (!is_ok_median(row) || row.case_name != kind || row.metric != metric || row.params.get("api") != api ||
         number_param(row, "gpus") != ranks || row.params.get("dtype") != "float" ||
-        extra_value(row.params, "placement") != "out_of_place" || extra_value(row.params, "interconnect") != interconnect) {
+        extra_param(row.params, "placement") != "out_of_place" || extra_param(row.params, "interconnect") != interconnect) {
       continue;
     }
     const auto size = number_param(row, "size_bytes");
@@ -160,7 +146,7 @@ const result_row* find_median(const std::vector<result_row>& rows, const std::st
 std::string allreduce_section(const std::vector<result_row>& rows, const json& meta) {
   std::set<long long> ranks;
   for (const auto& row : rows) {
-    if (const auto n = number_param(row, "gpus"); n && is_median(row)) ranks.insert(*n);
+    if (const auto n = number_param(row, "gpus"); n && is_ok_median(row)) ranks.insert(*n);
   }
   if (ranks.empty()) return "";
   std::string text = "#### All-reduce scaling (float, out of place, default transports)\n\n";
@@ -187,9 +173,9 @@ std::string allreduce_section(const std::vector<result_row>& rows, const json& m
     if (!off) continue;
     const result_row* on = nullptr;
     for (const auto& row : rows) {
-      if (is_median(row) && row.case_name == "collective" && row.metric == "busbw" && row.params.get("api") == "all_reduce" &&
+      if (is_ok_median(row) && row.case_name == "collective" && row.metric == "busbw" && row.params.get("api") == "all_reduce" &&
           number_param(row, "gpus") == n && row.params.get("dtype") == "float" &&
-          extra_value(row.params, "placement") == "out_of_place" && extra_value(row.params, "interconnect") == "default" &&
+          extra_param(row.params, "placement") == "out_of_place" && extra_param(row.params, "interconnect") == "default" &&
           row.params.get("size_bytes") == off->params.get("size_bytes")) {
         on = &row;
       }
@@ -204,10 +190,10 @@ std::string allreduce_section(const std::vector<result_row>& rows, const json& m
 
   table_rows overlap;
   for (const auto& row : rows) {
-    if (!is_median(row) || row.case_name != "overlap" || row.metric != "comm_hidden") continue;
+    if (!is_ok_median(row) || row.case_name != "overlap" || row.metric != "comm_hidden") continue;
     const auto value_of = [&](const std::string& metric) {
       for (const auto& other : rows) {
-        if (is_median(other) && other.case_name == "overlap" && other.metric == metric && other.params == row.params) {
+        if (is_ok_median(other) && other.case_name == "overlap" && other.metric == metric && other.params == row.params) {
           return format_figure(*other.value);
         }
       }

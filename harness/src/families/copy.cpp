@@ -61,9 +61,7 @@ using value_key = std::tuple<std::string, case_params, std::string>;  // case, p
 std::map<value_key, double> medians(const std::vector<result_row>& rows) {
   std::map<value_key, double> values;
   for (const auto& row : rows) {
-    if (row.stat == statistic::median && row.value && row.status == row_status::ok) {
-      values[{row.case_name, row.params, row.metric}] = *row.value;
-    }
+    if (is_ok_median(row)) values[{row.case_name, row.params, row.metric}] = *row.value;
   }
   return values;
 }

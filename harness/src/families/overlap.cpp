@@ -37,44 +37,12 @@ constexpr double max_graph_slowdown = 1.10;
 // A calibrated regime's kernel/copy ratio may miss its target by this factor before it is named.
 constexpr double ratio_tolerance = 1.3;
 
-// "k=v" of the extra column ("chunks=32;regime=balanced").
-std::string extra_value(const case_params& params, const std::string& key) {
-  const std::string& extra = params.extra;
-  std::size_t start = 0;
-  while (start < extra.size()) {
-    const std::size_t end = std::min(extra.find(';', start), extra.size());
-    const std::string item = extra.substr(start, end - start);
-    if (item.rfind(key + "=", 0) == 0) return item.substr(key.size() + 1);
-    start = end + 1;
-  }
-  return "";
-}
-
 int int_of(const std::string& text) { return static_cast<int>(std::strtol(text.c_str(), nullptr, 10)); }
 
-// One median per (case, metric) of the rows that measured fine.
-struct median_value {
-  const result_row* row;
-  double value;
-};
-using median_map = std::multimap<std::pair<std::string, std::string>, median_value>;
-
-median_map medians(const std::vector<result_row>& rows) {
-  median_map out;
-  for (const auto& row : rows) {
-    if (row.stat == statistic::median && row.value && row.status == row_status::ok) {
-      out.emplace(std::pair{row.case_name, row.metric}, median_value{&row, *row.value});
-    }
-  }
-  return out;
-}
-
 template <class Fn>
-void each(const median_map& m, const std::string& case_name, const std::string& metric, Fn&& fn) {
+void each(const median_index& m, const std::string& case_name, const std::string& metric, Fn&& fn) {
   for (auto [it, end] = m.equal_range(std::pair{case_name, metric}); it != end; ++it) fn(*it->second.row, it->second.value);
 }
-
-std::string gpu_prefix(const std::string& device) { return device.empty() ? "" : "GPU " + device + ": "; }
 
 // Best median of `metric` over chunk counts for each (device, regime, host kind, streams) of the
 // sweep (case pipeline, api nonblocking), with the chunk count that reached it.
@@ -84,19 +52,19 @@ struct best_value {
 };
 using sweep_key = std::tuple<std::string, std::string, std::string, int>;  // device, regime, host kind, streams
 
-std::map<sweep_key, best_value> best_over_chunks(const median_map& m, const std::string& metric) {
+std::map<sweep_key, best_value> best_over_chunks(const median_index& m, const std::string& metric) {
   std::map<sweep_key, best_value> best;
   each(m, "pipeline", metric, [&](const result_row& row, double value) {
     if (row.params.get("api") != "nonblocking") return;
-    const sweep_key key{row.params.get("device"), extra_value(row.params, "regime"), row.params.get("host_kind"),
+    const sweep_key key{row.params.get("device"), extra_param(row.params, "regime"), row.params.get("host_kind"),
                         int_of(row.params.get("streams"))};
-    auto [it, inserted] = best.try_emplace(key, best_value{value, int_of(extra_value(row.params, "chunks"))});
-    if (!inserted && value > it->second.value) it->second = {value, int_of(extra_value(row.params, "chunks"))};
+    auto [it, inserted] = best.try_emplace(key, best_value{value, int_of(extra_param(row.params, "chunks"))});
+    if (!inserted && value > it->second.value) it->second = {value, int_of(extra_param(row.params, "chunks"))};
   });
   return best;
 }
 
-void overlap_anomalies(const median_map& m, std::vector<std::string>& out) {
+void overlap_anomalies(const median_index& m, std::vector<std::string>& out) {
   // Multi-stream pinned no faster than one stream.
   std::map<std::tuple<std::string, std::string>, double> best_multi;  // (device, regime) -> best speedup, S >= 2
   for (const auto& [key, best] : best_over_chunks(m, "speedup")) {
@@ -117,15 +85,15 @@ void overlap_anomalies(const median_map& m, std::vector<std::string>& out) {
   each(m, "pipeline", "efficiency", [&](const result_row& row, double value) {
     if (row.params.get("api") != "nonblocking" || row.params.get("host_kind") != "pinned") return;
     if (int_of(row.params.get("streams")) < 3) return;
-    const std::tuple<std::string, std::string> key{row.params.get("device"), extra_value(row.params, "regime")};
+    const std::tuple<std::string, std::string> key{row.params.get("device"), extra_param(row.params, "regime")};
     auto [w, w_new] = worst.try_emplace(key, &row, value);
     if (!w_new && value < w->second.second) w->second = {&row, value};
     auto [h, h_new] = highest.try_emplace(key, &row, value);
     if (!h_new && value > h->second.second) h->second = {&row, value};
   });
   const auto where = [](const result_row& row) {
-    return extra_value(row.params, "regime") + " pipeline, pinned, " + row.params.get("streams") + " streams x " +
-           extra_value(row.params, "chunks") + " chunks";
+    return extra_param(row.params, "regime") + " pipeline, pinned, " + row.params.get("streams") + " streams x " +
+           extra_param(row.params, "chunks") + " chunks";
   };
   for (const auto& [key, entry] : worst) {
     if (entry.second < min_efficiency_percent) {
@@ -155,7 +123,7 @@ void overlap_anomalies(const median_map& m, std::vector<std::string>& out) {
   }
 }
 
-void semantics_anomalies(const median_map& m, std::vector<std::string>& out) {
+void semantics_anomalies(const median_index& m, std::vector<std::string>& out) {
   std::map<std::string, std::map<std::string, double>> by_device;  // device -> api -> pipeline time
   each(m, "stream_semantics", "pipeline_time",
        [&](const result_row& row, double value) { by_device[row.params.get("device")][row.params.get("api")] = value; });
@@ -193,10 +161,10 @@ void semantics_anomalies(const median_map& m, std::vector<std::string>& out) {
   }
 }
 
-void calibration_anomalies(const median_map& m, std::vector<std::string>& out) {
+void calibration_anomalies(const median_index& m, std::vector<std::string>& out) {
   const std::map<std::string, double> targets = {{"balanced", 1.0}, {"compute_heavy", 4.0}, {"copy_heavy", 0.25}};
   each(m, "calibration", "kernel_copy_ratio", [&](const result_row& row, double value) {
-    const auto target = targets.find(extra_value(row.params, "regime"));
+    const auto target = targets.find(extra_param(row.params, "regime"));
     if (target == targets.end()) return;
     if (value > target->second * ratio_tolerance || value < target->second / ratio_tolerance) {
       out.push_back(gpu_prefix(row.params.get("device")) + target->first + " regime: the kernel takes " + format_figure(value) +
@@ -207,16 +175,16 @@ void calibration_anomalies(const median_map& m, std::vector<std::string>& out) {
 }
 
 std::string section(const std::vector<result_row>& rows) {
-  const median_map m = medians(rows);
+  const median_index m = ok_medians(rows);
   const auto speedups = best_over_chunks(m, "speedup");
   if (speedups.empty()) return "";
   std::map<sweep_key, double> efficiency;  // at the chunk count of the best speedup
   each(m, "pipeline", "efficiency", [&](const result_row& row, double value) {
     if (row.params.get("api") != "nonblocking") return;
-    const sweep_key key{row.params.get("device"), extra_value(row.params, "regime"), row.params.get("host_kind"),
+    const sweep_key key{row.params.get("device"), extra_param(row.params, "regime"), row.params.get("host_kind"),
                         int_of(row.params.get("streams"))};
     const auto best = speedups.find(key);
-    if (best != speedups.end() && best->second.chunks == int_of(extra_value(row.params, "chunks"))) efficiency[key] = value;
+    if (best != speedups.end() && best->second.chunks == int_of(extra_param(row.params, "chunks"))) efficiency[key] = value;
   });
   std::set<int> stream_counts;
   std::map<std::tuple<std::string, std::string, std::string>, std::map<int, std::string>> cells;
@@ -247,7 +215,7 @@ std::string section(const std::vector<result_row>& rows) {
   table_rows tax;
   std::map<std::tuple<std::string, std::string>, std::map<std::string, double>> tax_cells;
   each(m, "movement_tax", "tax_ratio", [&](const result_row& row, double value) {
-    tax_cells[{row.params.get("device"), extra_value(row.params, "regime")}][row.params.get("api")] = value;
+    tax_cells[{row.params.get("device"), extra_param(row.params, "regime")}][row.params.get("api")] = value;
   });
   for (const auto& [key, by_api] : tax_cells) {
     std::vector<std::string> line = {std::get<0>(key), std::get<1>(key)};
@@ -292,7 +260,7 @@ family_rules overlap_report_rules() {
     return peak_ref{both ? 2 * *pcie : *pcie, 1, both ? "2 x PCIe per direction" : "PCIe per direction"};
   };
   rules.anomalies = [](const std::vector<result_row>& rows, const json&, std::vector<std::string>& out) {
-    const median_map m = medians(rows);
+    const median_index m = ok_medians(rows);
     overlap_anomalies(m, out);
     semantics_anomalies(m, out);
     calibration_anomalies(m, out);

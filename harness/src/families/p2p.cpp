@@ -47,8 +47,6 @@ std::optional<std::size_t> size_of(const result_row& row) {
   return static_cast<std::size_t>(std::stoull(text));
 }
 
-bool is_median(const result_row& row) { return row.stat == statistic::median && row.value && row.status == row_status::ok; }
-
 const json& topology_of(const json& meta) {
   static const json none = json::object();
   if (meta.contains("node") && meta["node"].is_object() && meta["node"].contains("topology") &&
@@ -165,7 +163,7 @@ std::vector<pair_value> pair_values(const std::vector<result_row>& rows, const s
                                     std::size_t size, const std::string& case_name = "bandwidth") {
   std::vector<pair_value> values;
   for (const auto& row : rows) {
-    if (!is_median(row) || row.case_name != case_name || row.metric != metric || row.params.get("api") != api ||
+    if (!is_ok_median(row) || row.case_name != case_name || row.metric != metric || row.params.get("api") != api ||
         row.params.get("direction") != "uni" || size_of(row) != size) {
       continue;
     }
@@ -180,7 +178,7 @@ std::vector<pair_value> pair_values(const std::vector<result_row>& rows, const s
 std::optional<std::size_t> largest_uni_size(const std::vector<result_row>& rows) {
   std::optional<std::size_t> largest;
   for (const auto& row : rows) {
-    if (!is_median(row) || row.case_name != "bandwidth" || row.metric != "bandwidth" ||
+    if (!is_ok_median(row) || row.case_name != "bandwidth" || row.metric != "bandwidth" ||
         row.params.get("direction") != "uni") {
       continue;
     }
@@ -294,7 +292,7 @@ std::string p2p_section(const std::vector<result_row>& rows, const json& meta) {
   std::map<std::pair<std::string, std::string>, std::pair<std::size_t, const result_row*>> best;
   for (const auto& row : rows) {
     const std::string& direction = row.params.get("direction");
-    if (!is_median(row) || row.metric != "bandwidth" || (direction != "bidir" && direction != "all_pairs")) continue;
+    if (!is_ok_median(row) || row.metric != "bandwidth" || (direction != "bidir" && direction != "all_pairs")) continue;
     const std::string who = direction == "bidir" ? row.params.get("src") + " <-> " + row.params.get("dst") : "all pairs";
     auto& slot = best[{who, row.params.get("api")}];
     if (const auto size = size_of(row); size && (!slot.second || *size >= slot.first)) slot = {*size, &row};
@@ -310,7 +308,7 @@ std::string p2p_section(const std::vector<result_row>& rows, const json& meta) {
   table_rows latency;
   std::map<std::pair<std::string, std::string>, std::map<std::string, std::pair<std::size_t, double>>> lat;
   for (const auto& row : rows) {
-    if (!is_median(row) || row.case_name != "latency") continue;
+    if (!is_ok_median(row) || row.case_name != "latency") continue;
     const auto size = size_of(row);
     if (!size) continue;
     auto& slot = lat[{row.params.get("src") + " -> " + row.params.get("dst"), row.params.get("api")}][row.metric];
@@ -339,7 +337,7 @@ std::string p2p_section(const std::vector<result_row>& rows, const json& meta) {
   table_rows loopback;
   std::map<std::string, std::pair<std::size_t, double>> loop_best;
   for (const auto& row : rows) {
-    if (!is_median(row) || row.case_name != "bandwidth" || row.metric != "bandwidth" ||
+    if (!is_ok_median(row) || row.case_name != "bandwidth" || row.metric != "bandwidth" ||
         row.params.get("direction") != "loopback") {
       continue;
     }

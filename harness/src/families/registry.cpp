@@ -90,4 +90,30 @@ std::optional<int> row_device(const result_row& row) {
   return devices.empty() ? std::nullopt : std::optional<int>(devices.front());
 }
 
+std::string gpu_prefix(const std::string& device) { return device.empty() ? "" : "GPU " + device + ": "; }
+
+std::string extra_param(const case_params& params, std::string_view key) {
+  const std::string& extra = params.extra;
+  std::size_t start = 0;
+  while (start < extra.size()) {
+    const std::size_t end = std::min(extra.find(';', start), extra.size());
+    const std::string_view item = std::string_view(extra).substr(start, end - start);
+    if (item.size() > key.size() && item.substr(0, key.size()) == key && item[key.size()] == '=') {
+      return std::string(item.substr(key.size() + 1));
+    }
+    start = end + 1;
+  }
+  return "";
+}
+
+bool is_ok_median(const result_row& row) { return row.stat == statistic::median && row.value && row.status == row_status::ok; }
+
+median_index ok_medians(const std::vector<result_row>& rows) {
+  median_index out;
+  for (const auto& row : rows) {
+    if (is_ok_median(row)) out.emplace(std::pair{row.case_name, row.metric}, median_entry{&row, *row.value});
+  }
+  return out;
+}
+
 }  // namespace hdb

@@ -31,87 +31,53 @@ constexpr double clock_uncertainty_limit_us = 5.0;
 // Keeping the value on the GPU should cost nothing against the loop that never reads back.
 constexpr double keep_on_gpu_min_throughput = 0.9;
 
-// "k=v" of the extra column ("every=1;mode=spin").
-std::string extra_value(const case_params& params, const std::string& key) {
-  const std::string& extra = params.extra;
-  std::size_t start = 0;
-  while (start < extra.size()) {
-    const std::size_t end = std::min(extra.find(';', start), extra.size());
-    const std::string item = extra.substr(start, end - start);
-    if (item.rfind(key + "=", 0) == 0) return item.substr(key.size() + 1);
-    start = end + 1;
-  }
-  return "";
-}
-
-struct median_row {
-  const result_row* row;
-  double value;
-};
-
-// Median rows of the family that measured fine, by (case, metric).
-std::multimap<std::pair<std::string, std::string>, median_row> medians(const std::vector<result_row>& rows) {
-  std::multimap<std::pair<std::string, std::string>, median_row> out;
-  for (const auto& row : rows) {
-    if (row.stat == statistic::median && row.value && row.status == row_status::ok) {
-      out.emplace(std::pair{row.case_name, row.metric}, median_row{&row, *row.value});
-    }
-  }
-  return out;
-}
-
-std::string gpu_of(const result_row& row) {
-  const auto& device = row.params.get("device");
-  return device.empty() ? "" : "GPU " + device + ": ";
-}
-
 template <class Map>
 auto of(const Map& m, const std::string& case_name, const std::string& metric) {
   return m.equal_range(std::pair{case_name, metric});
 }
 
-void launch_anomalies(const std::multimap<std::pair<std::string, std::string>, median_row>& m, std::vector<std::string>& out) {
+void launch_anomalies(const median_index& m, std::vector<std::string>& out) {
   for (auto [it, end] = of(m, "launch", "launch_time"); it != end; ++it) {
     if (it->second.value > launch_limit_us) {
-      out.push_back(gpu_of(*it->second.row) + "an empty kernel launch costs " + format_figure(it->second.value) +
+      out.push_back(gpu_prefix(it->second.row->params.get("device")) + "an empty kernel launch costs " + format_figure(it->second.value) +
                     " us of host time (a healthy host: 2-5 us); look for a profiler or debugger attached, "
                     "CUDA_LAUNCH_BLOCKING, CPU frequency scaling or a host thread far from the GPU's NUMA node");
     }
   }
   for (auto [it, end] = of(m, "launch", "launch_sync_time"); it != end; ++it) {
     if (it->second.value > launch_sync_limit_us) {
-      out.push_back(gpu_of(*it->second.row) + "launch + cudaStreamSynchronize takes " + format_figure(it->second.value) +
+      out.push_back(gpu_prefix(it->second.row->params.get("device")) + "launch + cudaStreamSynchronize takes " + format_figure(it->second.value) +
                     " us (a healthy host: 5-15 us); the host wakes up slowly (scheduling mode, CPU idle states)");
     }
   }
 }
 
-void graph_anomalies(const std::multimap<std::pair<std::string, std::string>, median_row>& m, std::vector<std::string>& out) {
+void graph_anomalies(const median_index& m, std::vector<std::string>& out) {
   // (device, kernels) -> (launches, graph)
   std::map<std::pair<std::string, std::string>, std::pair<std::optional<double>, std::optional<double>>> pairs;
   for (auto [it, end] = of(m, "graph", "total_time"); it != end; ++it) {
     const result_row& row = *it->second.row;
-    auto& entry = pairs[{row.params.get("device"), extra_value(row.params, "kernels")}];
+    auto& entry = pairs[{row.params.get("device"), extra_param(row.params, "kernels")}];
     if (row.params.get("api") == "launches") entry.first = it->second.value;
     if (row.params.get("api") == "graph") entry.second = it->second.value;
   }
   for (const auto& [key, times] : pairs) {
     const auto& [launches, graph] = times;
     if (launches && graph && *graph >= *launches && std::strtol(key.second.c_str(), nullptr, 10) >= 100) {
-      out.push_back((key.first.empty() ? "" : "GPU " + key.first + ": ") + "one graph of " + key.second +
+      out.push_back(gpu_prefix(key.first) + "one graph of " + key.second +
                     " empty kernels (" + format_figure(*graph) + " us) is no faster than " + key.second + " launches (" +
                     format_figure(*launches) + " us); graphs should amortise the launch cost");
     }
   }
 }
 
-void wakeup_anomalies(const std::multimap<std::pair<std::string, std::string>, median_row>& m, std::vector<std::string>& out) {
+void wakeup_anomalies(const median_index& m, std::vector<std::string>& out) {
   for (auto [it, end] = of(m, "wakeup", "cpu_busy"); it != end; ++it) {
     const result_row& row = *it->second.row;
-    const std::string mode = extra_value(row.params, "mode");
+    const std::string mode = extra_param(row.params, "mode");
     const std::string& api = row.params.get("api");
     const double busy = it->second.value;
-    const std::string where = gpu_of(row) + "mode " + mode + ", " + api + ": the waiting thread was busy " +
+    const std::string where = gpu_prefix(row.params.get("device")) + "mode " + mode + ", " + api + ": the waiting thread was busy " +
                               format_fixed(busy, 0) + " % of the wait";
     // cudaEventSynchronize on an event created without cudaEventBlockingSync spins in every
     // mode: the device flag governs device and stream waits only (measured on H200, CUDA 13).
@@ -131,23 +97,23 @@ void wakeup_anomalies(const std::multimap<std::pair<std::string, std::string>, m
   }
   for (const auto& [device, uncertainty] : worst) {
     if (uncertainty > clock_uncertainty_limit_us) {
-      out.push_back((device.empty() ? "" : "GPU " + device + ": ") + "host <-> %globaltimer calibration is only good to +-" +
+      out.push_back(gpu_prefix(device) + "host <-> %globaltimer calibration is only good to +-" +
                     format_figure(uncertainty) + " us; wake-up latencies below that are noise");
     }
   }
 }
 
-void trap_anomalies(const std::multimap<std::pair<std::string, std::string>, median_row>& m, std::vector<std::string>& out) {
+void trap_anomalies(const median_index& m, std::vector<std::string>& out) {
   for (auto [it, end] = of(m, "trap", "relative_throughput"); it != end; ++it) {
     const result_row& row = *it->second.row;
     if (row.params.get("api") == "keep_on_gpu" && it->second.value < keep_on_gpu_min_throughput) {
-      out.push_back(gpu_of(row) + "sync trap: keeping the value on the GPU reaches only " + format_fixed(it->second.value * 100, 0) +
+      out.push_back(gpu_prefix(row.params.get("device")) + "sync trap: keeping the value on the GPU reaches only " + format_fixed(it->second.value * 100, 0) +
                     " % of the loop that never reads back; one copy at the end should cost nothing");
     }
   }
 }
 
-void dependency_anomalies(const std::multimap<std::pair<std::string, std::string>, median_row>& m, std::vector<std::string>& out) {
+void dependency_anomalies(const median_index& m, std::vector<std::string>& out) {
   std::map<std::string, std::pair<std::optional<double>, std::optional<double>>> gaps;  // device -> (wait event, host)
   for (auto [it, end] = of(m, "dependency", "gap"); it != end; ++it) {
     const result_row& row = *it->second.row;
@@ -158,7 +124,7 @@ void dependency_anomalies(const std::multimap<std::pair<std::string, std::string
   for (const auto& [device, pair] : gaps) {
     const auto& [wait_event, host] = pair;
     if (wait_event && host && *wait_event >= *host) {
-      out.push_back((device.empty() ? "" : "GPU " + device + ": ") + "a cudaStreamWaitEvent dependency (" +
+      out.push_back(gpu_prefix(device) + "a cudaStreamWaitEvent dependency (" +
                     format_figure(*wait_event) + " us gap) is no faster than a host round trip (" + format_figure(*host) +
                     " us); the device should release the consumer itself");
     }
@@ -172,7 +138,7 @@ family_rules sync_report_rules() {
   rules.family = "sync";
   rules.peak = [](const result_row&, const json&) -> std::optional<peak_ref> { return std::nullopt; };
   rules.anomalies = [](const std::vector<result_row>& rows, const json&, std::vector<std::string>& out) {
-    const auto m = medians(rows);
+    const auto m = ok_medians(rows);
     launch_anomalies(m, out);
     graph_anomalies(m, out);
     wakeup_anomalies(m, out);

@@ -5,11 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define HDB_HOST_DEVICE __host__ __device__
-#else
-#define HDB_HOST_DEVICE
-#endif
+#include "hdb/host_device.hpp"
 
 namespace hdb {
 

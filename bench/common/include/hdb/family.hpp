@@ -99,6 +99,10 @@ struct repetition_policy {
 // The CUDA indices of env.devices, in order.
 [[nodiscard]] std::vector<int> device_indices(const family_env& env);
 
+// Whether Google Benchmark was asked only to list the cases: then nothing is measured, so no
+// lock, fingerprint or topology read is worth its time.
+[[nodiscard]] bool listing_only(const run_options& options);
+
 // "case=bandwidth;direction=h2d;...;device=0;gpu_uuid=GPU-...;headline=bandwidth" — the label
 // format of docs/benchmark-output.md. The device labels come from `devices` and the env.
 [[nodiscard]] std::string format_label(const case_spec& spec, const family_env& env);

@@ -4,8 +4,11 @@
 // scaling table). The generic report knows no family's directions, kinds or methods; it asks
 // the family's rules, found by name in harness/src/families/registry.cpp.
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -48,5 +51,20 @@ void register_family_rules(family_rules rules);
 [[nodiscard]] std::vector<int> row_devices(const result_row& row);
 // The first of them (the GPU a single-GPU case ran on), or nullopt.
 [[nodiscard]] std::optional<int> row_device(const result_row& row);
+// "GPU 3: " before an anomaly about the GPU(s) of a `device` column, "" when it names none.
+[[nodiscard]] std::string gpu_prefix(const std::string& device);
+// The value of `key` in the extra column (k=v;k=v, as families label their own parameters),
+// "" when the row has none.
+[[nodiscard]] std::string extra_param(const case_params& params, std::string_view key);
+
+// A median that measured fine: the only rows peaks, anomalies and sections judge.
+[[nodiscard]] bool is_ok_median(const result_row& row);
+// Those medians by (case, metric), each with its row for the parameters.
+struct median_entry {
+  const result_row* row;
+  double value;
+};
+using median_index = std::multimap<std::pair<std::string, std::string>, median_entry>;
+[[nodiscard]] median_index ok_medians(const std::vector<result_row>& rows);
 
 }  // namespace hdb
