@@ -15,6 +15,8 @@
 #include "hdb/harness/process.hpp"
 #include "hdb/harness/run_dir.hpp"
 
+extern char** environ;
+
 namespace hdb {
 namespace {
 
@@ -137,6 +139,22 @@ json run_probe(const fs::path& probe_binary) {
   return node;
 }
 
+json gpu_environment(const char* const* variables) {
+  json relevant = json::object();
+  for (const char* const* v = variables; v != nullptr && *v != nullptr; ++v) {
+    const std::string_view entry(*v);
+    const auto eq = entry.find('=');
+    const auto name = entry.substr(0, eq);
+    for (const std::string_view prefix : {"NCCL_", "CUDA_", "NVSHMEM_", "TORCH_SYMM_MEM_"}) {
+      if (name.starts_with(prefix)) {
+        relevant[std::string(name)] = eq == std::string_view::npos ? std::string() : std::string(entry.substr(eq + 1));
+        break;
+      }
+    }
+  }
+  return relevant;
+}
+
 json make_meta(const run_identity& run, json host, json node) {
   return {{"schema_version", meta_schema_version},
           {"run_id", run.run_id},
@@ -148,6 +166,8 @@ json make_meta(const run_identity& run, json host, json node) {
                        {"build_type", build_info::build_type}}},
           {"host", std::move(host)},
           {"node", std::move(node)},
+          // What the families ran under: NCCL_NVLS_ENABLE=0 and the like belong to the result.
+          {"environment", gpu_environment(environ)},
           {"families", json::object()}};
 }
 

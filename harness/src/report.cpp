@@ -144,6 +144,13 @@ std::string node_section(const json& meta) {
                                         " MHz, throttle: " + text(clocks, "throttle_description") + "; HBM peak " +
                                         text(gpu, "hbm_peak_GBps") + " GB/s"});
   }
+  if (const auto& environment = field(meta, "environment"); environment.is_object() && !environment.empty()) {
+    std::string variables;
+    for (const auto& [name, value] : environment.items()) {
+      variables += (variables.empty() ? "" : ", ") + name + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+    }
+    rows.push_back({"Environment", variables});
+  }
   if (const auto error = text(node, "error", ""); !error.empty()) rows.push_back({"Probe", error});
   return "## Node\n\n" + markdown_table({"", ""}, rows);
 }

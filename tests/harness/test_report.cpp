@@ -148,3 +148,14 @@ TEST_CASE("a family's own rules grade its rows: peak per GPU, anomalies, extra s
   CHECK(hdb_test::contains(report, "% of peak: against the stand-in link."));
   CHECK_FALSE(hdb_test::contains(report, "GPU-1"));  // parameters show the index, the node table the UUID
 }
+
+TEST_CASE("meta.json records the GPU and NCCL environment, nothing else", "[meta]") {
+  const char* environment[] = {"NCCL_NVLS_ENABLE=0", "PATH=/usr/bin", "CUDA_VISIBLE_DEVICES=1,0", "NCCL_DEBUG",
+                               "TORCH_SYMM_MEM_DISABLE_MULTICAST=1", "HOME=/root", nullptr};
+  const auto recorded = hdb::gpu_environment(environment);
+  CHECK(recorded == nlohmann::json{{"NCCL_NVLS_ENABLE", "0"},
+                                   {"CUDA_VISIBLE_DEVICES", "1,0"},
+                                   {"NCCL_DEBUG", ""},
+                                   {"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"}});
+  CHECK(hdb::gpu_environment(nullptr).empty());
+}

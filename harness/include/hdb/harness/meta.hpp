@@ -43,6 +43,10 @@ struct run_identity {
 };
 
 // The meta.json object a run starts with ("finished_utc" null, "families" empty).
+// The environment variables that change how GPUs and NCCL behave (NCCL_*, CUDA_*, NVSHMEM_*,
+// TORCH_SYMM_MEM_*), name -> value, from a NULL-terminated `environ`-style list.
+[[nodiscard]] nlohmann::json gpu_environment(const char* const* variables);
+
 [[nodiscard]] nlohmann::json make_meta(const run_identity& run, nlohmann::json host, nlohmann::json node);
 
 // Sets meta["families"] from the statuses.
