@@ -47,6 +47,7 @@ const std::string& run_options::value(const std::string& name) const {
 run_options parse_run_options(const std::vector<std::string>& args, const std::vector<flag_spec>& family_flags) {
   run_options options;
   std::map<std::string, std::string> given;
+  std::string devices_spelling = "--devices";  // errors name the flag as the user wrote it
   if (!args.empty()) options.benchmark_args.push_back(args[0]);
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -66,7 +67,10 @@ run_options parse_run_options(const std::vector<std::string>& args, const std::v
     if (arg.rfind("--", 0) != 0) throw usage_error("unexpected argument '" + arg + "' (see --help)");
     const std::size_t eq = arg.find('=');
     std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    if (name == "device") name = "devices";  // the single-GPU spelling of earlier versions
+    if (name == "device") {  // the single-GPU spelling of earlier versions
+      name = "devices";
+      devices_spelling = "--device";
+    }
     if (name == "quick") throw usage_error("flag --quick takes no value");
     if (!declares(shared_flags(), name) && !declares(family_flags, name)) {
       throw usage_error("unknown flag --" + name + " (see --help)");
@@ -90,7 +94,13 @@ run_options parse_run_options(const std::vector<std::string>& args, const std::v
   for (const auto& f : shared_flags()) {
     if (f.name != "quick") options.values[f.name] = pick(f);
   }
-  options.devices = parse_device_selection(options.values["devices"]);
+  try {
+    options.devices = parse_device_selection(options.values["devices"]);
+  } catch (const usage_error& e) {
+    std::string why = e.what();
+    if (const auto at = why.find("--devices"); at != std::string::npos) why.replace(at, 9, devices_spelling);
+    throw usage_error(why);
+  }
   options.numa = parse_numa_request(options.values["numa"]);
   const int timeout = parse_non_negative("gate-timeout-ms", options.values["gate-timeout-ms"]);
   if (timeout == 0) throw usage_error("bad value for --gate-timeout-ms: must be > 0");

@@ -50,7 +50,7 @@ TEST_CASE("bad input is refused with the offending flag named", "[options]") {
   const auto [args, needle] = GENERATE(table<std::vector<std::string>, std::string>({
       {{"--bogus=1"}, "--bogus"},
       {{"--quick=yes"}, "--quick"},
-      {{"--device=-1"}, "--device"},
+      {{"--device=-1"}, "bad value for --device: '-1'"},
       {{"--devices=abc"}, "--devices"},
       {{"--devices=0,"}, "--devices"},
       {{"--devices=3-1"}, "backwards"},
