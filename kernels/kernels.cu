@@ -175,11 +175,13 @@ void launch_spin_gate(const volatile int* release, int* timed_out, std::uint64_t
 }
 
 void launch_clock_probe(clock_sample* sample, std::uint64_t busy_ns, int blocks, cudaStream_t stream) {
+  const on_stream_device on(stream);
   clock_probe_kernel<<<blocks, clock_probe_threads, 0, stream>>>(sample, busy_ns);
   HDB_CUDA_CALL(cudaGetLastError());
 }
 
 void launch_empty(cudaStream_t stream) {
+  const on_stream_device on(stream);
   empty_kernel<<<1, 1, 0, stream>>>();
   HDB_CUDA_CALL(cudaGetLastError());
 }

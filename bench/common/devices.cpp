@@ -8,6 +8,8 @@
 namespace hdb {
 namespace {
 
+constexpr int max_range_devices = 4096;
+
 int parse_index(std::string_view token, std::string_view whole) {
   int value = 0;
   const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
@@ -35,6 +37,11 @@ device_selection parse_device_selection(std::string_view text) {
     const int first = parse_index(item.substr(0, dash), text);
     const int last = dash == std::string_view::npos ? first : parse_index(item.substr(dash + 1), text);
     if (last < first) throw usage_error("bad value for --devices: '" + std::string(text) + "' (range " + std::string(item) + " runs backwards)");
+    // Expanded below one index at a time: 0-2147483647 would exhaust memory (and overflow i).
+    if (last - first >= max_range_devices) {
+      throw usage_error("bad value for --devices: '" + std::string(text) + "' (range " + std::string(item) +
+                        " spans more devices than a node has)");
+    }
     for (int i = first; i <= last; ++i) selection.indices.push_back(i);
   }
   std::sort(selection.indices.begin(), selection.indices.end());

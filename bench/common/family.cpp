@@ -11,12 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <map>
-#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <new>
+#include <optional>
 
 namespace hdb {
 namespace {

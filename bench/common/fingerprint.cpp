@@ -1,24 +1,20 @@
 #include "hdb/fingerprint.hpp"
 
-#include "hdb/devices.hpp"
-
 #include "hdb/buffers.hpp"
 #include "hdb/cuda_check.hpp"
-#include "hdb/stream.hpp"
+#include "hdb/devices.hpp"
 #include "hdb/shell.hpp"
+#include "hdb/stream.hpp"
 #include "hdb/topology.hpp"
 
 #include <unistd.h>
 
-#include <array>
-#include <map>
-#include <optional>
 #include <atomic>
 #include <cstdio>
-#include <memory>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
-
 
 namespace hdb {
 namespace {

@@ -59,29 +59,34 @@ batch_timing time_batch(std::span<const cudaStream_t> streams, spin_gate* gate,
     stream_device.push_back(device_of(s));
     if (std::find(devices.begin(), devices.end(), stream_device.back()) == devices.end()) devices.push_back(stream_device.back());
   }
+  // Every event exists before the first stream is held, so that only CUDA calls that enqueue
+  // work sit between hold and release.
   std::vector<event> starts;
-  std::vector<std::size_t> start_of_stream(streams.size());
-  if (gate != nullptr) gate->arm();
-  for (int device : devices) {
-    const auto first = static_cast<std::size_t>(std::find(stream_device.begin(), stream_device.end(), device) - stream_device.begin());
-    if (gate != nullptr) gate->add_hold(streams[first]);
-    starts.emplace_back(device);
-    starts.back().record(streams[first]);
-    for (std::size_t i = 0; i < streams.size(); ++i) {
-      if (stream_device[i] != device) continue;
-      start_of_stream[i] = starts.size() - 1;
-      if (i != first) HDB_CUDA_CALL(cudaStreamWaitEvent(streams[i], starts.back().get(), 0));
-    }
-  }
+  for (int device : devices) starts.emplace_back(device);
   std::vector<event> stops;
   for (int d : stream_device) stops.emplace_back(d);
+  std::vector<std::size_t> start_of_stream(streams.size());
   try {
+    if (gate != nullptr) gate->arm();
+    for (std::size_t k = 0; k < devices.size(); ++k) {
+      const auto first =
+          static_cast<std::size_t>(std::find(stream_device.begin(), stream_device.end(), devices[k]) - stream_device.begin());
+      if (gate != nullptr) gate->add_hold(streams[first]);
+      starts[k].record(streams[first]);
+      for (std::size_t i = 0; i < streams.size(); ++i) {
+        if (stream_device[i] != devices[k]) continue;
+        start_of_stream[i] = k;
+        if (i != first) HDB_CUDA_CALL(cudaStreamWaitEvent(streams[i], starts[k].get(), 0));
+      }
+    }
     enqueue();
+    for (std::size_t i = 0; i < streams.size(); ++i) stops[i].record(streams[i]);
   } catch (...) {
-    if (gate != nullptr) gate->release();  // never leave a device spinning behind an exception
+    // Once one stream is held, any failure (a second device's hold included) must release the
+    // gate: never leave a device spinning until the timeout.
+    if (gate != nullptr) gate->release();
     throw;
   }
-  for (std::size_t i = 0; i < streams.size(); ++i) stops[i].record(streams[i]);
   if (gate != nullptr) gate->release();
   batch_timing timing;
   for (std::size_t i = 0; i < streams.size(); ++i) {

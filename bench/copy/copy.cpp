@@ -24,7 +24,6 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -74,7 +73,6 @@ std::vector<copy_path> latency_paths() {
   }
   return paths;
 }
-
 
 namespace {
 std::variant<device_buffer, host_buffer> allocate_endpoint(bool on_device, host_kind kind, std::size_t bytes, int device) {

@@ -292,9 +292,13 @@ std::vector<std::string> measured_gpu_uuids(const raw_family_output& output) {
       }
     }
   }
+  // Schema 2 context names each measured GPU as gpu.<index>.uuid; schema 1 had one gpu.uuid.
   if (output.context.is_object()) {
-    const auto uuid = json_text(output.context, "gpu.uuid");
-    if (!uuid.empty()) uuids.insert(uuid);
+    for (const auto& [key, value] : output.context.items()) {
+      if (key.starts_with("gpu.") && key.ends_with(".uuid") && value.is_string() && !value.get<std::string>().empty()) {
+        uuids.insert(value.get<std::string>());
+      }
+    }
   }
   return {uuids.begin(), uuids.end()};
 }

@@ -141,6 +141,11 @@ TEST_CASE("measured GPUs come from the labels and the context", "[activity]") {
   output.runs = {single, pair};
   CHECK(hdb::measured_gpu_uuids(output) == std::vector<std::string>{gpu_a, gpu_b});
   CHECK(hdb::measured_gpu_uuids(hdb::raw_family_output{}).empty());
+
+  // Schema 2 context: one gpu.<index>.uuid per measured GPU.
+  hdb::raw_family_output context_only;
+  context_only.context = {{"gpu.0.uuid", gpu_a}, {"gpu.1.uuid", gpu_b}, {"gpu.0.name", "NVIDIA H200"}};
+  CHECK(hdb::measured_gpu_uuids(context_only) == std::vector<std::string>{gpu_a, gpu_b});
 }
 
 TEST_CASE("activity anomalies", "[activity]") {

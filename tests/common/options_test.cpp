@@ -97,6 +97,7 @@ TEST_CASE("device selections: all, lists and ranges, checked against the node", 
     CHECK(std::string(e.what()) == "--devices=0,7 but this node has 2 CUDA devices (0..1)");
   }
   CHECK(hdb::join_indices({0, 2, 5}) == "0,2,5");
+  CHECK_THROWS_AS(hdb::parse_device_selection("0-2147483647"), hdb::usage_error);  // not expanded
 }
 
 TEST_CASE("positive integer lists", "[options]") {

@@ -45,10 +45,7 @@ hdb::family_env& gpu_env() {
 }
 
 void require_gpus(int n) {
-  if (static_cast<int>(test_devices().size()) < n) {
-    static const std::string reason = "needs >= " + std::to_string(n) + " GPUs";
-    skip_test(reason.c_str());
-  }
+  if (static_cast<int>(test_devices().size()) < n) skip_test(("needs >= " + std::to_string(n) + " GPUs").c_str());
 }
 
 }  // namespace hdb_test

@@ -15,13 +15,13 @@ struct gpu_fingerprint {
 };
 
 struct node_fingerprint {
-  nlohmann::json facts;  // driver, runtime, NCCL and a "gpus" array
+  nlohmann::json facts;  // driver, runtime, hostname, GPU count and a "gpus" array
 };
 
 // Reads one GPU. The PCIe link is read while a host-to-device copy keeps it busy, because links
 // train down at idle and an idle reading would flag a healthy link as degraded.
 [[nodiscard]] gpu_fingerprint read_gpu_fingerprint(int device);
-// Driver, runtime, NCCL, hostname and GPU count; with include_gpus, every GPU's fingerprint too.
+// Driver, runtime, hostname and GPU count (hdbench-probe adds NCCL's version); with include_gpus, every GPU's fingerprint too.
 [[nodiscard]] node_fingerprint read_node_fingerprint(bool include_gpus);
 
 // Flattens the node fingerprint and the measured GPUs' (an array of read_gpu_fingerprint facts)

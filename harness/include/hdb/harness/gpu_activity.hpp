@@ -71,7 +71,7 @@ struct family_activity {
 [[nodiscard]] activity_snapshot take_activity_snapshot(const std::vector<long>& own_pids);
 
 // The UUIDs a family's output names: gpu_uuid= labels (comma-separated for multi-GPU cases) and
-// the context's gpu.uuid. Sorted, no duplicates.
+// the context's gpu.<index>.uuid (gpu.uuid before schema 2). Sorted, no duplicates.
 [[nodiscard]] std::vector<std::string> measured_gpu_uuids(const raw_family_output& output);
 
 [[nodiscard]] nlohmann::json to_json(const activity_snapshot& snapshot);
