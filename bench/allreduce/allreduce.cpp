@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -124,7 +125,7 @@ class session : public std::enable_shared_from_this<session> {
       quit.kind = command_kind::quit;
       try {
         static_cast<void>(mpi_group(*mpi_, *own_).exchange(quit, watchdog_));
-      } catch (const rank_lost& e) {
+      } catch (const std::exception& e) {  // a destructor must not throw: that would terminate
         std::fprintf(stderr, "hdbench-allreduce: %s\n", e.what());
       }
     }

@@ -223,8 +223,9 @@ timeline pipeline::run_with_timeline(spin_gate& gate) const {
   const std::vector<event> marks(6 * chunks_.size());
   const cudaStream_t first = lanes_[0].get();
   timeline out;
-  // time_batch makes every lane wait for its start event, recorded on the first lane before the
-  // origin, so no operation can start before the origin.
+  // The other lanes wait for time_batch's start event, recorded on the first lane just before the
+  // origin, not for the origin itself: an operation on another lane can start up to one event
+  // record before the origin, so its start may read a fraction of a microsecond below zero.
   out.total_us = us_of(time_batch(batch_streams_, queueable() ? &gate : nullptr, [&] {
     origin.record(first);
     enqueue(&marks);
