@@ -150,6 +150,14 @@ activity_snapshot settled_activity_snapshot() {
   return snapshot;
 }
 
+// `path` relative to the working directory when it lies below it, else as given.
+std::string recorded_path(const fs::path& path) {
+  std::error_code ec;
+  const auto relative = fs::proximate(path, ec);
+  if (ec || relative.empty() || *relative.begin() == "..") return path.string();
+  return relative.string();
+}
+
 bool cancelled(const suite_run_options& options) { return options.cancel != nullptr && *options.cancel != 0; }
 
 }  // namespace
@@ -177,7 +185,10 @@ family_status run_family(const family_entry& family, const suite_run_options& op
   const auto json_path = raw_dir / (family.name + ".json");
   const auto flags = family_flags(family, options);
   process_spec spec;
-  spec.argv = {binary.string()};
+  // Started by the path relative to the run's working directory where there is one, so that
+  // what the run records (the command line, the binary's own "Running ..." line) does not carry
+  // this machine's directory layout.
+  spec.argv = {recorded_path(binary)};
   spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
   spec.argv.push_back("--benchmark_out=" + json_path.string());
   spec.argv.emplace_back("--benchmark_out_format=json");
@@ -204,7 +215,7 @@ family_status run_family(const family_entry& family, const suite_run_options& op
     status.stderr_tail = read_file_tail(spec.stderr_path, stderr_tail_bytes);
   }
   status.family = family.name;
-  status.binary = binary.string();
+  status.binary = spec.argv.front();
   status.command_line = spec.argv;
   status.timeout_s = spec.timeout.count();
   const auto raw = load_family_raw(raw_dir, family.name);

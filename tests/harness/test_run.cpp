@@ -50,6 +50,10 @@ TEST_CASE("run keeps what finished and records each failure", "[run]") {
   const auto status = statuses_by_family(collected.statuses);
   REQUIRE(status.size() == 5);
   CHECK(status.at("good").state == hdb::family_state::ok);
+  // The stand-ins live below the test's working directory (the build tree): recorded relative.
+  CHECK(std::filesystem::path(status.at("good").binary).is_relative());
+  CHECK(status.at("good").command_line.front() == status.at("good").binary);  // and started by it
+  CHECK(std::filesystem::equivalent(status.at("good").binary, std::filesystem::path(HDB_STANDIN_DIR) / "standin-good"));
   CHECK(status.at("crash").state == hdb::family_state::crashed);
   CHECK(status.at("crash").signal == SIGABRT);
   CHECK(status.at("hang").state == hdb::family_state::timed_out);
