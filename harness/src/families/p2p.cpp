@@ -202,13 +202,6 @@ std::vector<int> devices_of(const std::vector<result_row>& rows, const json& met
   return {devices.begin(), devices.end()};
 }
 
-std::string size_text(std::size_t bytes) {
-  if (bytes >= (std::size_t{1} << 30) && bytes % (std::size_t{1} << 30) == 0) return std::to_string(bytes >> 30) + " GiB";
-  if (bytes >= (std::size_t{1} << 20) && bytes % (std::size_t{1} << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
-  if (bytes >= (std::size_t{1} << 10) && bytes % (std::size_t{1} << 10) == 0) return std::to_string(bytes >> 10) + " KiB";
-  return std::to_string(bytes) + " B";
-}
-
 // Row = source, column = destination; "—" on the diagonal, "n/a" where nothing was measured.
 std::string matrix(const std::vector<int>& devices, const std::vector<pair_value>& cells, int decimals) {
   std::vector<std::string> header = {"src \\ dst"};
@@ -265,7 +258,7 @@ std::string p2p_section(const std::vector<result_row>& rows, const json& meta) {
   const auto devices = devices_of(rows, meta);
   const auto largest = largest_uni_size(rows);
   if (largest) {
-    md += "**P2P bandwidth per pair at " + size_text(*largest) + "** (GB/s, median; row = source GPU, column = destination GPU)\n\n";
+    md += "**P2P bandwidth per pair at " + format_size(*largest) + "** (GB/s, median; row = source GPU, column = destination GPU)\n\n";
     std::map<std::string, std::vector<pair_value>> by_method;
     for (const auto& api : matrix_methods) {
       by_method[api] = pair_values(rows, api, "bandwidth", *largest);
@@ -282,9 +275,9 @@ std::string p2p_section(const std::vector<result_row>& rows, const json& meta) {
       std::string list;
       for (const auto& c : chunks) {
         list += (list.empty() ? "" : ", ") + std::to_string(c.src) + "->" + std::to_string(c.dst) + ": " +
-                size_text(static_cast<std::size_t>(c.value));
+                format_size(static_cast<std::size_t>(c.value));
       }
-      md += "Best staged chunk at " + size_text(*largest) + ": " + list + ".\n\n";
+      md += "Best staged chunk at " + format_size(*largest) + ": " + list + ".\n\n";
     }
   }
   // Bidirectional pairs and all pairs at once, at each one's largest size.
@@ -298,7 +291,7 @@ std::string p2p_section(const std::vector<result_row>& rows, const json& meta) {
     if (const auto size = size_of(row); size && (!slot.second || *size >= slot.first)) slot = {*size, &row};
   }
   for (const auto& [key, entry] : best) {
-    together.push_back({key.first, key.second, size_text(entry.first), format_figure(*entry.second->value)});
+    together.push_back({key.first, key.second, format_size(entry.first), format_figure(*entry.second->value)});
   }
   if (!together.empty()) {
     md += "**Both directions and all pairs at once** (total GB/s, median, at the largest size)\n\n" +
@@ -318,7 +311,7 @@ std::string p2p_section(const std::vector<result_row>& rows, const json& meta) {
     const auto device = metrics.find("latency");
     const auto host = metrics.find("host_latency");
     latency.push_back({key.first, key.second,
-                       device != metrics.end() ? size_text(device->second.first) : "n/a",
+                       device != metrics.end() ? format_size(device->second.first) : "n/a",
                        device != metrics.end() ? format_figure(device->second.second) : "n/a",
                        host != metrics.end() ? format_figure(host->second.second) : "n/a"});
   }
@@ -345,7 +338,7 @@ std::string p2p_section(const std::vector<result_row>& rows, const json& meta) {
     if (const auto size = size_of(row); size && *size >= slot.first) slot = {*size, *row.value};
   }
   for (const auto& [gpu, entry] : loop_best) {
-    loopback.push_back({"GPU " + gpu + " -> host -> GPU " + gpu, size_text(entry.first), format_figure(entry.second)});
+    loopback.push_back({"GPU " + gpu + " -> host -> GPU " + gpu, format_size(entry.first), format_figure(entry.second)});
   }
   if (!loopback.empty()) {
     md += "**Staged loopback** (each GPU through host memory and back, GB/s at the largest size)\n\n" +
@@ -378,7 +371,7 @@ void p2p_anomalies(const std::vector<result_row>& rows, const json& meta, std::v
   const json& topology = topology_of(meta);
   const auto largest = largest_uni_size(rows);
   if (largest) {
-    const std::string at = " at " + size_text(*largest);
+    const std::string at = " at " + format_size(*largest);
     for (const auto& api : matrix_methods) {
       const auto values = pair_values(rows, api, "bandwidth", *largest);
       // A pair far below the other pairs with the same link.

@@ -1,5 +1,6 @@
 #pragma once
 // Tables for humans: aligned plain text (terminal) and GitHub markdown (report, PR comments).
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -14,5 +15,7 @@ using table_rows = std::vector<std::vector<std::string>>;
 // Numbers for humans: three significant digits is as much as a benchmark median deserves.
 [[nodiscard]] std::string format_figure(double value);
 [[nodiscard]] std::string format_fixed(double value, int decimals);
+// Bytes as labels show them: "1 GiB", "64 MiB", "4 KiB" where the size is a whole multiple, else "4097 B".
+[[nodiscard]] std::string format_size(std::size_t bytes);
 
 }  // namespace hdb
