@@ -116,6 +116,34 @@ void direction_asymmetry(const std::map<value_key, double>& values, std::vector<
   }
 }
 
+// Both directions at once, at the largest size each GPU measured: reported here because it does not
+// gate (docs/harness.md), and because the shares show which direction gives way.
+std::string bidir_section(const std::vector<result_row>& rows) {
+  std::map<std::string, std::pair<double, std::map<std::string, double>>> largest;  // device -> (size, metric -> value)
+  for (const auto& [key, value] : medians(rows)) {
+    const auto& [case_name, params, metric] = key;
+    if (case_name != "bandwidth" || params.get("direction") != "bidir" || params.get("host_kind") != "pinned" ||
+        params.get("api") != "async") {
+      continue;
+    }
+    const double size = std::strtod(params.get("size_bytes").c_str(), nullptr);
+    auto [it, inserted] = largest.try_emplace(params.get("device"), size, std::map<std::string, double>{});
+    if (size > it->second.first) it->second = {size, {}};
+    if (size == it->second.first) it->second.second[metric] = value;
+  }
+  if (largest.empty()) return "";
+  table_rows table;
+  for (const auto& [device, entry] : largest) {
+    const auto cell = [&](const char* metric) {
+      const auto it = entry.second.find(metric);
+      return it == entry.second.end() ? std::string() : format_figure(it->second) + " GB/s";
+    };
+    table.push_back({device, format_size(static_cast<std::size_t>(entry.first)), cell("bandwidth"), cell("bandwidth_h2d"), cell("bandwidth_d2h")});
+  }
+  return "\nBoth directions at once (pinned, two streams; medians, reported but not gated: docs/harness.md).\n\n" +
+         markdown_table({"GPU", "size", "total", "h2d share", "d2h share"}, table);
+}
+
 }  // namespace
 
 family_rules copy_report_rules() {
@@ -127,7 +155,7 @@ family_rules copy_report_rules() {
         pageable_vs_pinned(values, out);
         direction_asymmetry(values, out);
       },
-      {},
+      [](const std::vector<result_row>& rows, const json&) { return bidir_section(rows); },
       "% of peak: host copies (h2d, d2h) against the PCIe peak per direction of the GPU they ran on, at its maximum "
       "link (GT/s x lanes x encoding / 8); all GPUs at once against the sum of their links; bidir totals against "
       "twice one link; d2d against that GPU's HBM peak, with twice the counted bytes as traffic (each byte is read "
