@@ -35,7 +35,8 @@ NEED_APIS = ("cudaEventSynchronize", "cudaStreamSynchronize", "cudaDeviceSynchro
 DEPENDENCY_APIS = ("same_stream", "cudaStreamWaitEvent", "host_sync_then_launch")
 DEPENDENCY_LABELS = {"same_stream": "same stream", "cudaStreamWaitEvent": "cudaStreamWaitEvent\n(other stream)",
                      "host_sync_then_launch": "host sync,\nthen launch"}
-TRAP_COLORS = {"readback_pageable": "#D55E00", "readback_async": "#009E73", "keep_on_gpu": "#0072B2"}
+TRAP_COLORS = {"readback_pageable": "#D55E00", "sync_only": "#CC79A7", "readback_async": "#009E73",
+               "keep_on_gpu": "#0072B2"}
 
 
 def figures(run: Run) -> list[FigureJob]:
@@ -278,6 +279,7 @@ def trap_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
         return None
     xs = range(len(every))
     for api, label in (("readback_pageable", "4-byte read-back to pageable memory, then sync (.item())"),
+                       ("sync_only", "cudaStreamSynchronize alone, no copy (the wait's share)"),
                        ("readback_async", "read-back to pinned memory + event, checked 4 read-backs later")):
         values = [whisker(select(trap, api=api), "relative_throughput", every=e) for e in every]
         points = [(x, v) for x, v in zip(xs, values) if v is not None]
@@ -314,6 +316,9 @@ def trap_lesson(trap: Sequence[Row]) -> str:
     if k1 is None or k1 <= 0:
         return "The sync trap: every read-back stops the GPU until the host catches up"
     text = f"Reading one value back every kernel makes the loop {1 / k1:.1f}× slower"
+    sync_only = stat(select(trap, api="sync_only"), "relative_throughput", every="1")
+    if sync_only:
+        text += f" (the wait alone {1 / sync_only:.1f}×)"
     if keep is not None:
         text += f"; keeping it on the GPU and copying once at the end runs at {keep * 100:.0f} % of full speed"
     return text

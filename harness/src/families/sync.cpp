@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -131,6 +132,68 @@ void dependency_anomalies(const median_index& m, std::vector<std::string>& out) 
   }
 }
 
+// The teaching figures, gating or not: what a launch, a graph and the sync trap cost per GPU.
+std::string sync_section(const std::vector<result_row>& rows) {
+  const median_index m = ok_medians(rows);
+  const auto value_of = [&](const std::string& case_name, const std::string& metric, const std::string& device,
+                            const std::string& api, const std::string& extra_key,
+                            const std::string& extra_value) -> std::optional<double> {
+    for (auto [it, end] = of(m, case_name, metric); it != end; ++it) {
+      const result_row& row = *it->second.row;
+      if (row.params.get("device") == device && row.params.get("api") == api &&
+          (extra_key.empty() || extra_param(row.params, extra_key) == extra_value)) {
+        return it->second.value;
+      }
+    }
+    return std::nullopt;
+  };
+  std::set<std::string> devices;
+  std::set<int> kernel_counts;
+  for (const auto& [key, entry] : m) {
+    if (key.first == "launch" || key.first == "graph" || key.first == "trap") devices.insert(entry.row->params.get("device"));
+    if (key.first == "graph") kernel_counts.insert(static_cast<int>(std::strtol(extra_param(entry.row->params, "kernels").c_str(), nullptr, 10)));
+  }
+  if (devices.empty()) return "";
+  const auto us = [](std::optional<double> v) { return v ? format_figure(*v) + " us" : std::string(); };
+  const auto slower = [](std::optional<double> throughput) {
+    return throughput && *throughput > 0 ? format_figure(1 / *throughput) + "x" : std::string();
+  };
+
+  std::vector<std::string> launch_header = {"GPU", "empty launch", "launch + sync"};
+  for (int k : kernel_counts) launch_header.push_back(std::to_string(k) + " launches vs 1 graph");
+  table_rows launches;
+  table_rows trap;
+  for (const std::string& device : devices) {
+    std::vector<std::string> line = {device, us(value_of("launch", "launch_time", device, "empty_kernel", "", "")),
+                                     us(value_of("launch", "launch_sync_time", device, "empty_kernel", "", ""))};
+    for (int k : kernel_counts) {
+      const auto many = value_of("graph", "total_time", device, "launches", "kernels", std::to_string(k));
+      const auto one = value_of("graph", "total_time", device, "graph", "kernels", std::to_string(k));
+      line.push_back(many && one && *one > 0 ? format_figure(*many) + " vs " + format_figure(*one) + " us (" +
+                                                   format_figure(*many / *one) + "x)"
+                                             : "");
+    }
+    launches.push_back(std::move(line));
+    std::vector<std::string> trap_line = {
+        device, slower(value_of("trap", "relative_throughput", device, "readback_pageable", "every", "1")),
+        slower(value_of("trap", "relative_throughput", device, "sync_only", "every", "1")),
+        slower(value_of("trap", "relative_throughput", device, "readback_async", "every", "1")),
+        slower(value_of("trap", "relative_throughput", device, "keep_on_gpu", "", ""))};
+    if (std::any_of(trap_line.begin() + 1, trap_line.end(), [](const std::string& cell) { return !cell.empty(); })) {
+      trap.push_back(std::move(trap_line));
+    }
+  }
+  std::string out = "\nLaunch cost, host clock (medians; reported, not gated: docs/sync.md).\n\n" +
+                    markdown_table(launch_header, launches);
+  if (!trap.empty()) {
+    out += "\nSync trap: how much slower a loop of small kernels runs than the same loop that never reads back.\n\n" +
+           markdown_table({"GPU", "4-byte read-back every kernel (.item())", "stream sync only, every kernel",
+                           "async read-back every kernel", "kept on the GPU, one copy at the end"},
+                          trap);
+  }
+  return out;
+}
+
 }  // namespace
 
 family_rules sync_report_rules() {
@@ -145,6 +208,7 @@ family_rules sync_report_rules() {
     trap_anomalies(m, out);
     dependency_anomalies(m, out);
   };
+  rules.section = [](const std::vector<result_row>& rows, const json&) { return sync_section(rows); };
   rules.footnote =
       "Sync figures are host-clock times (median call) and ratios; none has a theoretical peak. "
       "Wake-up latencies map the kernel's %globaltimer stamp to the host clock (see docs/sync.md).";

@@ -1,0 +1,57 @@
+// The sync family's report section: launch cost and K launches vs one graph per GPU, and the
+// sync trap at k = 1 as "times slower than never" for each way of reading back.
+#include "catch_compat.hpp"
+#include "hdb/harness/family_rules.hpp"
+
+#include <string>
+#include <vector>
+
+namespace hdb {
+family_rules sync_report_rules();
+}
+
+namespace {
+
+hdb::result_row median(const std::string& case_name, const std::string& api, const std::string& extra,
+                       const std::string& metric, double value, const std::string& device = "0") {
+  hdb::result_row row;
+  row.family = "sync";
+  row.case_name = case_name;
+  row.params.set("api", api);
+  row.params.set("device", device);
+  row.params.extra = extra;
+  row.metric = metric;
+  row.unit = metric == "relative_throughput" ? "ratio" : "us";
+  row.stat = hdb::statistic::median;
+  row.value = value;
+  return row;
+}
+
+}  // namespace
+
+TEST_CASE("section: launch figures, launches vs graph, and the trap per way of reading back", "[sync][report]") {
+  const auto rules = hdb::sync_report_rules();
+  std::vector<hdb::result_row> rows = {
+      median("launch", "empty_kernel", "", "launch_time", 4.5),
+      median("launch", "empty_kernel", "", "launch_sync_time", 9.5),
+      median("graph", "launches", "kernels=100", "total_time", 450),
+      median("graph", "graph", "kernels=100", "total_time", 90),
+      median("trap", "readback_pageable", "every=1", "relative_throughput", 0.25),
+      median("trap", "readback_pageable", "every=8", "relative_throughput", 0.7),
+      median("trap", "sync_only", "every=1", "relative_throughput", 0.4),
+      median("trap", "keep_on_gpu", "", "relative_throughput", 1.0),
+      median("launch", "empty_kernel", "", "launch_time", 4.0, "1"),
+  };
+  const std::string md = rules.section(rows, nlohmann::json::object());
+  INFO(md);
+  CHECK(md.find("| 0 | 4.5 us | 9.5 us | 450 vs 90 us (5x) |") != std::string::npos);
+  CHECK(md.find("| 0 | 4x | 2.5x |  | 1x |") != std::string::npos);  // the async read-back was not measured
+  CHECK(md.find("| 1 | 4 us |") != std::string::npos);               // every GPU gets its launch row
+  CHECK(md.find("| 1 |  |") == std::string::npos);                   // but no empty trap row
+  CHECK(md.find("not gated") != std::string::npos);
+}
+
+TEST_CASE("section: nothing to show without launch, graph or trap rows", "[sync][report]") {
+  const auto rules = hdb::sync_report_rules();
+  CHECK(rules.section({median("sync_cost", "cudaEventQuery", "", "call_time", 1.4)}, nlohmann::json::object()).empty());
+}
