@@ -3,6 +3,7 @@
 #include "hdb/sizes.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
@@ -96,6 +97,15 @@ double percentile(std::vector<double> values, double q) {
   const std::size_t above = std::min(below + 1, values.size() - 1);
   const double fraction = position - static_cast<double>(below);
   return values[below] + (values[above] - values[below]) * fraction;
+}
+
+double interquartile_mean(std::vector<double> values) {
+  if (values.empty()) throw std::invalid_argument("interquartile mean of no values");
+  std::sort(values.begin(), values.end());
+  const std::size_t cut = values.size() / 4;
+  const auto first = values.begin() + static_cast<std::ptrdiff_t>(cut);
+  const auto last = values.end() - static_cast<std::ptrdiff_t>(cut);
+  return std::accumulate(first, last, 0.0) / static_cast<double>(last - first);
 }
 
 spread summarize(const std::vector<double>& values) {

@@ -45,6 +45,11 @@ enum class wait_api { device_sync, stream_sync, event_sync, event_blocking_sync,
 // q-quantile (q in [0, 1]) by linear interpolation between order statistics; throws on no values.
 [[nodiscard]] double percentile(std::vector<double> values, double q);
 
+// Mean of the middle half (the values between the quartiles' order statistics, n/4 dropped at
+// each end). For samples quantised at a coarse tick (%globaltimer's 32 ns) a median jumps a whole
+// tick between repetitions; this mean moves smoothly and still ignores outliers. Throws on none.
+[[nodiscard]] double interquartile_mean(std::vector<double> values);
+
 struct spread {
   double median = 0;
   double p10 = 0;

@@ -30,6 +30,17 @@ TEST_CASE("percentile interpolates between order statistics of unsorted values",
   CHECK(spread.p90 == Approx(100));
 }
 
+TEST_CASE("interquartile mean: the middle half's mean, smooth where the median jumps a tick", "[sync]") {
+  CHECK(s::interquartile_mean({100, 1, 2, 3, 4, 5, 6, -50}) == Approx(3.5));  // drops 2 at each end
+  CHECK(s::interquartile_mean({4, 2, 3}) == Approx(3));                       // fewer than 4: plain mean
+  CHECK(s::interquartile_mean({9}) == Approx(9));
+  CHECK_THROWS(s::interquartile_mean({}));
+  // Ticks of 32 ns around a true 1.95 us: the median sits on one tick, the mean between them.
+  const std::vector<double> ticks = {1.920, 1.920, 1.952, 1.952, 1.952, 1.984, 1.984, 1.984};
+  CHECK(s::percentile(ticks, 0.5) == Approx(1.952));
+  CHECK(s::interquartile_mean(ticks) == Approx((1.952 * 3 + 1.984) / 4));  // 2 dropped at each end
+}
+
 TEST_CASE("calibration keeps the round trip with the smallest RTT", "[sync]") {
   // True offset: device = host + 1'000'000 ns. The device answered 10 ns after the midpoint in
   // the tight trip; the slow trip's midpoint is far off.
