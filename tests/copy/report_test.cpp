@@ -2,6 +2,7 @@
 // the h2d and d2h shares (the bidir total does not gate, so the report is where it shows).
 #include "catch_compat.hpp"
 #include "hdb/harness/family_rules.hpp"
+#include "report_rows.hpp"
 
 #include <cstddef>
 #include <string>
@@ -15,19 +16,10 @@ namespace {
 
 hdb::result_row median(const std::string& direction, std::size_t size, const std::string& metric, double value,
                        const std::string& device = "0") {
-  hdb::result_row row;
-  row.family = "copy";
-  row.case_name = "bandwidth";
-  row.params.set("direction", direction);
-  row.params.set("host_kind", "pinned");
-  row.params.set("api", "async");
-  row.params.set("size_bytes", std::to_string(size));
-  row.params.set("device", device);
-  row.metric = metric;
-  row.unit = "GB/s";
-  row.stat = hdb::statistic::median;
-  row.value = value;
-  return row;
+  return hdb_test::median_row("copy", "bandwidth",
+                              {{"direction", direction}, {"host_kind", "pinned"}, {"api", "async"},
+                               {"size_bytes", std::to_string(size)}, {"device", device}},
+                              metric, "GB/s", value);
 }
 
 constexpr std::size_t gib = std::size_t{1} << 30;

@@ -2,6 +2,7 @@
 // size, the direct/staged ratio, anomalies, and the one-GPU case.
 #include "catch_compat.hpp"
 #include "hdb/harness/family_rules.hpp"
+#include "report_rows.hpp"
 
 #include <algorithm>
 #include <string>
@@ -37,19 +38,11 @@ json two_gpu_meta(int links_gpu1 = 18) {
 
 hdb::result_row median(const std::string& case_name, const std::string& api, const std::string& direction, int src, int dst,
                        std::size_t size, const std::string& metric, double value) {
-  hdb::result_row row;
-  row.family = "p2p";
-  row.case_name = case_name;
-  row.params.set("api", api);
-  row.params.set("direction", direction);
-  if (src >= 0) row.params.set("src", std::to_string(src));
-  if (dst >= 0) row.params.set("dst", std::to_string(dst));
-  row.params.set("size_bytes", std::to_string(size));
-  row.metric = metric;
-  row.unit = "GB/s";
-  row.stat = hdb::statistic::median;
-  row.value = value;
-  return row;
+  const auto endpoint = [](int device) { return device >= 0 ? std::to_string(device) : std::string(); };
+  return hdb_test::median_row("p2p", case_name,
+                              {{"api", api}, {"direction", direction}, {"src", endpoint(src)}, {"dst", endpoint(dst)},
+                               {"size_bytes", std::to_string(size)}},
+                              metric, "GB/s", value);
 }
 
 constexpr std::size_t gib = std::size_t{1} << 30;

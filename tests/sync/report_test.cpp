@@ -2,6 +2,7 @@
 // sync trap at k = 1 as "times slower than never" for each way of reading back.
 #include "catch_compat.hpp"
 #include "hdb/harness/family_rules.hpp"
+#include "report_rows.hpp"
 
 #include <string>
 #include <vector>
@@ -14,17 +15,8 @@ namespace {
 
 hdb::result_row median(const std::string& case_name, const std::string& api, const std::string& extra,
                        const std::string& metric, double value, const std::string& device = "0") {
-  hdb::result_row row;
-  row.family = "sync";
-  row.case_name = case_name;
-  row.params.set("api", api);
-  row.params.set("device", device);
-  row.params.extra = extra;
-  row.metric = metric;
-  row.unit = metric == "relative_throughput" ? "ratio" : "us";
-  row.stat = hdb::statistic::median;
-  row.value = value;
-  return row;
+  return hdb_test::median_row("sync", case_name, {{"api", api}, {"device", device}}, metric,
+                              metric == "relative_throughput" ? "ratio" : "us", value, extra);
 }
 
 }  // namespace
