@@ -196,7 +196,7 @@ void measure_wait_for_need(benchmark::State& state, need_wait how) {
 // ---- dependency ----------------------------------------------------------------------------
 
 // The cross-stream gap sits at one of two levels (1.80 or 1.92 us on an H200) that alternate every
-// 35-150 ms; ~0.15 s of pairs per repetition spans several periods, so repetitions agree.
+// 35-150 ms or hold for longer; ~0.15 s of pairs per repetition spans several of the short periods.
 constexpr int dependency_pairs = 4000;
 
 // The producer spins long enough that the host has queued the consumer before it ends, so the
