@@ -3,6 +3,7 @@
 #include "catch_compat.hpp"
 #include "hdb/harness/family_rules.hpp"
 #include "report_rows.hpp"
+#include "test_helpers.hpp"
 
 #include <string>
 #include <vector>
@@ -46,4 +47,23 @@ TEST_CASE("section: launch figures, launches vs graph, and the trap per way of r
 TEST_CASE("section: nothing to show without launch, graph or trap rows", "[sync][report]") {
   const auto rules = hdb::sync_report_rules();
   CHECK(rules.section({median("sync_cost", "cudaEventQuery", "", "call_time", 1.4)}, nlohmann::json::object()).empty());
+}
+
+TEST_CASE("anomaly: a never-read-back step shorter than its kernel means the GPU timer and host clock disagree",
+          "[sync][report]") {
+  const auto rules = hdb::sync_report_rules();
+  const auto anomalies = [&](double never_step, double kernel) {
+    std::vector<std::string> out;
+    rules.anomalies({median("trap", "readback_pageable", "every=1", "baseline_time_per_step", never_step + 0.5),
+                     median("trap", "sync_only", "every=8", "baseline_time_per_step", never_step),
+                     median("trap", "sync_only", "every=8", "step_kernel_time", kernel)},
+                    nlohmann::json::object(), out);
+    return out;
+  };
+  const auto suspect = anomalies(3.82, 5.61);
+  REQUIRE(suspect.size() == 1);
+  CHECK(hdb_test::contains(suspect.front(), "GPU 0: "));
+  CHECK(hdb_test::contains(suspect.front(), "3.82 us per step"));
+  CHECK(hdb_test::contains(suspect.front(), "disagree"));
+  CHECK(anomalies(4.97, 5.01).empty());  // a healthy node: the loop is bound by its kernels
 }
