@@ -53,22 +53,25 @@ enum class dependency {
 [[nodiscard]] std::string_view to_string(dependency d) noexcept;
 
 struct dependency_result {
-  std::vector<double> gap_us;      // consumer start - producer end, device clock, per pair
+  std::vector<double> gap_us;                 // consumer start - producer end, device clock, per pair
+  std::vector<std::size_t> producer_stream;   // per pair: which of the fixture's streams produced
   unsigned long long mismatches = 0;  // words the consumers read that were not what the producer wrote
 };
 
-// Two streams, a 64 KiB device buffer, and mapped slots for the producer's end and the
-// consumer's start, on the current device.
+// `stream_count` streams, a 64 KiB device buffer, and mapped slots for the producer's end and the
+// consumer's start, on the current device. Pair i produces on stream i % stream_count and, across
+// streams, consumes on the next one: the gap depends on the stream (an H200 resolves it in 1.78-1.84
+// us on some streams and 1.91-1.96 us on others), so one pair of streams would measure whichever
+// level it happened to get.
 class dependency_fixture {
  public:
-  explicit dependency_fixture(std::uint64_t producer_spin_ns);
+  dependency_fixture(std::uint64_t producer_spin_ns, std::size_t stream_count);
   // `pairs` producer/consumer pairs, each with a fresh seed, each pair finished before the next.
   [[nodiscard]] dependency_result run(dependency how, int pairs);
 
  private:
   std::uint64_t producer_spin_ns_;
-  stream producer_;
-  stream consumer_;
+  std::vector<stream> streams_;
   raw_event produced_;
   device_buffer data_;
   device_buffer mismatches_;

@@ -108,6 +108,19 @@ double interquartile_mean(std::vector<double> values) {
   return std::accumulate(first, last, 0.0) / static_cast<double>(last - first);
 }
 
+std::vector<double> interquartile_means_by_group(std::span<const double> values, std::span<const std::size_t> group_of,
+                                                std::size_t groups) {
+  if (values.size() != group_of.size()) throw std::invalid_argument("every value needs its group");
+  std::vector<std::vector<double>> grouped(groups);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (group_of[i] >= groups) throw std::invalid_argument("group index out of range");
+    grouped[group_of[i]].push_back(values[i]);
+  }
+  std::vector<double> means;
+  for (auto& g : grouped) means.push_back(interquartile_mean(std::move(g)));
+  return means;
+}
+
 spread summarize(const std::vector<double>& values) {
   return {percentile(values, 0.5), percentile(values, 0.1), percentile(values, 0.9)};
 }

@@ -49,6 +49,10 @@ enum class wait_api { device_sync, stream_sync, event_sync, event_blocking_sync,
 // each end). For samples quantised at a coarse tick (%globaltimer's 32 ns) a median jumps a whole
 // tick between repetitions; this mean moves smoothly and still ignores outliers. Throws on none.
 [[nodiscard]] double interquartile_mean(std::vector<double> values);
+// The interquartile mean of each group: values[i] belongs to group_of[i] < groups. Throws when the
+// spans differ in length, a group index is out of range, or a group has no values.
+[[nodiscard]] std::vector<double> interquartile_means_by_group(std::span<const double> values,
+                                                               std::span<const std::size_t> group_of, std::size_t groups);
 
 struct spread {
   double median = 0;

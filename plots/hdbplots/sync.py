@@ -190,7 +190,7 @@ def waiting_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
 
     api_bars(ax_dep, dep, DEPENDENCY_APIS, DEPENDENCY_LABELS, "gap", 0.55, "#009E73",
              "producer end → consumer start (device clock)")
-    ax_dep.set_ylabel("gap between dependent kernels (µs)")
+    ax_dep.set_ylabel("gap between dependent kernels (µs, fastest of 32 streams)")
     ax_dep.set_title("a dependency on another stream", loc="left")
     legend = figure_legend(fig, *axes_handles([ax_need, ax_dep]), max_cols=3,
                            title="bars: median of repetitions, whiskers: min–max" + device_note(need + dep))

@@ -20,7 +20,7 @@ TEST_CASE("a consumer ordered after its producer reads exactly what the producer
   INFO(std::string(s::to_string(how)));
   // The producer spins 200 us before writing: a consumer that did not wait would start while
   // the buffer still holds the previous pair's pattern.
-  s::dependency_fixture fixture(200'000);
+  s::dependency_fixture fixture(200'000, 4);
   const auto result = fixture.run(how, 20);
   CHECK(result.mismatches == 0u);
   REQUIRE(result.gap_us.size() == 20u);
@@ -29,7 +29,7 @@ TEST_CASE("a consumer ordered after its producer reads exactly what the producer
 
 TEST_CASE("without ordering the consumer reads stale data: the check can fail", "[gpu][sync]") {
   static_cast<void>(hdb_test::gpu_env());
-  s::dependency_fixture fixture(200'000);
+  s::dependency_fixture fixture(200'000, 4);
   const auto result = fixture.run(s::dependency::none, 5);
   CHECK(result.mismatches > 0u);
   CHECK(*std::min_element(result.gap_us.begin(), result.gap_us.end()) < 0.0);  // it started before the producer ended

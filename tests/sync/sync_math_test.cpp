@@ -41,6 +41,18 @@ TEST_CASE("interquartile mean: the middle half's mean, smooth where the median j
   CHECK(s::interquartile_mean(ticks) == Approx((1.952 * 3 + 1.984) / 4));  // 2 dropped at each end
 }
 
+TEST_CASE("interquartile means by group: one per group, each ignoring its own outliers", "[sync]") {
+  const std::vector<double> gaps = {1.95, 1.80, 1.96, 1.81, 9.00, 1.79, 1.94, 1.82, 1.95, 0.10};
+  const std::vector<std::size_t> stream = {0, 1, 0, 1, 0, 1, 0, 1, 0, 1};
+  const auto means = s::interquartile_means_by_group(gaps, stream, 2);
+  REQUIRE(means.size() == 2);
+  CHECK(means[0] == Approx((1.95 + 1.95 + 1.96) / 3));  // 1.94 and 9.00 dropped
+  CHECK(means[1] == Approx((1.79 + 1.80 + 1.81) / 3));  // 0.10 and 1.82 dropped
+  CHECK_THROWS(s::interquartile_means_by_group(gaps, stream, 3));  // group 2 has no values
+  CHECK_THROWS(s::interquartile_means_by_group(gaps, std::vector<std::size_t>(10, 5), 2));
+  CHECK_THROWS(s::interquartile_means_by_group(gaps, std::vector<std::size_t>(3, 0), 1));
+}
+
 TEST_CASE("calibration keeps the round trip with the smallest RTT", "[sync]") {
   // True offset: device = host + 1'000'000 ns. The device answered 10 ns after the midpoint in
   // the tight trip; the slow trip's midpoint is far off.
