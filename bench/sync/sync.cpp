@@ -8,7 +8,7 @@
 //   calibrated to the host clock) to the return.
 // - dependency: a producer kernel writes a buffer, a consumer on another stream reads and checks
 //   it; the gap between the producer's last act and the consumer's first act, both %globaltimer
-//   (one device clock, no calibration needed).
+//   (one device clock, no calibration needed), per producer stream of 32; the fastest stream's.
 // - launch / graph: host clock around launches of an empty kernel (no sync), around launch +
 //   cudaStreamSynchronize, and around K launches vs one graph launch of K kernels until the
 //   stream is idle; graph instantiation timed on its own; device time of the K kernels from events.
