@@ -319,11 +319,11 @@ void measure_graph(benchmark::State& state, issue_api api, int kernels) {
   if (api == issue_api::graph) state.counters["instantiate_time"] = instantiate_us;
 }
 
+}  // namespace
+
 // ---- trap ----------------------------------------------------------------------------------
 
-enum class trap_api { readback_pageable, sync_only, keep_on_gpu, readback_async };
-
-std::string_view to_string(trap_api a) {
+std::string_view to_string(trap_api a) noexcept {
   switch (a) {
     case trap_api::readback_pageable: return "readback_pageable";
     case trap_api::sync_only: return "sync_only";
@@ -333,122 +333,102 @@ std::string_view to_string(trap_api a) {
   return "?";
 }
 
+namespace {
 constexpr std::size_t async_ring = 8;
 constexpr std::size_t async_lag = 4;  // an asynchronous read-back is checked this many read-backs later
+}  // namespace
 
-// One stream and every buffer the loop variants need, with the step kernel's spin calibrated
-// so one step takes the target time on the device, back to back. The calibration times steps
-// queued behind the spin gate: timed as they are launched, a step can never look shorter than
-// one launch, and on a VM whose launches cost about as much as the target (4.7 us against 5 us)
-// the correction drove the spin towards zero while the events still read the launch rate.
-class trap_fixture {
- public:
-  trap_fixture(std::int64_t target_ns, std::size_t steps, spin_gate& gate)
-      : gate_(gate),
-        steps_(steps),
-        expected_(accumulator_history(steps)),
-        accumulator_(sizeof(std::uint32_t)),
-        history_(steps * sizeof(std::uint32_t)),
-        value_(host_kind::pageable, sizeof(std::uint32_t)),
-        history_host_(host_kind::pageable, steps * sizeof(std::uint32_t)),
-        ring_(host_kind::pinned, async_ring * sizeof(std::uint32_t)) {
-    for (std::size_t i = 0; i < async_ring; ++i) ring_events_.push_back(make_event(cudaEventDisableTiming));
-    spin_ns_ = target_ns;
-    for (int round = 0; round < 4; ++round) spin_ns_ = next_spin_ns(target_ns, spin_ns_, measure_step_ns());
-    step_kernel_us_ = static_cast<double>(measure_step_ns()) / 1e3;
+trap_fixture::trap_fixture(std::int64_t target_ns, std::size_t steps, spin_gate& gate)
+    : gate_(gate),
+      steps_(steps),
+      expected_(accumulator_history(steps)),
+      accumulator_(sizeof(std::uint32_t)),
+      history_(steps * sizeof(std::uint32_t)),
+      value_(host_kind::pageable, sizeof(std::uint32_t)),
+      history_host_(host_kind::pageable, steps * sizeof(std::uint32_t)),
+      ring_(host_kind::pinned, async_ring * sizeof(std::uint32_t)) {
+  device::preload();  // the step kernel first runs behind the held gate, where lazy loading would deadlock
+  for (std::size_t i = 0; i < async_ring; ++i) ring_events_.push_back(make_event(cudaEventDisableTiming));
+  spin_ns_ = target_ns;
+  for (int round = 0; round < 4; ++round) spin_ns_ = next_spin_ns(target_ns, spin_ns_, measure_step_ns());
+  step_kernel_us_ = static_cast<double>(measure_step_ns()) / 1e3;
+}
+
+double trap_fixture::run(trap_api api, int every) {
+  HDB_CUDA_CALL(cudaMemsetAsync(accumulator_.data(), 0, sizeof(std::uint32_t), s_.get()));
+  s_.synchronize();
+  auto* accumulator = static_cast<std::uint32_t*>(accumulator_.data());
+  auto* history = api == trap_api::keep_on_gpu ? static_cast<std::uint32_t*>(history_.data()) : nullptr;
+  auto* value = static_cast<std::uint32_t*>(value_.data());
+  auto* ring = static_cast<std::uint32_t*>(ring_.data());
+  std::size_t wrong = 0;
+  std::size_t readbacks = 0;
+  const auto check_async = [&](std::size_t r) {
+    const std::size_t slot = r % async_ring;
+    HDB_CUDA_CALL(cudaEventSynchronize(ring_events_[slot].get()));
+    wrong += ring[slot] != expected_[(r + 1) * static_cast<std::size_t>(every) - 1];
+  };
+
+  const std::int64_t start = host_now_ns();
+  for (std::size_t i = 0; i < steps_; ++i) {
+    device::trap_step(static_cast<std::uint64_t>(spin_ns_), accumulator, history, i, s_.get());
+    if (!reads_back_after(i, api == trap_api::keep_on_gpu ? never : every)) continue;
+    if (api == trap_api::readback_pageable) {
+      // What `.item()` does: copy to pageable memory, wait for it, use the value.
+      HDB_CUDA_CALL(cudaMemcpyAsync(value, accumulator, sizeof(std::uint32_t), cudaMemcpyDeviceToHost, s_.get()));
+      s_.synchronize();
+      wrong += *value != expected_[i];
+    } else if (api == trap_api::sync_only) {
+      // The wait alone, no copy: what the read-back's round trip costs before any byte moves.
+      s_.synchronize();
+    } else {
+      if (readbacks >= async_lag) check_async(readbacks - async_lag);
+      const std::size_t slot = readbacks % async_ring;
+      HDB_CUDA_CALL(cudaMemcpyAsync(ring + slot, accumulator, sizeof(std::uint32_t), cudaMemcpyDeviceToHost, s_.get()));
+      HDB_CUDA_CALL(cudaEventRecord(ring_events_[slot].get(), s_.get()));
+      ++readbacks;
+    }
   }
+  if (api == trap_api::keep_on_gpu) {
+    HDB_CUDA_CALL(cudaMemcpyAsync(history_host_.data(), history, steps_ * sizeof(std::uint32_t), cudaMemcpyDeviceToHost,
+                                  s_.get()));
+  }
+  for (std::size_t r = readbacks > async_lag ? readbacks - async_lag : 0; r < readbacks; ++r) check_async(r);
+  s_.synchronize();
+  const double loop_us = elapsed_us(start, host_now_ns());
 
-  [[nodiscard]] double step_kernel_us() const { return step_kernel_us_; }
+  HDB_CUDA_CALL(cudaMemcpy(value, accumulator, sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+  wrong += *value != expected_.back();
+  if (api == trap_api::keep_on_gpu) {
+    const auto* copied = static_cast<const std::uint32_t*>(history_host_.data());
+    for (std::size_t i = 0; i < steps_; ++i) wrong += copied[i] != expected_[i];
+  }
+  if (wrong != 0) {
+    throw std::runtime_error("sync trap " + std::string(to_string(api)) + ": " + std::to_string(wrong) +
+                             " read-back values differ from the expected running sum");
+  }
+  return loop_us;
+}
 
-  // Host time of the whole loop, launch of the first step to the last result in host memory.
-  [[nodiscard]] double run(trap_api api, int every) {
-    HDB_CUDA_CALL(cudaMemsetAsync(accumulator_.data(), 0, sizeof(std::uint32_t), s_.get()));
-    s_.synchronize();
-    auto* accumulator = static_cast<std::uint32_t*>(accumulator_.data());
-    auto* history = api == trap_api::keep_on_gpu ? static_cast<std::uint32_t*>(history_.data()) : nullptr;
-    auto* value = static_cast<std::uint32_t*>(value_.data());
-    auto* ring = static_cast<std::uint32_t*>(ring_.data());
-    std::size_t wrong = 0;
-    std::size_t readbacks = 0;
-    const auto check_async = [&](std::size_t r) {
-      const std::size_t slot = r % async_ring;
-      HDB_CUDA_CALL(cudaEventSynchronize(ring_events_[slot].get()));
-      wrong += ring[slot] != expected_[(r + 1) * static_cast<std::size_t>(every) - 1];
-    };
-
-    const std::int64_t start = host_now_ns();
-    for (std::size_t i = 0; i < steps_; ++i) {
-      device::trap_step(static_cast<std::uint64_t>(spin_ns_), accumulator, history, i, s_.get());
-      if (!reads_back_after(i, api == trap_api::keep_on_gpu ? never : every)) continue;
-      if (api == trap_api::readback_pageable) {
-        // What `.item()` does: copy to pageable memory, wait for it, use the value.
-        HDB_CUDA_CALL(cudaMemcpyAsync(value, accumulator, sizeof(std::uint32_t), cudaMemcpyDeviceToHost, s_.get()));
-        s_.synchronize();
-        wrong += *value != expected_[i];
-      } else if (api == trap_api::sync_only) {
-        // The wait alone, no copy: what the read-back's round trip costs before any byte moves.
-        s_.synchronize();
-      } else {
-        if (readbacks >= async_lag) check_async(readbacks - async_lag);
-        const std::size_t slot = readbacks % async_ring;
-        HDB_CUDA_CALL(cudaMemcpyAsync(ring + slot, accumulator, sizeof(std::uint32_t), cudaMemcpyDeviceToHost, s_.get()));
-        HDB_CUDA_CALL(cudaEventRecord(ring_events_[slot].get(), s_.get()));
-        ++readbacks;
+// Device time per step: the median of 5 batches of 100 steps run back to back behind the gate.
+std::int64_t trap_fixture::measure_step_ns() {
+  constexpr int steps = 100;  // the gate's limit: a held batch must never fill the queue
+  constexpr int batches = 5;
+  const cudaStream_t streams[] = {s_.get()};
+  std::vector<double> per_step_ns;
+  for (int b = 0; b < batches; ++b) {
+    const batch_timing t = time_batch(streams, &gate_, [&] {
+      for (int i = 0; i < steps; ++i) {
+        device::trap_step(static_cast<std::uint64_t>(spin_ns_), static_cast<std::uint32_t*>(accumulator_.data()),
+                          nullptr, static_cast<std::uint64_t>(i), s_.get());
       }
-    }
-    if (api == trap_api::keep_on_gpu) {
-      HDB_CUDA_CALL(cudaMemcpyAsync(history_host_.data(), history, steps_ * sizeof(std::uint32_t), cudaMemcpyDeviceToHost,
-                                    s_.get()));
-    }
-    for (std::size_t r = readbacks > async_lag ? readbacks - async_lag : 0; r < readbacks; ++r) check_async(r);
-    s_.synchronize();
-    const double loop_us = elapsed_us(start, host_now_ns());
-
-    HDB_CUDA_CALL(cudaMemcpy(value, accumulator, sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
-    wrong += *value != expected_.back();
-    if (api == trap_api::keep_on_gpu) {
-      const auto* copied = static_cast<const std::uint32_t*>(history_host_.data());
-      for (std::size_t i = 0; i < steps_; ++i) wrong += copied[i] != expected_[i];
-    }
-    if (wrong != 0) {
-      throw std::runtime_error("sync trap " + std::string(to_string(api)) + ": " + std::to_string(wrong) +
-                               " read-back values differ from the expected running sum");
-    }
-    return loop_us;
+    });
+    per_step_ns.push_back(t.max_ms * 1e6 / steps);
   }
+  return static_cast<std::int64_t>(percentile(per_step_ns, 0.5));
+}
 
- private:
-  // Device time per step: the median of 5 batches of 100 steps run back to back behind the gate.
-  [[nodiscard]] std::int64_t measure_step_ns() {
-    constexpr int steps = 100;  // the gate's limit: a held batch must never fill the queue
-    constexpr int batches = 5;
-    const cudaStream_t streams[] = {s_.get()};
-    std::vector<double> per_step_ns;
-    for (int b = 0; b < batches; ++b) {
-      const batch_timing t = time_batch(streams, &gate_, [&] {
-        for (int i = 0; i < steps; ++i) {
-          device::trap_step(static_cast<std::uint64_t>(spin_ns_), static_cast<std::uint32_t*>(accumulator_.data()),
-                            nullptr, static_cast<std::uint64_t>(i), s_.get());
-        }
-      });
-      per_step_ns.push_back(t.max_ms * 1e6 / steps);
-    }
-    return static_cast<std::int64_t>(percentile(per_step_ns, 0.5));
-  }
-
-  spin_gate& gate_;
-  stream s_;
-  std::size_t steps_;
-  std::vector<std::uint32_t> expected_;
-  device_buffer accumulator_;
-  device_buffer history_;
-  host_buffer value_;
-  host_buffer history_host_;
-  host_buffer ring_;
-  std::vector<raw_event> ring_events_;
-  std::int64_t spin_ns_ = 0;
-  double step_kernel_us_ = 0;
-};
+namespace {
 
 // Every repetition runs the loop that never reads back and the case's loop alternately, 3 times
 // each, and keeps the fastest of each. A host interruption only ever slows a loop, so the noise is

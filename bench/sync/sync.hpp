@@ -7,6 +7,7 @@
 #include "hdb/buffers.hpp"
 #include "hdb/family.hpp"
 #include "hdb/stream.hpp"
+#include "hdb/timing.hpp"
 
 #include <cstdint>
 #include <string>
@@ -77,6 +78,45 @@ class dependency_fixture {
   device_buffer mismatches_;
   host_buffer stamps_;  // [0] producer end, [1] consumer start
   std::uint32_t next_seed_ = 1;
+};
+
+// ---- the sync trap (sync.cpp) -------------------------------------------------------------
+
+// What a trap loop does every k-th step: copy the value to pageable memory and wait (`.item()`),
+// only wait, keep it on the GPU and copy the whole history once at the end (k ignored), or copy
+// it asynchronously to a pinned ring and check it a few read-backs later.
+enum class trap_api { readback_pageable, sync_only, keep_on_gpu, readback_async };
+[[nodiscard]] std::string_view to_string(trap_api a) noexcept;
+
+// One stream and every buffer the loop variants need, with the step kernel's spin calibrated
+// so one step takes the target time on the device, back to back. The calibration times steps
+// queued behind the spin gate: timed as they are launched, a step can never look shorter than
+// one launch, and on a VM whose launches cost about as much as the target (4.7 us against 5 us)
+// the correction drove the spin towards zero while the events still read the launch rate.
+class trap_fixture {
+ public:
+  trap_fixture(std::int64_t target_ns, std::size_t steps, spin_gate& gate);
+  // Device time of one step as calibrated (events, behind the gate).
+  [[nodiscard]] double step_kernel_us() const { return step_kernel_us_; }
+  // Host time (us) of a loop of `steps` steps reading back every `every` steps (`never`: none),
+  // launch of the first step to the last result in host memory; verifies every value it read.
+  [[nodiscard]] double run(trap_api api, int every);
+
+ private:
+  [[nodiscard]] std::int64_t measure_step_ns();
+
+  spin_gate& gate_;
+  stream s_;
+  std::size_t steps_;
+  std::vector<std::uint32_t> expected_;
+  device_buffer accumulator_;
+  device_buffer history_;
+  host_buffer value_;
+  host_buffer history_host_;
+  host_buffer ring_;
+  std::vector<raw_event> ring_events_;
+  std::int64_t spin_ns_ = 0;
+  double step_kernel_us_ = 0;
 };
 
 // The value of a family flag that holds one whole number >= 1 (checked before any CUDA call).

@@ -1,6 +1,7 @@
 // The sync family on a GPU: dependent kernels really order their work (the consumer reads what
 // the producer wrote, and the check can fail), each scheduling mode takes effect in its child
-// process (cudaGetDeviceFlags there), and the host <-> %globaltimer calibration is tight.
+// process (cudaGetDeviceFlags there), the trap's step calibrates to its target, and the host <->
+// %globaltimer calibration is tight.
 #include "catch_compat.hpp"
 #include "gpu_test_support.hpp"
 
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <string>
 
+using hdb_test::Approx;
 namespace s = hdb::sync;
 
 TEST_CASE("a consumer ordered after its producer reads exactly what the producer wrote", "[gpu][sync]") {
@@ -33,6 +35,23 @@ TEST_CASE("without ordering the consumer reads stale data: the check can fail", 
   const auto result = fixture.run(s::dependency::none, 5);
   CHECK(result.mismatches > 0u);
   CHECK(*std::min_element(result.gap_us.begin(), result.gap_us.end()) < 0.0);  // it started before the producer ended
+}
+
+TEST_CASE("the trap step calibrates to its target behind the gate, even below the launch cost", "[gpu][sync]") {
+  auto& env = hdb_test::gpu_env();
+  // 3 us is less than one empty launch on the H200 VMs (4-5 us): timed as launched, steps would
+  // read the launch rate and the calibration would miss (it did, before the gate).
+  for (const std::int64_t target_ns : {3'000, 20'000}) {
+    INFO("target " << target_ns << " ns");
+    const s::trap_fixture fixture(target_ns, 500, *env.gate);
+    CHECK(fixture.step_kernel_us() == Approx(static_cast<double>(target_ns) / 1e3).epsilon(0.05));
+  }
+  // With 20 us kernels the never-read-back loop is bound by them: by the host clock a step is one
+  // kernel by the GPU's, and a read-back every step only adds to it.
+  s::trap_fixture fixture(20'000, 500, *env.gate);
+  const double never_step_us = fixture.run(s::trap_api::readback_pageable, s::never) / 500;
+  CHECK(never_step_us == Approx(fixture.step_kernel_us()).epsilon(0.05));
+  CHECK(fixture.run(s::trap_api::readback_pageable, 1) / 500 > never_step_us);
 }
 
 TEST_CASE("each scheduling mode is in force in its child (cudaGetDeviceFlags)", "[gpu][sync]") {
