@@ -210,7 +210,7 @@ constexpr std::size_t dependency_streams = 32;
 // gap is the device resolving the dependency, not a launch arriving late. One fixture serves every
 // repetition and every dependency case of a GPU, so they all measure the same streams.
 void measure_dependency(benchmark::State& state, dependency_fixture& fixture, dependency how) {
-  static_cast<void>(fixture.run(how, static_cast<int>(dependency_streams)));  // warm-up: each stream once
+  static_cast<void>(fixture.run(how, static_cast<int>(fixture.stream_count())));  // warm-up: each stream once
   const dependency_result result = fixture.run(how, dependency_pairs);
   if (result.mismatches != 0) {
     throw std::runtime_error("dependency " + std::string(to_string(how)) + ": the consumer read " +
@@ -220,7 +220,7 @@ void measure_dependency(benchmark::State& state, dependency_fixture& fixture, de
   // Gaps are a few %globaltimer ticks (32 ns) long: the interquartile mean, not the median, so a
   // repetition does not jump a whole tick.
   const std::vector<double> by_stream =
-      interquartile_means_by_group(result.gap_us, result.producer_stream, dependency_streams);
+      interquartile_means_by_group(result.gap_us, result.producer_stream, fixture.stream_count());
   const double fastest = *std::ranges::min_element(by_stream);
   for (auto _ : state) state.SetIterationTime(std::max(fastest, 0.0) / 1e6);
   state.counters["gap"] = fastest;

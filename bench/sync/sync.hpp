@@ -67,6 +67,7 @@ struct dependency_result {
 class dependency_fixture {
  public:
   dependency_fixture(std::uint64_t producer_spin_ns, std::size_t stream_count);
+  [[nodiscard]] std::size_t stream_count() const noexcept { return streams_.size(); }
   // `pairs` producer/consumer pairs, each with a fresh seed, each pair finished before the next.
   [[nodiscard]] dependency_result run(dependency how, int pairs);
 
