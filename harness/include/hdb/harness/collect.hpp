@@ -29,19 +29,36 @@ void reconcile_status(family_status& status, const family_raw& raw);
 [[nodiscard]] family_raw load_family_raw(const std::filesystem::path& raw_dir, const std::string& family);
 
 // The rows of one family, in schema order: a failed-family row, then each case in benchmark
-// order (metrics sorted, statistics in schema order), then the alpha-beta fit rows.
-[[nodiscard]] std::vector<result_row> family_rows(std::string_view run_id, const family_raw& raw);
+// order (metrics in declaration order, sample rows then the median), then the alpha-beta fit
+// rows. Only the counters the case kind declares become rows; a numeric key that is neither
+// one of them nor Google Benchmark's own fails the case, naming the counter. `declaration` is
+// the family's (the context's, else the installed one); without one every case fails.
+[[nodiscard]] std::vector<result_row> family_rows(std::string_view run_id, const family_raw& raw,
+                                                  const family_declaration* declaration);
+
+struct collected_family {
+  family_status status;
+  std::optional<family_declaration> declaration;  // what the rows were built from
+};
 
 struct collected_run {
-  std::string run_id;                  // the directory name
-  std::vector<family_status> statuses; // one per family, sorted by family
+  std::string run_id;                      // the directory name
+  std::vector<collected_family> families;  // manifest order, then any other family by name
+  std::vector<std::string> param_columns;  // parameter_columns() of their declarations
   std::vector<result_row> rows;
 };
 
-// Reads every family under <run_dir>/raw (families sorted by name). Pure: writes nothing.
-[[nodiscard]] collected_run collect_run(const std::filesystem::path& run_dir);
+// Where collect finds what raw/ does not say: the manifest (family order, plot module) and the
+// installed declarations, both beside hdbench (suite.json, schema/<family>.json).
+struct collect_sources {
+  std::filesystem::path bin_dir;
+};
 
-// `hdbench collect`: writes results.csv and refreshes the family statuses in meta.json.
-collected_run collect_and_write(const std::filesystem::path& run_dir);
+// Reads every family under <run_dir>/raw. Pure: writes nothing.
+[[nodiscard]] collected_run collect_run(const std::filesystem::path& run_dir, const collect_sources& sources);
+
+// `hdbench collect`: writes results.csv and refreshes meta.json's families (status, declaration
+// as `schema`, plot module as `plots`).
+collected_run collect_and_write(const std::filesystem::path& run_dir, const collect_sources& sources);
 
 }  // namespace hdb

@@ -9,7 +9,9 @@ namespace hdb {
 
 struct family_entry {
   std::string name;                      // "copy"
+  std::string folder;                    // "bench/copy": its schema.json, report.cpp, CMake
   std::string binary;                    // "hdbench-copy", looked up in the bin dir
+  std::string plots;                     // plot module plots/hdbplots/<plots>.py
   std::vector<std::string> flags;        // always passed
   std::vector<std::string> quick_flags;  // added with --quick
   double timeout_s = 0;                  // before --timeout-scale

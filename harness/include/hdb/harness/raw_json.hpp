@@ -10,15 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hdb/harness/results.hpp"
+#include "hdb/harness/declaration.hpp"
 
 namespace hdb {
-
-struct metric_decl {
-  std::string unit;
-  better direction = better::higher;
-  std::string description;
-};
 
 enum class run_outcome { measured, skipped, failed };
 
@@ -31,19 +25,20 @@ struct raw_run {
   std::string label;
   run_outcome outcome = run_outcome::measured;
   std::string message;             // skip reason (without "skipped: ") or error message
-  std::map<std::string, double> numbers;  // every numeric field: counters and timings
+  std::map<std::string, double> numbers;  // every numeric field: counters and Google Benchmark's own
 };
 
 struct raw_family_output {
   nlohmann::json context;                 // the "context" object as written
-  std::map<std::string, metric_decl> metrics;  // from context "hdbench.metrics"
-  std::string fit_metric;                 // "" when the family declares none
+  // The family's declaration from the context's `hdbench.schema`; nullopt when the binary
+  // published none (built before schema 3).
+  std::optional<family_declaration> declaration;
   std::vector<raw_run> runs;              // complete entries, file order
   bool complete = false;                  // the whole document parsed (not truncated)
 };
 
 // Throws harness_error when not even the context could be read (empty, garbage, or cut
-// before the context ended) or when hdbench.metrics is not valid.
+// before the context ended) or when hdbench.schema is not a valid declaration.
 [[nodiscard]] raw_family_output read_raw_json(std::string_view text);
 
 // Distinct cases (run names) among the complete entries: "cases finished" for progress

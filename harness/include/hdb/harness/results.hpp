@@ -1,8 +1,8 @@
 #pragma once
-// The results.csv model (docs/csv-schema.md, schema 2): one tidy row per number, its
-// writer and its reader. The column list lives here and nowhere else.
-#include <array>
-#include <compare>
+// The results.csv model (docs/csv-schema.md, schema 3): one tidy row per number, its writer and
+// its reader. The core columns are fixed here; the parameter columns come from the run's family
+// declarations (declaration.hpp), so a new parameter is a new column, never a schema bump.
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,9 +10,10 @@
 
 namespace hdb {
 
-inline constexpr int results_schema_version = 2;
+inline constexpr int results_schema_version = 3;
 
-enum class better { higher, lower };
+// neutral: a description, not a quality (a chosen chunk size, a timeline position); it never gates.
+enum class better { higher, lower, neutral };
 enum class statistic { sample, median, mean, min, max, stddev, cv, fit };
 enum class row_status { ok, skipped, failed };
 
@@ -24,46 +25,51 @@ enum class row_status { ok, skipped, failed };
 [[nodiscard]] statistic parse_statistic(std::string_view text);
 [[nodiscard]] row_status parse_row_status(std::string_view text);
 
-// Label keys that have their own CSV column, in column order. Any other key goes to `extra`.
-// `device` (CUDA index, "0,1" for several) identifies the measured GPU(s) within the node and is
-// how runs are matched; `gpu_uuid` (same order) says which physical GPU that was.
-inline constexpr std::array<std::string_view, 11> param_keys = {
-    "direction", "host_kind", "api", "size_bytes", "streams", "gpus", "src", "dst", "dtype", "device", "gpu_uuid"};
-
-// A case's parameters as written in the CSV (values are kept as text, exactly as labelled).
-struct case_params {
-  std::array<std::string, param_keys.size()> known{};
-  std::string extra;  // sorted "k=v;k=v"
-
-  [[nodiscard]] const std::string& get(std::string_view key) const;  // "" for unknown keys
-  void set(std::string_view key, std::string value);                  // known keys only
-  // "direction=h2d host_kind=pinned ..." — only the parameters that are set.
-  [[nodiscard]] std::string describe() const;
-  auto operator<=>(const case_params&) const = default;
-};
-
 struct result_row {
   std::string run_id;
   std::string family;
   std::string case_name;
-  case_params params;
+  std::optional<int> device;  // the first (lowest) CUDA index of the case's GPUs
+  std::optional<int> gpus;    // how many GPUs the case spans
+  std::string gpu_uuid;       // their UUIDs, comma-separated, in device order (identity, not matched on)
+  std::map<std::string, std::string> params;  // declared parameters that are set, text as labelled
   std::string metric;
   std::string unit;
   std::optional<better> better_direction;
   bool headline = false;
+  std::string traffic;  // "" or the traffic class the case picked for this metric (traffic.hpp)
   std::optional<statistic> stat;
   std::optional<int> sample_index;
   std::optional<double> value;
   row_status status = row_status::ok;
   std::string reason;
-  std::string benchmark;
+
+  [[nodiscard]] const std::string& param(std::string_view key) const;  // "" when unset
 };
+
+// "device=0 gpus=2 direction=h2d size_bytes=1048576": what a human needs to tell one case from
+// another (the UUID left out: the node table maps indices to cards). Parameters in name order.
+[[nodiscard]] std::string describe_case(const result_row& row);
 
 // Shortest text that reads back as the same double ("52.1", "1e-05").
 [[nodiscard]] std::string format_value(double value);
 
-[[nodiscard]] std::string write_results_csv(const std::vector<result_row>& rows);
-// Throws harness_error for a missing column, a malformed field or another schema version.
-[[nodiscard]] std::vector<result_row> read_results_csv(std::string_view text);
+// The core columns before the parameter columns, and those after them, in file order.
+[[nodiscard]] const std::vector<std::string>& leading_columns();
+[[nodiscard]] const std::vector<std::string>& trailing_columns();
+
+// `param_columns` are the run's declared parameters (parameter_columns() in declaration.hpp).
+// Throws harness_error when a row sets a parameter that has no column.
+[[nodiscard]] std::string write_results_csv(const std::vector<result_row>& rows,
+                                            const std::vector<std::string>& param_columns);
+
+struct results_table {
+  std::vector<std::string> param_columns;  // every header column that is not a core column, in file order
+  std::vector<result_row> rows;
+};
+
+// Schema 3 only. Throws harness_error for a missing column, a malformed field or another schema
+// version (schema 2 with the hint to run `hdbench convert RUN_DIR`).
+[[nodiscard]] results_table read_results_csv(std::string_view text);
 
 }  // namespace hdb
