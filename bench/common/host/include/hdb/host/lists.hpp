@@ -1,0 +1,17 @@
+#pragma once
+// The one comma-list tokenizer (flags such as --sizes=4K,1M, label values such as device=0,1,
+// nvidia-smi CSV lines).
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hdb {
+
+// Every item between separators, each trimmed of spaces and tabs, empty items kept: "a,,b"
+// gives {"a", "", "b"} and "" gives {""}, so a strict caller can name the empty item it refuses.
+[[nodiscard]] std::vector<std::string> split_list(std::string_view text, char separator = ',');
+
+// The same with empty items (after trimming) dropped: "a, ,b," gives {"a", "b"}, "" gives {}.
+[[nodiscard]] std::vector<std::string> split_nonempty(std::string_view text, char separator = ',');
+
+}  // namespace hdb

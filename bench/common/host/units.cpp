@@ -1,0 +1,17 @@
+#include "hdb/host/units.hpp"
+
+#include <utility>
+
+namespace hdb {
+
+double gb_per_s(double bytes, double microseconds) { return bytes / microseconds / 1e3; }
+
+std::string format_size(std::uint64_t bytes) {
+  for (const auto& [shift, unit] : {std::pair{30, " GiB"}, std::pair{20, " MiB"}, std::pair{10, " KiB"}}) {
+    const std::uint64_t scale = std::uint64_t{1} << shift;
+    if (bytes >= scale && bytes % scale == 0) return std::to_string(bytes / scale) + unit;
+  }
+  return std::to_string(bytes) + " B";
+}
+
+}  // namespace hdb
