@@ -1,6 +1,7 @@
 #include "plan.hpp"
 
 #include "hdb/options.hpp"
+#include "hdb/host/units.hpp"
 #include "hdb/sizes.hpp"
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 #include "hdb/measure.hpp"
 
+#include "hdb/host/units.hpp"
 #include "hdb/sizes.hpp"
 
 #include <algorithm>

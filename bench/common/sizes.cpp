@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <cstdio>
 #include <limits>
 
 namespace hdb {
@@ -88,23 +87,6 @@ std::vector<std::size_t> parse_size_list(std::string_view text) {
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   return sizes;
-}
-
-std::string format_size(std::size_t bytes) {
-  static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  double value = static_cast<double>(bytes);
-  while (value >= 1024.0 && unit < 4) {
-    value /= 1024.0;
-    ++unit;
-  }
-  char text[32];
-  if (value == static_cast<double>(static_cast<std::size_t>(value))) {
-    std::snprintf(text, sizeof(text), "%zu %s", static_cast<std::size_t>(value), units[unit]);
-  } else {
-    std::snprintf(text, sizeof(text), "%.3g %s", value, units[unit]);
-  }
-  return text;
 }
 
 }  // namespace hdb

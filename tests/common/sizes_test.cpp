@@ -4,7 +4,6 @@
 
 #include <string>
 
-using hdb::format_size;
 using hdb::parse_size;
 using hdb::parse_size_list;
 
@@ -53,12 +52,3 @@ TEST_CASE("parse_size_list refuses malformed lists", "[sizes]") {
   CHECK_THROWS_AS(parse_size_list(bad), hdb::usage_error);
 }
 
-TEST_CASE("format_size uses exact binary units", "[sizes]") {
-  CHECK(format_size(1) == "1 B");
-  CHECK(format_size(1023) == "1023 B");
-  CHECK(format_size(4096) == "4 KiB");
-  CHECK(format_size(1536ull << 10) == "1.5 MiB");
-  CHECK(format_size(64ull << 20) == "64 MiB");
-  CHECK(format_size(1ull << 30) == "1 GiB");
-  CHECK(format_size((64ull << 20) + 3) == "64 MiB");
-}

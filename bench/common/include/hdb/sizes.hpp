@@ -21,7 +21,4 @@ class usage_error : public std::runtime_error {
 // TO included when reached). Sorted ascending, duplicates removed. "4K:1G:x4", "1M,64M,1G".
 [[nodiscard]] std::vector<std::size_t> parse_size_list(std::string_view text);
 
-// "1 B", "4 KiB", "1.5 MiB", "1 GiB": exact binary units for labels and console output.
-[[nodiscard]] std::string format_size(std::size_t bytes);
-
 }  // namespace hdb
