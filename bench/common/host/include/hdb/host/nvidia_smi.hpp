@@ -1,0 +1,73 @@
+#pragma once
+// nvidia-smi, one way for the bench fingerprint and the harness's activity check: the program
+// found in PATH, run under a deadline (run_with_deadline), its `--query-gpu` CSV read per GPU,
+// and the clock event (throttle) reason bits named from one table.
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hdb {
+
+// The clock event reason mask field. Drivers before 535 call it clocks_throttle_reasons.active
+// and refuse the new name; query_gpus asks for the old one then, under the new name.
+inline constexpr std::string_view smi_clock_event_reasons = "clocks_event_reasons.active";
+
+// "[N/A]", "N/A", "[Not Supported]", "[Unknown Error]", "" and anything else that is not a whole
+// number read as unknown.
+[[nodiscard]] std::optional<double> smi_number(std::string_view text);
+// "0x0000000000000004" -> 4; anything without the 0x prefix or with other characters: unknown.
+[[nodiscard]] std::optional<unsigned long long> smi_mask(std::string_view text);
+
+// One GPU's line of a --query-gpu answer: field name -> its text, trimmed.
+struct smi_row {
+  std::map<std::string, std::string, std::less<>> fields;
+
+  [[nodiscard]] const std::string& text(std::string_view field) const;  // "" when not queried
+  [[nodiscard]] std::optional<double> number(std::string_view field) const { return smi_number(text(field)); }
+  [[nodiscard]] std::optional<unsigned long long> mask(std::string_view field) const { return smi_mask(text(field)); }
+};
+
+// The lines of `nvidia-smi --query-gpu=<fields> --format=csv,noheader,nounits`, one row per GPU
+// in nvidia-smi's order. A line without exactly fields.size() values is skipped.
+[[nodiscard]] std::vector<smi_row> parse_smi_query(std::string_view csv, const std::vector<std::string>& fields);
+
+inline constexpr std::chrono::seconds smi_timeout{30};
+
+struct smi_output {
+  std::optional<std::string> text;  // stdout when it exited with status 0
+  std::string error;                // else why: "nvidia-smi not found in PATH", "nvidia-smi --query-gpu=... failed (timed out after 30 s (killed))"
+};
+
+// Runs nvidia-smi with `arguments` (stderr discarded). Never throws.
+[[nodiscard]] smi_output run_nvidia_smi(const std::vector<std::string>& arguments,
+                                        std::chrono::seconds timeout = smi_timeout);
+
+struct smi_query {
+  std::vector<smi_row> gpus;
+  std::string error;  // non-empty: nvidia-smi missing or failing, and `gpus` is empty
+};
+
+// `nvidia-smi --query-gpu=<fields> --format=csv,noheader,nounits [-i <gpu>]` (gpu: an index or
+// UUID; empty: every GPU). Never throws.
+[[nodiscard]] smi_query query_gpus(const std::vector<std::string>& fields, const std::string& gpu = {},
+                                   std::chrono::seconds timeout = smi_timeout);
+
+// nvmlClocksEventReason* bits, in bit order, with the names used in meta.json and report.md.
+struct clock_event_reason {
+  unsigned long long bit;
+  std::string_view name;
+};
+[[nodiscard]] const std::vector<clock_event_reason>& clock_event_reason_table();
+
+inline constexpr unsigned long long clock_event_gpu_idle = 0x1;
+
+// "sw_power_cap,hw_slowdown" for a mask ("none" for 0; bits not in the table as "unknown 0x...").
+[[nodiscard]] std::string describe_clock_event_reasons(unsigned long long mask);
+
+// Held back by anything but idleness (an idle GPU lowers its clocks by design).
+[[nodiscard]] constexpr bool clocks_held_back(unsigned long long mask) { return (mask & ~clock_event_gpu_idle) != 0; }
+
+}  // namespace hdb
