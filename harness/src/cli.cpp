@@ -66,7 +66,7 @@ int dispatch(const CLI::App& app, parsed_cli& cli) {
     return run_suite(cli.run, std::cerr);
   }
   if (app.got_subcommand("collect")) {
-    const auto collected = collect_and_write(existing_run_dir(cli.run_dir));
+    const auto collected = collect_and_write(existing_run_dir(cli.run_dir), installed_sources(cli.run.bin_dir));
     std::cerr << "hdbench: wrote " << (fs::path(cli.run_dir) / "results.csv").string() << " (" << collected.rows.size()
               << " rows)\n";
     return 0;
@@ -137,7 +137,7 @@ int cli_main(int argc, char** argv) {
   app.require_subcommand(1);
   add_run(app, cli);
   for (const auto* name : {"collect", "report", "plot"}) {
-    const std::string what = std::string(name) == "collect" ? "rebuild results.csv (and meta.json statuses) from raw/"
+    const std::string what = std::string(name) == "collect" ? "rebuild results.csv (and meta.json's families) from raw/"
                              : std::string(name) == "report" ? "write report.md"
                                                              : "draw plots/ with plots/plot_run.py";
     app.add_subcommand(name, what)->add_option("dir", cli.run_dir, "run directory")->required();

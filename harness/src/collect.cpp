@@ -8,8 +8,10 @@
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/fit.hpp"
+#include "hdb/harness/manifest.hpp"
 #include "hdb/harness/meta.hpp"
-#include "hdb/harness/stats.hpp"
+#include "hdb/host/lists.hpp"
+#include "hdb/host/stats.hpp"
 
 namespace hdb {
 namespace {
@@ -18,40 +20,105 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view status_suffix = ".status.json";
 
+// A case's label (docs/benchmark-output.md) checked against its case kind's declaration. Any
+// problem leaves `problem` set and the case becomes one failed row: a label the family did not
+// declare never produces a number.
 struct parsed_label {
   std::string case_name;
-  case_params params;
+  std::optional<int> device;
+  std::optional<int> gpus;
+  std::string gpu_uuid;
+  std::map<std::string, std::string> params;
   std::set<std::string> headline;
+  std::map<std::string, std::string> traffic;  // metric -> class
+  std::string problem;
 };
 
-parsed_label parse_label(std::string_view label) {
+bool all_digits(std::string_view text) {
+  return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+void read_devices(parsed_label& parsed, const std::string& value) {
+  std::vector<int> devices;
+  for (const auto& item : split_list(value)) {
+    if (!all_digits(item)) {
+      parsed.problem = "device list '" + value + "' is not comma-separated CUDA indices";
+      return;
+    }
+    devices.push_back(std::stoi(item));
+  }
+  parsed.device = *std::min_element(devices.begin(), devices.end());
+  parsed.gpus = static_cast<int>(devices.size());
+}
+
+void check_parameter(parsed_label& parsed, const family_declaration& decl, const case_decl& kind, const std::string& key,
+                     const std::string& value) {
+  const auto* p = decl.parameter(key);
+  if (p == nullptr || std::find(kind.parameters.begin(), kind.parameters.end(), key) == kind.parameters.end()) {
+    parsed.problem = "label parameter '" + key + "' is not declared for case kind '" + kind.name + "'";
+  } else if (p->type == param_type::integer && !all_digits(value)) {
+    parsed.problem = "int parameter " + key + "='" + value + "' is not a number";
+  } else if (p->type == param_type::text && all_digits(value)) {
+    parsed.problem = "text parameter " + key + "='" + value + "' is all digits";
+  } else if (!p->values.empty() && std::find(p->values.begin(), p->values.end(), value) == p->values.end()) {
+    parsed.problem = "parameter " + key + "='" + value + "' is not one of its declared values";
+  }
+}
+
+void check_metric_lists(parsed_label& parsed, const family_declaration& decl, const case_decl& kind) {
+  const auto declared = [&](const std::string& m) { return std::find(kind.metrics.begin(), kind.metrics.end(), m) != kind.metrics.end(); };
+  for (const auto& h : parsed.headline) {
+    if (std::find(kind.headlines.begin(), kind.headlines.end(), h) == kind.headlines.end()) {
+      parsed.problem = "headline '" + h + "' is not declared for case kind '" + kind.name + "'";
+    }
+  }
+  for (const auto& [metric, cls] : parsed.traffic) {
+    const auto* m = decl.metric(metric);
+    if (m == nullptr || !declared(metric)) {
+      parsed.problem = "traffic for '" + metric + "', which case kind '" + kind.name + "' does not declare";
+    } else if (std::find(m->traffic.begin(), m->traffic.end(), cls) == m->traffic.end()) {
+      parsed.problem = "traffic class '" + cls + "' is not declared for metric '" + metric + "'";
+    }
+  }
+}
+
+parsed_label parse_label(std::string_view label, const family_declaration& decl) {
   parsed_label parsed;
-  std::map<std::string, std::string> extra;  // sorted, as the schema asks
+  std::vector<std::pair<std::string, std::string>> items;
   while (!label.empty()) {
     const auto end = label.find(';');
     const auto item = label.substr(0, end);
     label = end == std::string_view::npos ? std::string_view() : label.substr(end + 1);
     const auto eq = item.find('=');
     if (item.empty() || eq == std::string_view::npos) continue;
-    const std::string key(item.substr(0, eq));
-    std::string value(item.substr(eq + 1));
-    if (key == "case") {
-      parsed.case_name = std::move(value);
+    items.emplace_back(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
+  }
+  for (const auto& [key, value] : items) {
+    if (key == "case") parsed.case_name = value;
+  }
+  const auto* kind = decl.case_kind(parsed.case_name);
+  if (kind == nullptr) parsed.problem = "case kind '" + parsed.case_name + "' is not declared";
+  for (const auto& [key, value] : items) {
+    if (key == "case") continue;
+    if (key == "device") {
+      read_devices(parsed, value);
+    } else if (key == "gpu_uuid") {
+      parsed.gpu_uuid = value;
     } else if (key == "headline") {
-      for (std::string_view rest = value; !rest.empty();) {
-        const auto comma = rest.find(',');
-        if (const auto name = rest.substr(0, comma); !name.empty()) parsed.headline.emplace(name);
-        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      for (const auto& name : split_nonempty(value)) parsed.headline.insert(name);
+    } else if (key == "traffic") {
+      for (const auto& entry : split_nonempty(value)) {
+        const auto colon = entry.find(':');
+        if (colon == std::string::npos) parsed.problem = "traffic entry '" + entry + "' is not metric:class";
+        else parsed.traffic[entry.substr(0, colon)] = entry.substr(colon + 1);
       }
-    } else if (std::find(param_keys.begin(), param_keys.end(), key) != param_keys.end()) {
-      parsed.params.set(key, std::move(value));
     } else {
-      extra[key] = std::move(value);
+      // Only declared parameters can have a column; an undeclared one is the problem, not a value.
+      if (decl.parameter(key) != nullptr) parsed.params[key] = value;
+      if (kind != nullptr && parsed.problem.empty()) check_parameter(parsed, decl, *kind, key, value);
     }
   }
-  for (const auto& [key, value] : extra) {
-    parsed.params.extra += (parsed.params.extra.empty() ? "" : ";") + key + "=" + value;
-  }
+  if (kind != nullptr && parsed.problem.empty()) check_metric_lists(parsed, decl, *kind);
   return parsed;
 }
 
@@ -73,88 +140,103 @@ std::vector<case_runs> group_by_case(const std::vector<raw_run>& runs) {
 }
 
 // Fills the columns every row of a case shares.
-result_row case_row(std::string_view run_id, std::string_view family, const parsed_label& label,
-                    const std::string& benchmark) {
+result_row case_row(std::string_view run_id, std::string_view family, const parsed_label& label) {
   result_row row;
   row.run_id = run_id;
   row.family = family;
   row.case_name = label.case_name;
+  row.device = label.device;
+  row.gpus = label.gpus;
+  row.gpu_uuid = label.gpu_uuid;
   row.params = label.params;
-  row.benchmark = benchmark;
   return row;
 }
 
-result_row metric_row(const result_row& base, const std::string& metric, const metric_decl& decl, bool headline,
-                      statistic stat, double value) {
+result_row metric_row(const result_row& base, const metric_decl& decl, const parsed_label& label, statistic stat,
+                      double value) {
   result_row row = base;
-  row.metric = metric;
-  row.unit = stat == statistic::cv ? "%" : decl.unit;
+  row.metric = decl.name;
+  row.unit = decl.unit;
   row.better_direction = decl.direction;
-  row.headline = headline;
+  row.headline = label.headline.contains(decl.name);
+  const auto traffic = label.traffic.find(decl.name);
+  if (traffic != label.traffic.end()) row.traffic = traffic->second;
   row.stat = stat;
   row.value = value;
   return row;
 }
 
-void append_sample_rows(std::vector<result_row>& rows, const result_row& base, const std::string& metric,
-                        const metric_decl& decl, bool headline, const std::vector<const raw_run*>& samples) {
+void append_sample_rows(std::vector<result_row>& rows, const result_row& base, const metric_decl& decl,
+                        const parsed_label& label, const std::vector<const raw_run*>& samples) {
   std::vector<double> values;
   for (std::size_t i = 0; i < samples.size(); ++i) {
-    const auto it = samples[i]->numbers.find(metric);
+    const auto it = samples[i]->numbers.find(decl.name);
     if (it == samples[i]->numbers.end()) continue;
-    auto row = metric_row(base, metric, decl, headline, statistic::sample, it->second);
+    auto row = metric_row(base, decl, label, statistic::sample, it->second);
     row.sample_index = samples[i]->repetition_index.value_or(static_cast<int>(i));
     rows.push_back(std::move(row));
     values.push_back(it->second);
   }
-  if (values.empty()) return;
-  const auto s = summarize(values);
-  const auto add = [&](statistic stat, double value) { rows.push_back(metric_row(base, metric, decl, headline, stat, value)); };
-  add(statistic::median, s.median);
-  add(statistic::mean, s.mean);
-  add(statistic::min, s.min);
-  add(statistic::max, s.max);
-  if (s.stddev) add(statistic::stddev, *s.stddev);
-  if (s.cv_percent) add(statistic::cv, *s.cv_percent);
+  if (!values.empty()) rows.push_back(metric_row(base, decl, label, statistic::median, median(values)));
 }
 
 // With --benchmark_report_aggregates_only there are no samples: Google Benchmark's own
-// statistics are used (its cv is a fraction; the schema's is percent).
-void append_aggregate_rows(std::vector<result_row>& rows, const result_row& base, const std::string& metric,
-                           const metric_decl& decl, bool headline, const std::vector<const raw_run*>& aggregates) {
-  for (const auto stat : {statistic::median, statistic::mean, statistic::min, statistic::max, statistic::stddev,
-                          statistic::cv}) {
+// median, mean and stddev are what the run has.
+void append_aggregate_rows(std::vector<result_row>& rows, const result_row& base, const metric_decl& decl,
+                           const parsed_label& label, const std::vector<const raw_run*>& aggregates) {
+  for (const auto stat : {statistic::median, statistic::mean, statistic::stddev}) {
     for (const auto* run : aggregates) {
-      const auto it = run->numbers.find(metric);
+      const auto it = run->numbers.find(decl.name);
       if (run->aggregate_name != to_string(stat) || it == run->numbers.end()) continue;
-      rows.push_back(metric_row(base, metric, decl, headline, stat, stat == statistic::cv ? it->second * 100 : it->second));
+      rows.push_back(metric_row(base, decl, label, stat, it->second));
       break;
     }
   }
 }
 
-void append_case_rows(std::vector<result_row>& rows, std::string_view run_id, std::string_view family,
-                      const raw_family_output& output, const case_runs& c) {
+// The first numeric key of the case's entries that is neither Google Benchmark's own nor declared
+// for its case kind; "" when there is none.
+std::string undeclared_counter(const case_decl& kind, const std::vector<const raw_run*>& runs) {
+  for (const auto* run : runs) {
+    for (const auto& [key, value] : run->numbers) {
+      if (!is_benchmark_field(key) && std::find(kind.metrics.begin(), kind.metrics.end(), key) == kind.metrics.end()) {
+        return key;
+      }
+    }
+  }
+  return "";
+}
+
+void append_case_rows(std::vector<result_row>& rows, std::string_view run_id, const family_declaration& decl,
+                      const case_runs& c) {
   const auto labelled = std::find_if(c.runs.begin(), c.runs.end(), [](const raw_run* r) { return !r->label.empty(); });
-  const auto label = parse_label(labelled == c.runs.end() ? "" : (*labelled)->label);
-  const auto base = case_row(run_id, family, label, c.name);
+  const auto label = parse_label(labelled == c.runs.end() ? "" : (*labelled)->label, decl);
+  const auto base = case_row(run_id, decl.family, label);
+  const auto one_row = [&](row_status status, std::string reason) {
+    auto row = base;
+    row.status = status;
+    row.reason = std::move(reason);
+    rows.push_back(std::move(row));
+  };
 
   // A failure anywhere fails the case (a wrong result never produces a number); else a skip.
   for (const auto outcome : {run_outcome::failed, run_outcome::skipped}) {
     const auto hit = std::find_if(c.runs.begin(), c.runs.end(), [&](const raw_run* r) { return r->outcome == outcome; });
     if (hit == c.runs.end()) continue;
-    auto row = base;
-    row.status = outcome == run_outcome::failed ? row_status::failed : row_status::skipped;
-    row.reason = (*hit)->message;
-    rows.push_back(std::move(row));
+    one_row(outcome == run_outcome::failed ? row_status::failed : row_status::skipped, (*hit)->message);
     return;
+  }
+  if (!label.problem.empty()) return one_row(row_status::failed, label.problem + " (" + c.name + ")");
+  const case_decl& kind = *decl.case_kind(label.case_name);
+  if (const auto counter = undeclared_counter(kind, c.runs); !counter.empty()) {
+    return one_row(row_status::failed, "counter '" + counter + "' is not declared for case kind '" + kind.name + "'");
   }
   std::vector<const raw_run*> samples, aggregates;
   for (const auto* run : c.runs) (run->aggregate ? aggregates : samples).push_back(run);
-  for (const auto& [metric, decl] : output.metrics) {
-    const bool headline = label.headline.contains(metric);
-    if (!samples.empty()) append_sample_rows(rows, base, metric, decl, headline, samples);
-    else append_aggregate_rows(rows, base, metric, decl, headline, aggregates);
+  for (const auto& metric : kind.metrics) {
+    const auto& metric_decl = *decl.metric(metric);
+    if (!samples.empty()) append_sample_rows(rows, base, metric_decl, label, samples);
+    else append_aggregate_rows(rows, base, metric_decl, label, aggregates);
   }
 }
 
@@ -171,16 +253,19 @@ void append_fit_rows(std::vector<result_row>& rows, std::size_t family_begin, co
     result_row base;
     std::vector<double> sizes, times;
   };
+  const auto same_case = [](const result_row& a, const result_row& b) {
+    return a.case_name == b.case_name && a.device == b.device && a.gpus == b.gpus && a.gpu_uuid == b.gpu_uuid &&
+           a.params == b.params;
+  };
   std::vector<group> groups;
   for (std::size_t i = family_begin; i < rows.size(); ++i) {
     const auto& row = rows[i];
     if (row.metric != fit_metric || row.stat != statistic::median) continue;
-    const auto size = parse_size(row.params.get("size_bytes"));
+    const auto size = parse_size(row.param("size_bytes"));
     if (!size || !row.value) continue;
     auto key = row;
-    key.params.set("size_bytes", "");
-    const auto same_group = [&](const group& g) { return g.base.case_name == key.case_name && g.base.params == key.params; };
-    auto it = std::find_if(groups.begin(), groups.end(), same_group);
+    key.params.erase("size_bytes");
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const group& g) { return same_case(g.base, key); });
     if (it == groups.end()) it = groups.insert(groups.end(), group{key, {}, {}});
     it->sizes.push_back(*size);
     it->times.push_back(*row.value);
@@ -190,8 +275,8 @@ void append_fit_rows(std::vector<result_row>& rows, std::size_t family_begin, co
     if (!fit) continue;
     result_row base = g.base;
     base.headline = false;
+    base.traffic.clear();
     base.sample_index.reset();
-    base.benchmark.clear();
     base.stat = statistic::fit;
     const auto add = [&](const char* metric, const char* unit, better direction, double value) {
       result_row row = base;
@@ -205,6 +290,23 @@ void append_fit_rows(std::vector<result_row>& rows, std::size_t family_begin, co
     add("fit_latency", "us", better::lower, fit->alpha_us);
     add("fit_n_half", "B", better::lower, fit->n_half_bytes());
   }
+}
+
+std::string no_declaration(const std::string& family) {
+  return "no declaration: raw/" + family + ".json has no hdbench.schema and no schema/" + family +
+         ".json is installed beside hdbench";
+}
+
+// Manifest order first (the CSV's parameter columns follow it), then any other family by name.
+std::vector<std::string> ordered_families(const std::vector<std::string>& present, const suite_manifest& manifest) {
+  std::vector<std::string> ordered;
+  for (const auto& entry : manifest.families) {
+    if (std::find(present.begin(), present.end(), entry.name) != present.end()) ordered.push_back(entry.name);
+  }
+  for (const auto& name : present) {
+    if (std::find(ordered.begin(), ordered.end(), name) == ordered.end()) ordered.push_back(name);
+  }
+  return ordered;
 }
 
 std::vector<std::string> families_in(const fs::path& raw_dir) {
@@ -253,42 +355,83 @@ family_raw load_family_raw(const fs::path& raw_dir, const std::string& family) {
   return raw;
 }
 
-std::vector<result_row> family_rows(std::string_view run_id, const family_raw& raw) {
+std::vector<result_row> family_rows(std::string_view run_id, const family_raw& raw, const family_declaration* declaration) {
   std::vector<result_row> rows;
   const auto& family = raw.status.family;
-  if (raw.status.state != family_state::ok) {
+  const auto family_row = [&](std::string reason) {
     result_row row;
     row.run_id = run_id;
     row.family = family;
     row.status = row_status::failed;
-    row.reason = failure_reason(raw.status);
+    row.reason = std::move(reason);
     rows.push_back(std::move(row));
-  }
+  };
+  if (raw.status.state != family_state::ok) family_row(failure_reason(raw.status));
   if (!raw.output) return rows;
+  if (declaration == nullptr) {
+    if (raw.status.state == family_state::ok) family_row(no_declaration(family));
+    return rows;
+  }
   const auto cases_begin = rows.size();
-  for (const auto& c : group_by_case(raw.output->runs)) append_case_rows(rows, run_id, family, *raw.output, c);
-  if (!raw.output->fit_metric.empty()) append_fit_rows(rows, cases_begin, raw.output->fit_metric);
+  for (const auto& c : group_by_case(raw.output->runs)) append_case_rows(rows, run_id, *declaration, c);
+  if (!declaration->fit_metric.empty()) append_fit_rows(rows, cases_begin, declaration->fit_metric);
   return rows;
 }
 
-collected_run collect_run(const fs::path& run_dir) {
+collect_sources installed_sources(const fs::path& bin_dir) { return {bin_dir / "suite.json", bin_dir / "schema"}; }
+
+collected_run collect_run(const fs::path& run_dir, const collect_sources& sources) {
   if (!fs::is_directory(run_dir / "raw")) throw harness_error("not a run directory (no raw/): " + run_dir.string());
   collected_run run;
   run.run_id = fs::absolute(run_dir).lexically_normal().filename().string();
   if (run.run_id.empty()) run.run_id = fs::absolute(run_dir).lexically_normal().parent_path().filename().string();
-  for (const auto& family : families_in(run_dir / "raw")) {
-    const auto raw = load_family_raw(run_dir / "raw", family);
-    auto rows = family_rows(run.run_id, raw);
+  const auto manifest = sources.manifest.empty() ? suite_manifest{} : load_manifest(sources.manifest);
+  std::vector<family_raw> raws;
+  for (const auto& family : ordered_families(families_in(run_dir / "raw"), manifest)) {
+    auto raw = load_family_raw(run_dir / "raw", family);
+    collected_family entry;
+    if (raw.output && raw.output->declaration) entry.declaration = raw.output->declaration;
+    else if (!sources.schema_dir.empty() && fs::exists(sources.schema_dir / (family + ".json"))) {
+      entry.declaration = read_declaration(sources.schema_dir / (family + ".json"));
+    }
+    if (raw.output && !entry.declaration && raw.status.state == family_state::ok) {
+      raw.status.state = family_state::failed;
+      raw.status.error = no_declaration(family);
+    }
+    const auto listed = std::find_if(manifest.families.begin(), manifest.families.end(),
+                                     [&](const family_entry& e) { return e.name == family; });
+    if (listed != manifest.families.end()) entry.plots = listed->plots;
+    entry.status = raw.status;
+    run.families.push_back(std::move(entry));
+    raws.push_back(std::move(raw));
+  }
+  std::vector<const family_declaration*> declarations;
+  for (const auto& f : run.families) {
+    if (f.declaration) declarations.push_back(&*f.declaration);
+  }
+  run.param_columns = parameter_columns(declarations);
+  for (std::size_t i = 0; i < raws.size(); ++i) {
+    const auto& declaration = run.families[i].declaration;
+    auto rows = family_rows(run.run_id, raws[i], declaration ? &*declaration : nullptr);
     run.rows.insert(run.rows.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
-    run.statuses.push_back(raw.status);
   }
   return run;
 }
 
-collected_run collect_and_write(const fs::path& run_dir) {
-  auto run = collect_run(run_dir);
-  atomic_write_file(run_dir / "results.csv", write_results_csv(run.rows));
-  refresh_meta_families(run_dir / "meta.json", run.statuses);
+collected_run collect_and_write(const fs::path& run_dir, const collect_sources& sources) {
+  auto run = collect_run(run_dir, sources);
+  atomic_write_file(run_dir / "results.csv", write_results_csv(run.rows, run.param_columns));
+  const auto meta_path = run_dir / "meta.json";
+  auto meta = read_meta(meta_path).value_or(nlohmann::json{{"schema_version", meta_schema_version}});
+  std::vector<family_status> statuses;
+  for (const auto& f : run.families) statuses.push_back(f.status);
+  set_families(meta, statuses);
+  for (const auto& f : run.families) {
+    auto& entry = meta["families"][f.status.family];
+    if (f.declaration) entry["schema"] = nlohmann::json(f.declaration->source);
+    if (!f.plots.empty()) entry["plots"] = f.plots;
+  }
+  write_meta(meta_path, meta);
   return run;
 }
 

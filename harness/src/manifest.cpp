@@ -13,12 +13,14 @@ namespace {
 family_entry parse_entry(const nlohmann::json& j) {
   family_entry e;
   e.name = j.at("name").get<std::string>();
+  e.folder = j.at("folder").get<std::string>();
   e.binary = j.at("binary").get<std::string>();
+  e.plots = j.at("plots").get<std::string>();
   e.flags = j.value("flags", std::vector<std::string>());
   e.quick_flags = j.value("quick_flags", std::vector<std::string>{"--quick"});
   e.timeout_s = j.at("timeout_s").get<double>();
-  if (e.name.empty() || e.binary.empty() || !(e.timeout_s > 0)) {
-    throw harness_error("family '" + e.name + "' needs a name, a binary and timeout_s > 0");
+  if (e.name.empty() || e.folder.empty() || e.binary.empty() || e.plots.empty() || !(e.timeout_s > 0)) {
+    throw harness_error("family '" + e.name + "' needs a name, a folder, a binary, a plot module and timeout_s > 0");
   }
   return e;
 }
@@ -29,7 +31,7 @@ suite_manifest load_manifest(const std::filesystem::path& path) {
   const auto text = read_text_file(path);
   try {
     const auto j = nlohmann::json::parse(text);
-    if (j.value("schema_version", 0) != 1) throw harness_error("schema_version must be 1");
+    if (j.value("schema_version", 0) != 2) throw harness_error("schema_version must be 2");
     suite_manifest manifest;
     for (const auto& entry : j.at("families")) manifest.families.push_back(parse_entry(entry));
     return manifest;

@@ -177,12 +177,6 @@ void set_families(json& meta, const std::vector<family_status>& statuses) {
   meta["families"] = std::move(families);
 }
 
-void refresh_meta_families(const fs::path& meta_path, const std::vector<family_status>& statuses) {
-  auto meta = read_meta(meta_path).value_or(json{{"schema_version", meta_schema_version}});
-  set_families(meta, statuses);
-  write_meta(meta_path, meta);
-}
-
 void write_meta(const fs::path& meta_path, const json& meta) { write_json_file(meta_path, meta); }
 
 std::optional<json> read_meta(const fs::path& meta_path) {

@@ -72,19 +72,14 @@ raw_run to_raw_run(const json& entry) {
   return run;
 }
 
-std::map<std::string, metric_decl> parse_metrics(const json& context) {
-  std::map<std::string, metric_decl> metrics;
-  const auto text = string_field(context, "hdbench.metrics");
-  if (!text) return metrics;
-  const auto declared = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (!declared.is_object()) throw harness_error("context hdbench.metrics is not a JSON object");
-  for (const auto& [name, decl] : declared.items()) {
-    if (!decl.is_object()) throw harness_error("context hdbench.metrics: '" + name + "' is not an object");
-    const auto direction = decl.value("better", std::string("higher"));
-    metrics[name] = metric_decl{decl.value("unit", std::string()), parse_better(direction),
-                                decl.value("description", std::string())};
+std::optional<family_declaration> published_declaration(const json& context) {
+  const auto text = string_field(context, "hdbench.schema");
+  if (!text) return std::nullopt;
+  try {
+    return parse_declaration(std::string_view(*text));
+  } catch (const harness_error& e) {
+    throw harness_error(std::string("context hdbench.schema: ") + e.what());
   }
-  return metrics;
 }
 
 }  // namespace
@@ -114,8 +109,7 @@ raw_family_output read_raw_json(std::string_view text) {
   }
   if (!context) throw harness_error("no benchmark context in the JSON (empty, garbage or cut before the context)");
   output.context = *std::move(context);
-  output.metrics = parse_metrics(output.context);
-  output.fit_metric = string_field(output.context, "hdbench.fit_metric").value_or("");
+  output.declaration = published_declaration(output.context);
   for (const auto& entry : entries) {
     if (entry.is_object()) output.runs.push_back(to_raw_run(entry));
   }

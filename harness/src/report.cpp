@@ -1,6 +1,5 @@
 #include "hdb/harness/report.hpp"
 
-
 #include <algorithm>
 #include <iterator>
 #include <cmath>
@@ -8,12 +7,15 @@
 #include <map>
 #include <set>
 
+#include "hdb/harness/declaration.hpp"
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/gpu_activity.hpp"
 #include "hdb/harness/meta.hpp"
 #include "hdb/harness/family_rules.hpp"
+#include "hdb/harness/stats.hpp"
 #include "hdb/harness/tables.hpp"
+#include "hdb/harness/traffic.hpp"
 
 namespace hdb {
 namespace {
@@ -47,27 +49,38 @@ std::string text(const json& object, const char* key, const std::string& unknown
 
 const json& gpus(const json& meta) { return field(field(meta, "node"), "gpus"); }
 
-using value_key = std::tuple<std::string, std::string, case_params, std::string>;  // family, case, params, metric
+// One metric of one case: the rows that share it (its samples, its median).
+using value_key = std::tuple<std::string, std::string, std::string, std::string>;  // family, case, describe_case, metric
 
-std::map<value_key, double> statistic_values(const std::vector<result_row>& rows, statistic stat) {
-  std::map<value_key, double> values;
+value_key key_of(const result_row& row) { return {row.family, row.case_name, describe_case(row), row.metric}; }
+
+// cv % of each metric's samples (the CSV keeps samples, not derived statistics).
+std::map<value_key, double> sample_cvs(const std::vector<result_row>& rows) {
+  std::map<value_key, std::vector<double>> samples;
   for (const auto& row : rows) {
-    if (row.stat == stat && row.value && row.status == row_status::ok) {
-      values[{row.family, row.case_name, row.params, row.metric}] = *row.value;
-    }
+    if (row.stat == statistic::sample && row.value && row.status == row_status::ok) samples[key_of(row)].push_back(*row.value);
   }
-  return values;
+  std::map<value_key, double> cvs;
+  for (const auto& [key, values] : samples) {
+    if (const auto cv = summarize(values).cv_percent) cvs[key] = *cv;
+  }
+  return cvs;
 }
 
-// Parameters as the report shows them: the device index, not its UUID (the node table maps one to the other).
-std::string shown_params(case_params params) {
-  params.set("gpu_uuid", "");
-  return params.describe();
+std::string where(const result_row& row) {
+  const auto params = describe_case(row);
+  return row.family + " " + row.case_name + (params.empty() ? "" : " " + params) + " " + row.metric;
 }
 
-std::string where(const value_key& key) {
-  const auto& [family, case_name, params, metric] = key;
-  return family + " " + case_name + " " + shown_params(params) + " " + metric;
+// The family's declaration as collect stored it in meta.json, or nullopt (an older meta.json).
+std::optional<family_declaration> declaration_of(const json& meta, const std::string& family) {
+  const auto& schema = field(field(field(meta, "families"), family.c_str()), "schema");
+  if (!schema.is_object()) return std::nullopt;
+  try {
+    return parse_declaration(nlohmann::ordered_json(schema));
+  } catch (const harness_error&) {
+    return std::nullopt;
+  }
 }
 
 void link_anomalies(const json& meta, std::vector<std::string>& out) {
@@ -95,11 +108,12 @@ void link_anomalies(const json& meta, std::vector<std::string>& out) {
 }
 
 void noisy_headlines(const std::vector<result_row>& rows, std::vector<std::string>& out) {
+  const auto cvs = sample_cvs(rows);
   std::vector<std::string> noisy;
   for (const auto& row : rows) {
-    if (row.stat == statistic::cv && row.headline && row.value && *row.value > cv_limit_percent) {
-      noisy.push_back(where({row.family, row.case_name, row.params, row.metric}) + ": cv " + format_fixed(*row.value, 1) + " %");
-    }
+    if (row.stat != statistic::median || !row.headline || !row.value || row.status != row_status::ok) continue;
+    const auto cv = cvs.find(key_of(row));
+    if (cv != cvs.end() && cv->second > cv_limit_percent) noisy.push_back(where(row) + ": cv " + format_fixed(cv->second, 1) + " %");
   }
   for (std::size_t i = 0; i < noisy.size() && i < max_listed_cv; ++i) out.push_back(noisy[i] + " (> 2 %)");
   if (noisy.size() > max_listed_cv) {
@@ -155,21 +169,36 @@ std::string node_section(const json& meta) {
   return "## Node\n\n" + markdown_table({"", ""}, rows);
 }
 
-// One row per headline median: case, parameters, metric, median with unit, cv, % of the peak the
-// family's rules name for it.
+// One row per headline median: case, parameters, metric, median with unit, cv of its samples, and
+// % of the peak its traffic class gives on this node, with that peak's basis.
 table_rows headline_rows(const std::string& family, const std::vector<result_row>& rows, const json& meta) {
-  const auto cvs = statistic_values(rows, statistic::cv);
-  const family_rules* rules = rules_for(family);
+  const auto cvs = sample_cvs(rows);
   table_rows headline;
   for (const auto& row : rows) {
     if (row.family != family || !row.headline || row.stat != statistic::median || !row.value) continue;
-    const auto cv = cvs.find({row.family, row.case_name, row.params, row.metric});
-    const auto peak = rules != nullptr && rules->peak ? rules->peak(row, meta) : std::nullopt;
-    headline.push_back({row.case_name, shown_params(row.params), row.metric, format_figure(*row.value) + " " + row.unit,
+    const auto cv = cvs.find(key_of(row));
+    const auto peak = row_peak(row, meta);
+    headline.push_back({row.case_name, describe_case(row), row.metric, format_figure(*row.value) + " " + row.unit,
                         cv == cvs.end() ? "" : format_fixed(cv->second, 2) + " %",
-                        peak ? format_fixed(*row.value * peak->traffic_factor / peak->value * 100, 1) + " %" : ""});
+                        peak ? format_fixed(percent_of_peak(*row.value, *peak), 1) + " %" : "",
+                        peak ? format_figure(peak->value) + " GB/s: " + peak->basis : ""});
   }
   return headline;
+}
+
+// What the headline metrics mean, from the family's declaration: unit, direction, description.
+std::string metric_legend(const family_declaration& declaration, const std::vector<result_row>& rows) {
+  std::set<std::string> shown;
+  for (const auto& row : rows) {
+    if (row.family == declaration.family && row.headline && row.stat == statistic::median) shown.insert(row.metric);
+  }
+  table_rows legend;
+  for (const auto& metric : declaration.metrics) {
+    if (shown.contains(metric.name)) {
+      legend.push_back({metric.name, metric.unit, std::string(to_string(metric.direction)), metric.description});
+    }
+  }
+  return legend.empty() ? "" : "\n" + markdown_table({"metric", "unit", "better", "what it is"}, legend);
 }
 
 std::vector<std::string> families_of(const std::vector<result_row>& rows) {
@@ -189,14 +218,17 @@ std::vector<result_row> rows_of(const std::string& family, const std::vector<res
 std::string family_section(const std::string& family, const std::vector<result_row>& rows, const json& meta) {
   const table_rows headline = headline_rows(family, rows, meta);
   const family_rules* rules = rules_for(family);
+  const auto declaration = declaration_of(meta, family);
   table_rows skipped, failed;
   for (const auto& row : rows) {
     if (row.family != family || row.status == row_status::ok || row.case_name.empty()) continue;
-    (row.status == row_status::skipped ? skipped : failed).push_back({row.case_name, shown_params(row.params), row.reason});
+    (row.status == row_status::skipped ? skipped : failed).push_back({row.case_name, describe_case(row), row.reason});
   }
   std::string out = "## Family `" + family + "`\n\n";
+  if (declaration && !declaration->summary.empty()) out += declaration->summary + "\n\n";
   out += headline.empty() ? "No headline figures.\n"
-                          : markdown_table({"case", "parameters", "metric", "median", "cv", "% of peak"}, headline);
+                          : markdown_table({"case", "parameters", "metric", "median", "cv", "% of peak", "peak"}, headline);
+  if (declaration) out += metric_legend(*declaration, rows);
   if (rules != nullptr && !rules->footnote.empty()) out += "\n" + rules->footnote + "\n";
   if (rules != nullptr && rules->section) {
     if (const auto extra = rules->section(rows_of(family, rows), meta); !extra.empty()) out += "\n" + extra;
@@ -255,7 +287,7 @@ std::string headline_summary(const std::vector<result_row>& rows, const json& me
       // family case [parameters] metric: median (cv, % of peak)
       out += "  " + family + " " + row[0] + " [" + row[1] + "] " + row[2] + ": " + row[3];
       if (!row[4].empty()) out += "  cv " + row[4];
-      if (!row[5].empty()) out += ", " + row[5] + " of peak";
+      if (!row[5].empty()) out += ", " + row[5] + " of peak (" + row[6] + ")";
       out += "\n";
     }
   }
@@ -266,7 +298,7 @@ void write_report(const fs::path& run_dir) {
   const auto csv_path = run_dir / "results.csv";
   std::vector<result_row> rows;
   try {
-    rows = read_results_csv(read_text_file(csv_path));
+    rows = read_results_csv(read_text_file(csv_path)).rows;
   } catch (const harness_error& e) {
     throw harness_error(csv_path.string() + ": " + e.what());
   }

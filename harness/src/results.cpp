@@ -1,8 +1,8 @@
 #include "hdb/harness/results.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
-#include <map>
 
 #include "hdb/harness/csv.hpp"
 #include "hdb/harness/error.hpp"
@@ -10,7 +10,7 @@
 namespace hdb {
 namespace {
 
-constexpr std::array<std::string_view, 2> better_names = {"higher", "lower"};
+constexpr std::array<std::string_view, 3> better_names = {"higher", "lower", "neutral"};
 constexpr std::array<std::string_view, 8> statistic_names = {"sample", "median", "mean", "min",
                                                              "max",    "stddev", "cv",   "fit"};
 constexpr std::array<std::string_view, 3> status_names = {"ok", "skipped", "failed"};
@@ -20,32 +20,6 @@ Enum parse_enum(std::string_view text, const std::array<std::string_view, N>& na
   const auto it = std::find(names.begin(), names.end(), text);
   if (it == names.end()) throw harness_error("unknown " + std::string(what) + " '" + std::string(text) + "'");
   return static_cast<Enum>(it - names.begin());
-}
-
-// Column order of schema 2; the parameter columns sit between `case` and `extra`.
-std::vector<std::string_view> columns() {
-  std::vector<std::string_view> names = {"schema_version", "run_id", "family", "case"};
-  names.insert(names.end(), param_keys.begin(), param_keys.end());
-  names.insert(names.end(), {"extra", "metric", "unit", "better", "headline", "statistic", "sample_index",
-                             "value", "status", "reason", "benchmark"});
-  return names;
-}
-
-std::vector<std::string> to_fields(const result_row& row) {
-  std::vector<std::string> fields = {std::to_string(results_schema_version), row.run_id, row.family, row.case_name};
-  fields.insert(fields.end(), row.params.known.begin(), row.params.known.end());
-  fields.push_back(row.params.extra);
-  fields.push_back(row.metric);
-  fields.push_back(row.unit);
-  fields.emplace_back(row.better_direction ? to_string(*row.better_direction) : "");
-  fields.emplace_back(row.headline ? "yes" : "no");
-  fields.emplace_back(row.stat ? to_string(*row.stat) : "");
-  fields.push_back(row.sample_index ? std::to_string(*row.sample_index) : "");
-  fields.push_back(row.value ? format_value(*row.value) : "");
-  fields.emplace_back(to_string(row.status));
-  fields.push_back(row.reason);
-  fields.push_back(row.benchmark);
-  return fields;
 }
 
 template <typename Number>
@@ -58,29 +32,54 @@ Number parse_number(const std::string& text, std::string_view column) {
   return value;
 }
 
-// Maps a header to column positions, so readers survive added columns.
+std::string optional_int(const std::optional<int>& value) { return value ? std::to_string(*value) : ""; }
+
+std::vector<std::string> to_fields(const result_row& row, const std::vector<std::string>& param_columns) {
+  std::vector<std::string> fields = {std::to_string(results_schema_version), row.run_id, row.family, row.case_name,
+                                     optional_int(row.device), optional_int(row.gpus), row.gpu_uuid};
+  for (const auto& column : param_columns) fields.push_back(row.param(column));
+  fields.push_back(row.metric);
+  fields.push_back(row.unit);
+  fields.emplace_back(row.better_direction ? to_string(*row.better_direction) : "");
+  fields.emplace_back(row.headline ? "yes" : "no");
+  fields.push_back(row.traffic);
+  fields.emplace_back(row.stat ? to_string(*row.stat) : "");
+  fields.push_back(optional_int(row.sample_index));
+  fields.push_back(row.value ? format_value(*row.value) : "");
+  fields.emplace_back(to_string(row.status));
+  fields.push_back(row.reason);
+  return fields;
+}
+
+// Where each core column sits in a header; every other column is a parameter.
 class column_index {
  public:
   explicit column_index(const std::vector<std::string>& header) {
-    for (std::size_t i = 0; i < header.size(); ++i) position_[header[i]] = i;
-    for (const auto name : columns()) {
-      if (!position_.contains(std::string(name))) {
-        throw harness_error("missing column '" + std::string(name) + "'");
+    for (const auto* list : {&leading_columns(), &trailing_columns()}) {
+      for (const auto& name : *list) {
+        const auto it = std::find(header.begin(), header.end(), name);
+        if (it == header.end()) throw harness_error("missing column '" + name + "'");
+        core_[name] = static_cast<std::size_t>(it - header.begin());
       }
     }
+    for (std::size_t i = 0; i < header.size(); ++i) {
+      if (!core_.contains(header[i])) params_.emplace_back(header[i], i);
+    }
   }
-  [[nodiscard]] const std::string& at(const std::vector<std::string>& record, std::string_view name) const {
-    return record[position_.at(std::string(name))];
+  [[nodiscard]] const std::string& at(const std::vector<std::string>& record, const std::string& name) const {
+    return record[core_.at(name)];
   }
+  [[nodiscard]] const std::vector<std::pair<std::string, std::size_t>>& params() const { return params_; }
 
  private:
-  std::map<std::string, std::size_t> position_;
+  std::map<std::string, std::size_t> core_;
+  std::vector<std::pair<std::string, std::size_t>> params_;
 };
 
 std::string schema_mismatch(const std::string& version) {
   std::string why = "schema_version " + version + " (this hdbench reads version " + std::to_string(results_schema_version) + ")";
-  // Schema 1 lacked the device columns; the raw JSON it was built from is still readable.
   if (version == "1") why += "; rebuild it from the run's raw/ with `hdbench collect RUN_DIR`";
+  if (version == "2") why += "; rewrite it with `hdbench convert RUN_DIR`";
   return why;
 }
 
@@ -91,18 +90,22 @@ result_row from_fields(const std::vector<std::string>& record, const column_inde
   row.run_id = col.at(record, "run_id");
   row.family = col.at(record, "family");
   row.case_name = col.at(record, "case");
-  for (const auto key : param_keys) row.params.set(key, col.at(record, key));
-  row.params.extra = col.at(record, "extra");
+  if (const auto& d = col.at(record, "device"); !d.empty()) row.device = parse_number<int>(d, "device");
+  if (const auto& g = col.at(record, "gpus"); !g.empty()) row.gpus = parse_number<int>(g, "gpus");
+  row.gpu_uuid = col.at(record, "gpu_uuid");
+  for (const auto& [name, position] : col.params()) {
+    if (!record[position].empty()) row.params[name] = record[position];
+  }
   row.metric = col.at(record, "metric");
   row.unit = col.at(record, "unit");
   if (const auto& b = col.at(record, "better"); !b.empty()) row.better_direction = parse_better(b);
   row.headline = col.at(record, "headline") == "yes";
+  row.traffic = col.at(record, "traffic");
   if (const auto& s = col.at(record, "statistic"); !s.empty()) row.stat = parse_statistic(s);
   if (const auto& i = col.at(record, "sample_index"); !i.empty()) row.sample_index = parse_number<int>(i, "sample_index");
   if (const auto& v = col.at(record, "value"); !v.empty()) row.value = parse_number<double>(v, "value");
   row.status = parse_row_status(col.at(record, "status"));
   row.reason = col.at(record, "reason");
-  row.benchmark = col.at(record, "benchmark");
   return row;
 }
 
@@ -115,28 +118,18 @@ better parse_better(std::string_view text) { return parse_enum<better>(text, bet
 statistic parse_statistic(std::string_view text) { return parse_enum<statistic>(text, statistic_names, "statistic"); }
 row_status parse_row_status(std::string_view text) { return parse_enum<row_status>(text, status_names, "status"); }
 
-const std::string& case_params::get(std::string_view key) const {
+const std::string& result_row::param(std::string_view key) const {
   static const std::string none;
-  const auto it = std::find(param_keys.begin(), param_keys.end(), key);
-  return it == param_keys.end() ? none : known[static_cast<std::size_t>(it - param_keys.begin())];
+  const auto it = params.find(std::string(key));
+  return it == params.end() ? none : it->second;
 }
 
-void case_params::set(std::string_view key, std::string value) {
-  const auto it = std::find(param_keys.begin(), param_keys.end(), key);
-  if (it == param_keys.end()) throw harness_error("not a parameter column: " + std::string(key));
-  known[static_cast<std::size_t>(it - param_keys.begin())] = std::move(value);
-}
-
-std::string case_params::describe() const {
+std::string describe_case(const result_row& row) {
   std::string text;
-  const auto append = [&](std::string_view item) {
-    if (!text.empty()) text += ' ';
-    text += item;
-  };
-  for (std::size_t i = 0; i < param_keys.size(); ++i) {
-    if (!known[i].empty()) append(std::string(param_keys[i]) + "=" + known[i]);
-  }
-  if (!extra.empty()) append(extra);
+  const auto append = [&](const std::string& item) { text += (text.empty() ? "" : " ") + item; };
+  if (row.device) append("device=" + std::to_string(*row.device));
+  if (row.gpus && *row.gpus != 1) append("gpus=" + std::to_string(*row.gpus));
+  for (const auto& [key, value] : row.params) append(key + "=" + value);
   return text;
 }
 
@@ -146,23 +139,39 @@ std::string format_value(double value) {
   return ec == std::errc() ? std::string(buffer.data(), end) : std::string("nan");
 }
 
-std::string write_results_csv(const std::vector<result_row>& rows) {
-  const auto write_record = [](std::string& out, const auto& fields) {
-    bool first = true;
-    for (const auto& field : fields) {
-      if (!first) out += ',';
-      out += csv_field(field);
-      first = false;
-    }
+const std::vector<std::string>& leading_columns() {
+  static const std::vector<std::string> names = {"schema_version", "run_id", "family", "case", "device", "gpus", "gpu_uuid"};
+  return names;
+}
+
+const std::vector<std::string>& trailing_columns() {
+  static const std::vector<std::string> names = {"metric",       "unit",  "better", "headline", "traffic", "statistic",
+                                                 "sample_index", "value", "status", "reason"};
+  return names;
+}
+
+std::string write_results_csv(const std::vector<result_row>& rows, const std::vector<std::string>& param_columns) {
+  const auto write_record = [](std::string& out, const std::vector<std::string>& fields) {
+    for (std::size_t i = 0; i < fields.size(); ++i) out += (i == 0 ? "" : ",") + csv_field(fields[i]);
     out += '\n';
   };
+  std::vector<std::string> header = leading_columns();
+  header.insert(header.end(), param_columns.begin(), param_columns.end());
+  header.insert(header.end(), trailing_columns().begin(), trailing_columns().end());
   std::string out;
-  write_record(out, columns());
-  for (const auto& row : rows) write_record(out, to_fields(row));
+  write_record(out, header);
+  for (const auto& row : rows) {
+    for (const auto& [key, value] : row.params) {
+      if (std::find(param_columns.begin(), param_columns.end(), key) == param_columns.end()) {
+        throw harness_error(row.family + " " + row.case_name + ": parameter '" + key + "' has no column");
+      }
+    }
+    write_record(out, to_fields(row, param_columns));
+  }
   return out;
 }
 
-std::vector<result_row> read_results_csv(std::string_view text) {
+results_table read_results_csv(std::string_view text) {
   const auto records = parse_csv(text);
   if (records.empty()) throw harness_error("empty file (no header)");
   // An older schema is named before its missing columns are: the user needs the version, not a column.
@@ -173,20 +182,21 @@ std::vector<result_row> read_results_csv(std::string_view text) {
     if (version != std::to_string(results_schema_version)) throw harness_error(schema_mismatch(version));
   }
   const column_index col(header);
-  std::vector<result_row> rows;
-  rows.reserve(records.size() - 1);
+  results_table table;
+  for (const auto& [name, position] : col.params()) table.param_columns.push_back(name);
+  table.rows.reserve(records.size() - 1);
   for (std::size_t i = 1; i < records.size(); ++i) {
-    if (records[i].size() != records.front().size()) {
+    if (records[i].size() != header.size()) {
       throw harness_error("line " + std::to_string(i + 1) + " has " + std::to_string(records[i].size()) +
-                          " fields, the header has " + std::to_string(records.front().size()));
+                          " fields, the header has " + std::to_string(header.size()));
     }
     try {
-      rows.push_back(from_fields(records[i], col));
+      table.rows.push_back(from_fields(records[i], col));
     } catch (const harness_error& e) {
       throw harness_error("line " + std::to_string(i + 1) + ": " + e.what());
     }
   }
-  return rows;
+  return table;
 }
 
 }  // namespace hdb

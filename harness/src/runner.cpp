@@ -257,15 +257,16 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
 
   meta["finished_utc"] = utc_timestamp(std::chrono::system_clock::now());
   write_meta(run_dir / "meta.json", meta);
-  const auto collected = collect_and_write(run_dir);  // results.csv, and the statuses into meta.json
+  // results.csv, and each family's status, declaration and plot module into meta.json
+  const auto collected = collect_and_write(run_dir, {options.manifest, options.bin_dir / "schema"});
   if (!cancelled(options)) draw_plots(run_dir, options.plots, log);
   write_report(run_dir);
 
   std::size_t failed = 0;
-  for (const auto& status : collected.statuses) failed += status.state != family_state::ok ? 1 : 0;
+  for (const auto& family : collected.families) failed += family.status.state != family_state::ok ? 1 : 0;
   const std::string headlines = headline_summary(collected.rows, read_meta(run_dir / "meta.json").value_or(nlohmann::json::object()));
   log << "hdbench: headline figures (median)\n" << (headlines.empty() ? "  none\n" : headlines);
-  log << "hdbench: " << collected.statuses.size() - failed << " of " << collected.statuses.size()
+  log << "hdbench: " << collected.families.size() - failed << " of " << collected.families.size()
       << " families ok. Results in " << run_dir.string() << "/: results.csv, meta.json, report.md, plots/, raw/\n";
   return failed == 0 ? 0 : 1;
 }

@@ -61,14 +61,6 @@ std::string format_figure(double value) {
   return buffer;
 }
 
-std::string format_size(std::size_t bytes) {
-  for (const auto& [shift, unit] : {std::pair{30, " GiB"}, std::pair{20, " MiB"}, std::pair{10, " KiB"}}) {
-    const std::size_t scale = std::size_t{1} << shift;
-    if (bytes >= scale && bytes % scale == 0) return std::to_string(bytes / scale) + unit;
-  }
-  return std::to_string(bytes) + " B";
-}
-
 std::string format_fixed(double value, int decimals) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);

@@ -39,6 +39,7 @@ void reconcile_status(family_status& status, const family_raw& raw);
 struct collected_family {
   family_status status;
   std::optional<family_declaration> declaration;  // what the rows were built from
+  std::string plots;                              // the manifest's plot module, "" when not listed
 };
 
 struct collected_run {
@@ -49,10 +50,15 @@ struct collected_run {
 };
 
 // Where collect finds what raw/ does not say: the manifest (family order, plot module) and the
-// installed declarations, both beside hdbench (suite.json, schema/<family>.json).
+// declarations of families whose output carries no `hdbench.schema` (<schema_dir>/<family>.json).
+// An empty path: none (families then in name order, and output without a declaration fails).
 struct collect_sources {
-  std::filesystem::path bin_dir;
+  std::filesystem::path manifest;
+  std::filesystem::path schema_dir;
 };
+
+// The manifest and declarations installed beside hdbench: <bin_dir>/suite.json, <bin_dir>/schema/.
+[[nodiscard]] collect_sources installed_sources(const std::filesystem::path& bin_dir);
 
 // Reads every family under <run_dir>/raw. Pure: writes nothing.
 [[nodiscard]] collected_run collect_run(const std::filesystem::path& run_dir, const collect_sources& sources);

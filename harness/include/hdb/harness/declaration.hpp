@@ -68,7 +68,7 @@ struct family_declaration {
   std::vector<case_decl> cases;            // declaration order
   std::string fit_metric;                  // "" when the family has no alpha-beta fit
   std::vector<traffic_class> traffic_classes;  // the family's own, beside the built-in ones
-  nlohmann::json source;                   // the document as read, for meta.json
+  nlohmann::ordered_json source;           // the document as read, for meta.json
 
   // nullptr when not declared.
   [[nodiscard]] const parameter_decl* parameter(std::string_view name) const;
@@ -86,15 +86,16 @@ inline constexpr std::string_view metric_units[] = {"GB/s", "us", "us/MiB", "B",
 
 // Checks everything schema.json's rules say (docs/csv-schema.md) and throws harness_error
 // "<family>: <what is wrong>" on the first problem.
-[[nodiscard]] family_declaration parse_declaration(const nlohmann::json& document);
+[[nodiscard]] family_declaration parse_declaration(const nlohmann::ordered_json& document);
 // The same from text (a schema.json, or the context's `hdbench.schema`).
 [[nodiscard]] family_declaration parse_declaration(std::string_view text);
 // Reads and parses a file; errors name it.
 [[nodiscard]] family_declaration read_declaration(const std::filesystem::path& path);
 
-// The declarations installed beside hdbench (<bin dir>/schema/<family>.json) for the families of
-// the manifest, in manifest order. Throws harness_error naming a missing or bad file.
-[[nodiscard]] std::vector<family_declaration> installed_declarations(const std::filesystem::path& bin_dir);
+// The declarations of a manifest's families from `schema_dir`/<family>.json (as installed beside
+// hdbench: <bin dir>/schema/), in manifest order. Throws harness_error naming a missing or bad file.
+[[nodiscard]] std::vector<family_declaration> installed_declarations(const std::filesystem::path& manifest,
+                                                                     const std::filesystem::path& schema_dir);
 
 // The CSV's parameter columns: the union of the families' parameters, in the given order, each
 // family's in declaration order, first appearance wins. Throws harness_error naming both families

@@ -34,6 +34,10 @@ struct family_rules {
 // Registered rule sets; tests may add a stand-in family's rules.
 void register_family_rules(family_rules rules);
 
+// The rules of every manifest family whose folder holds report.cpp, in manifest order. Defined in
+// a file harness/CMakeLists.txt generates from harness/suite.json.
+[[nodiscard]] std::vector<family_rules> manifest_family_rules();
+
 // "GPU 3: " before an anomaly about one GPU, "" when the row names none.
 [[nodiscard]] std::string gpu_prefix(std::optional<int> device);
 

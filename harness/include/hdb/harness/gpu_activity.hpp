@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hdb/harness/raw_json.hpp"
+#include "hdb/host/nvidia_smi.hpp"  // the runner, describe_clock_event_reasons
 
 namespace hdb {
 
@@ -62,11 +63,7 @@ struct family_activity {
 // Lines with a different number of fields are skipped.
 [[nodiscard]] std::vector<gpu_clock_state> parse_gpu_clock_states(std::string_view csv);
 
-// "sw_power_cap,hw_slowdown" for a clock event reason mask ("none" for 0). Names as in NVML's
-// nvmlClocksEventReason* constants.
-[[nodiscard]] std::string describe_clock_event_reasons(unsigned long long mask);
-
-// Runs both nvidia-smi queries (nvidia-smi is looked up in PATH). Processes whose pid is in
+// Runs both nvidia-smi queries (run_nvidia_smi, query_gpus). Processes whose pid is in
 // `own_pids` are marked harness_own. Never throws.
 [[nodiscard]] activity_snapshot take_activity_snapshot(const std::vector<long>& own_pids);
 

@@ -49,11 +49,8 @@ struct run_identity {
 
 [[nodiscard]] nlohmann::json make_meta(const run_identity& run, nlohmann::json host, nlohmann::json node);
 
-// Sets meta["families"] from the statuses.
+// Sets meta["families"] from the statuses (collect adds each family's `schema` and `plots`).
 void set_families(nlohmann::json& meta, const std::vector<family_status>& statuses);
-
-// Updates the families of an existing meta.json (or writes a minimal one) atomically.
-void refresh_meta_families(const std::filesystem::path& meta_path, const std::vector<family_status>& statuses);
 
 void write_meta(const std::filesystem::path& meta_path, const nlohmann::json& meta);
 

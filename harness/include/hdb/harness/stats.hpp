@@ -1,23 +1,10 @@
 #pragma once
-// Descriptive statistics of a case's repetitions, as results.csv reports them.
-#include <optional>
-#include <span>
+// Statistics the harness needs beyond the shared descriptive ones (median, percentile, summary
+// live in hdb_host, included here, so a figure and its recomputation agree): the t distribution
+// of compare's run-to-run test.
+#include "hdb/host/stats.hpp"
 
 namespace hdb {
-
-struct sample_summary {
-  double median = 0;
-  double mean = 0;
-  double min = 0;
-  double max = 0;
-  // Sample standard deviation (n-1) and cv = stddev/mean x 100; undefined below 2 samples.
-  std::optional<double> stddev;
-  std::optional<double> cv_percent;
-};
-
-// Median of an even count is the mean of the two middle values. Throws on an empty span.
-[[nodiscard]] double median(std::span<const double> values);
-[[nodiscard]] sample_summary summarize(std::span<const double> values);
 
 // Student's t distribution with `df` > 0 degrees of freedom (not necessarily whole):
 // P(T <= t), and its inverse for 0 < probability < 1.

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "hdb/host/units.hpp"  // format_size, for the tables' size cells
+
 namespace hdb {
 
 using table_rows = std::vector<std::vector<std::string>>;
@@ -15,7 +17,5 @@ using table_rows = std::vector<std::vector<std::string>>;
 // Numbers for humans: three significant digits is as much as a benchmark median deserves.
 [[nodiscard]] std::string format_figure(double value);
 [[nodiscard]] std::string format_fixed(double value, int decimals);
-// Bytes as labels show them: "1 GiB", "64 MiB", "4 KiB" where the size is a whole multiple, else "4097 B".
-[[nodiscard]] std::string format_size(std::size_t bytes);
 
 }  // namespace hdb

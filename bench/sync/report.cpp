@@ -1,4 +1,4 @@
-// Report rules of the sync family: no peaks (its figures are times and ratios, not rates), and
+// Report rules of the sync family (its figures are times and ratios, not rates: no traffic), and
 // anomalies that say a node waits worse than it should: launches far slower than a healthy host
 // manages, a graph that saves nothing, a scheduling mode or an event flag that did not change
 // how the host waits, a calibration too loose for wake-up latencies, a fix for the sync trap
@@ -45,14 +45,14 @@ auto of(const Map& m, const std::string& case_name, const std::string& metric) {
 void launch_anomalies(const median_index& m, std::vector<std::string>& out) {
   for (auto [it, end] = of(m, "launch", "launch_time"); it != end; ++it) {
     if (it->second.value > launch_limit_us) {
-      out.push_back(gpu_prefix(it->second.row->params.get("device")) + "an empty kernel launch costs " + format_figure(it->second.value) +
+      out.push_back(gpu_prefix(it->second.row->device) + "an empty kernel launch costs " + format_figure(it->second.value) +
                     " us of host time (a healthy host: 2-5 us); look for a profiler or debugger attached, "
                     "CUDA_LAUNCH_BLOCKING, CPU frequency scaling or a host thread far from the GPU's NUMA node");
     }
   }
   for (auto [it, end] = of(m, "launch", "launch_sync_time"); it != end; ++it) {
     if (it->second.value > launch_sync_limit_us) {
-      out.push_back(gpu_prefix(it->second.row->params.get("device")) + "launch + cudaStreamSynchronize takes " + format_figure(it->second.value) +
+      out.push_back(gpu_prefix(it->second.row->device) + "launch + cudaStreamSynchronize takes " + format_figure(it->second.value) +
                     " us (a healthy host: 5-15 us); the host wakes up slowly (scheduling mode, CPU idle states)");
     }
   }
@@ -60,12 +60,12 @@ void launch_anomalies(const median_index& m, std::vector<std::string>& out) {
 
 void graph_anomalies(const median_index& m, std::vector<std::string>& out) {
   // (device, kernels) -> (launches, graph)
-  std::map<std::pair<std::string, std::string>, std::pair<std::optional<double>, std::optional<double>>> pairs;
+  std::map<std::pair<std::optional<int>, std::string>, std::pair<std::optional<double>, std::optional<double>>> pairs;
   for (auto [it, end] = of(m, "graph", "total_time"); it != end; ++it) {
     const result_row& row = *it->second.row;
-    auto& entry = pairs[{row.params.get("device"), extra_param(row.params, "kernels")}];
-    if (row.params.get("api") == "launches") entry.first = it->second.value;
-    if (row.params.get("api") == "graph") entry.second = it->second.value;
+    auto& entry = pairs[{row.device, row.param("kernels")}];
+    if (row.param("api") == "launches") entry.first = it->second.value;
+    if (row.param("api") == "graph") entry.second = it->second.value;
   }
   for (const auto& [key, times] : pairs) {
     const auto& [launches, graph] = times;
@@ -80,10 +80,10 @@ void graph_anomalies(const median_index& m, std::vector<std::string>& out) {
 void wakeup_anomalies(const median_index& m, std::vector<std::string>& out) {
   for (auto [it, end] = of(m, "wakeup", "cpu_busy"); it != end; ++it) {
     const result_row& row = *it->second.row;
-    const std::string mode = extra_param(row.params, "mode");
-    const std::string& api = row.params.get("api");
+    const std::string mode = row.param("mode");
+    const std::string& api = row.param("api");
     const double busy = it->second.value;
-    const std::string where = gpu_prefix(row.params.get("device")) + "mode " + mode + ", " + api + ": the waiting thread was busy " +
+    const std::string where = gpu_prefix(row.device) + "mode " + mode + ", " + api + ": the waiting thread was busy " +
                               format_fixed(busy, 0) + " % of the wait";
     // cudaEventSynchronize on an event created without cudaEventBlockingSync spins in every
     // mode: the device flag governs device and stream waits only (measured on H200, CUDA 13).
@@ -96,9 +96,9 @@ void wakeup_anomalies(const median_index& m, std::vector<std::string>& out) {
       out.push_back(where + "; spin mode should spin, so the mode did not take effect");
     }
   }
-  std::map<std::string, double> worst;  // device -> worst calibration
+  std::map<std::optional<int>, double> worst;  // device -> worst calibration
   for (auto [it, end] = of(m, "wakeup", "clock_uncertainty"); it != end; ++it) {
-    double& w = worst[it->second.row->params.get("device")];
+    double& w = worst[it->second.row->device];
     w = std::max(w, it->second.value);
   }
   for (const auto& [device, uncertainty] : worst) {
@@ -112,8 +112,8 @@ void wakeup_anomalies(const median_index& m, std::vector<std::string>& out) {
 void trap_anomalies(const median_index& m, std::vector<std::string>& out) {
   for (auto [it, end] = of(m, "trap", "relative_throughput"); it != end; ++it) {
     const result_row& row = *it->second.row;
-    if (row.params.get("api") == "keep_on_gpu" && it->second.value < keep_on_gpu_min_throughput) {
-      out.push_back(gpu_prefix(row.params.get("device")) + "sync trap: keeping the value on the GPU reaches only " + format_fixed(it->second.value * 100, 0) +
+    if (row.param("api") == "keep_on_gpu" && it->second.value < keep_on_gpu_min_throughput) {
+      out.push_back(gpu_prefix(row.device) + "sync trap: keeping the value on the GPU reaches only " + format_fixed(it->second.value * 100, 0) +
                     " % of the loop that never reads back; one copy at the end should cost nothing");
     }
   }
@@ -124,13 +124,13 @@ void trap_anomalies(const median_index& m, std::vector<std::string>& out) {
 // Faster means the host clock and the GPU's timer disagree; slower means the host cannot launch
 // as fast as the kernels run, and the trap is then measured against the launch rate.
 void never_loop_anomalies(const median_index& m, std::vector<std::string>& out) {
-  std::map<std::string, std::pair<double, double>> by_device;  // device -> (fastest never step, kernel)
+  std::map<std::optional<int>, std::pair<double, double>> by_device;  // device -> (fastest never step, kernel)
   for (auto [it, end] = of(m, "trap", "baseline_time_per_step"); it != end; ++it) {
-    auto [entry, inserted] = by_device.try_emplace(it->second.row->params.get("device"), it->second.value, 0.0);
+    auto [entry, inserted] = by_device.try_emplace(it->second.row->device, it->second.value, 0.0);
     if (!inserted) entry->second.first = std::min(entry->second.first, it->second.value);
   }
   for (auto [it, end] = of(m, "trap", "step_kernel_time"); it != end; ++it) {
-    const auto entry = by_device.find(it->second.row->params.get("device"));
+    const auto entry = by_device.find(it->second.row->device);
     if (entry != by_device.end()) entry->second.second = it->second.value;
   }
   for (const auto& [device, times] : by_device) {
@@ -151,12 +151,12 @@ void never_loop_anomalies(const median_index& m, std::vector<std::string>& out) 
 }
 
 void dependency_anomalies(const median_index& m, std::vector<std::string>& out) {
-  std::map<std::string, std::pair<std::optional<double>, std::optional<double>>> gaps;  // device -> (wait event, host)
+  std::map<std::optional<int>, std::pair<std::optional<double>, std::optional<double>>> gaps;  // device -> (wait event, host)
   for (auto [it, end] = of(m, "dependency", "gap"); it != end; ++it) {
     const result_row& row = *it->second.row;
-    auto& entry = gaps[row.params.get("device")];
-    if (row.params.get("api") == "cudaStreamWaitEvent") entry.first = it->second.value;
-    if (row.params.get("api") == "host_sync_then_launch") entry.second = it->second.value;
+    auto& entry = gaps[row.device];
+    if (row.param("api") == "cudaStreamWaitEvent") entry.first = it->second.value;
+    if (row.param("api") == "host_sync_then_launch") entry.second = it->second.value;
   }
   for (const auto& [device, pair] : gaps) {
     const auto& [wait_event, host] = pair;
@@ -168,26 +168,28 @@ void dependency_anomalies(const median_index& m, std::vector<std::string>& out) 
   }
 }
 
+std::string device_cell(std::optional<int> device) { return device ? std::to_string(*device) : "?"; }
+
 // The teaching figures, gating or not: what a launch, a graph and the sync trap cost per GPU.
 std::string sync_section(const std::vector<result_row>& rows) {
   const median_index m = ok_medians(rows);
-  const auto value_of = [&](const std::string& case_name, const std::string& metric, const std::string& device,
+  const auto value_of = [&](const std::string& case_name, const std::string& metric, std::optional<int> device,
                             const std::string& api, const std::string& extra_key,
                             const std::string& extra_value) -> std::optional<double> {
     for (auto [it, end] = of(m, case_name, metric); it != end; ++it) {
       const result_row& row = *it->second.row;
-      if (row.params.get("device") == device && row.params.get("api") == api &&
-          (extra_key.empty() || extra_param(row.params, extra_key) == extra_value)) {
+      if (row.device == device && row.param("api") == api &&
+          (extra_key.empty() || row.param(extra_key) == extra_value)) {
         return it->second.value;
       }
     }
     return std::nullopt;
   };
-  std::set<std::string> devices;
+  std::set<std::optional<int>> devices;
   std::set<int> kernel_counts;
   for (const auto& [key, entry] : m) {
-    if (key.first == "launch" || key.first == "graph" || key.first == "trap") devices.insert(entry.row->params.get("device"));
-    if (key.first == "graph") kernel_counts.insert(static_cast<int>(std::strtol(extra_param(entry.row->params, "kernels").c_str(), nullptr, 10)));
+    if (key.first == "launch" || key.first == "graph" || key.first == "trap") devices.insert(entry.row->device);
+    if (key.first == "graph") kernel_counts.insert(static_cast<int>(std::strtol(entry.row->param("kernels").c_str(), nullptr, 10)));
   }
   if (devices.empty()) return "";
   const auto us = [](std::optional<double> v) { return v ? format_figure(*v) + " us" : std::string(); };
@@ -199,8 +201,8 @@ std::string sync_section(const std::vector<result_row>& rows) {
   for (int k : kernel_counts) launch_header.push_back(std::to_string(k) + " launches vs 1 graph");
   table_rows launches;
   table_rows trap;
-  for (const std::string& device : devices) {
-    std::vector<std::string> line = {device, us(value_of("launch", "launch_time", device, "empty_kernel", "", "")),
+  for (const auto& device : devices) {
+    std::vector<std::string> line = {device_cell(device), us(value_of("launch", "launch_time", device, "empty_kernel", "", "")),
                                      us(value_of("launch", "launch_sync_time", device, "empty_kernel", "", ""))};
     for (int k : kernel_counts) {
       const auto many = value_of("graph", "total_time", device, "launches", "kernels", std::to_string(k));
@@ -211,7 +213,7 @@ std::string sync_section(const std::vector<result_row>& rows) {
     }
     launches.push_back(std::move(line));
     std::vector<std::string> trap_line = {
-        device, slower(value_of("trap", "relative_throughput", device, "readback_pageable", "every", "1")),
+        device_cell(device), slower(value_of("trap", "relative_throughput", device, "readback_pageable", "every", "1")),
         slower(value_of("trap", "relative_throughput", device, "sync_only", "every", "1")),
         slower(value_of("trap", "relative_throughput", device, "readback_async", "every", "1")),
         slower(value_of("trap", "relative_throughput", device, "keep_on_gpu", "", ""))};
@@ -235,7 +237,6 @@ std::string sync_section(const std::vector<result_row>& rows) {
 family_rules sync_report_rules() {
   family_rules rules;
   rules.family = "sync";
-  rules.peak = [](const result_row&, const json&) -> std::optional<peak_ref> { return std::nullopt; };
   rules.anomalies = [](const std::vector<result_row>& rows, const json&, std::vector<std::string>& out) {
     const auto m = ok_medians(rows);
     launch_anomalies(m, out);

@@ -1,5 +1,5 @@
-// Report rules of the overlap family. Peaks: only the calibration copy rates have one (the GPU's
-// PCIe link); pipeline figures are times, ratios and efficiencies against the family's own
+// Report rules of the overlap family. Only the calibration copy rates carry a traffic class (the
+// GPU's PCIe link, in bench/overlap/schema.json); pipeline figures are times, ratios and efficiencies against the family's own
 // measured bound. Anomalies: streams that do not overlap, efficiency far from the bound (or past
 // it: a calibration that undersold the link), stream-semantics pitfalls that did not show, a CUDA
 // graph slower than stream launches, pageable pipelines beating pinned ones, a regime whose
@@ -50,23 +50,24 @@ struct best_value {
   double value = 0;
   int chunks = 0;
 };
-using sweep_key = std::tuple<std::string, std::string, std::string, int>;  // device, regime, host kind, streams
+using device_id = std::optional<int>;
+using sweep_key = std::tuple<device_id, std::string, std::string, int>;  // device, regime, host kind, streams
 
 std::map<sweep_key, best_value> best_over_chunks(const median_index& m, const std::string& metric) {
   std::map<sweep_key, best_value> best;
   each(m, "pipeline", metric, [&](const result_row& row, double value) {
-    if (row.params.get("api") != "nonblocking") return;
-    const sweep_key key{row.params.get("device"), extra_param(row.params, "regime"), row.params.get("host_kind"),
-                        int_of(row.params.get("streams"))};
-    auto [it, inserted] = best.try_emplace(key, best_value{value, int_of(extra_param(row.params, "chunks"))});
-    if (!inserted && value > it->second.value) it->second = {value, int_of(extra_param(row.params, "chunks"))};
+    if (row.param("api") != "nonblocking") return;
+    const sweep_key key{row.device, row.param("regime"), row.param("host_kind"),
+                        int_of(row.param("streams"))};
+    auto [it, inserted] = best.try_emplace(key, best_value{value, int_of(row.param("chunks"))});
+    if (!inserted && value > it->second.value) it->second = {value, int_of(row.param("chunks"))};
   });
   return best;
 }
 
 void overlap_anomalies(const median_index& m, std::vector<std::string>& out) {
   // Multi-stream pinned no faster than one stream.
-  std::map<std::tuple<std::string, std::string>, double> best_multi;  // (device, regime) -> best speedup, S >= 2
+  std::map<std::tuple<device_id, std::string>, double> best_multi;  // (device, regime) -> best speedup, S >= 2
   for (const auto& [key, best] : best_over_chunks(m, "speedup")) {
     const auto& [device, regime, host, streams] = key;
     if (host != "pinned" || streams < 2) continue;
@@ -81,19 +82,19 @@ void overlap_anomalies(const median_index& m, std::vector<std::string>& out) {
     }
   }
   // Efficiency far from the bound, or past it. One line per (device, regime): the worst / best.
-  std::map<std::tuple<std::string, std::string>, std::pair<const result_row*, double>> worst, highest;
+  std::map<std::tuple<device_id, std::string>, std::pair<const result_row*, double>> worst, highest;
   each(m, "pipeline", "efficiency", [&](const result_row& row, double value) {
-    if (row.params.get("api") != "nonblocking" || row.params.get("host_kind") != "pinned") return;
-    if (int_of(row.params.get("streams")) < 3) return;
-    const std::tuple<std::string, std::string> key{row.params.get("device"), extra_param(row.params, "regime")};
+    if (row.param("api") != "nonblocking" || row.param("host_kind") != "pinned") return;
+    if (int_of(row.param("streams")) < 3) return;
+    const std::tuple<device_id, std::string> key{row.device, row.param("regime")};
     auto [w, w_new] = worst.try_emplace(key, &row, value);
     if (!w_new && value < w->second.second) w->second = {&row, value};
     auto [h, h_new] = highest.try_emplace(key, &row, value);
     if (!h_new && value > h->second.second) h->second = {&row, value};
   });
   const auto where = [](const result_row& row) {
-    return extra_param(row.params, "regime") + " pipeline, pinned, " + row.params.get("streams") + " streams x " +
-           extra_param(row.params, "chunks") + " chunks";
+    return row.param("regime") + " pipeline, pinned, " + row.param("streams") + " streams x " +
+           row.param("chunks") + " chunks";
   };
   for (const auto& [key, entry] : worst) {
     if (entry.second < min_efficiency_percent) {
@@ -124,9 +125,9 @@ void overlap_anomalies(const median_index& m, std::vector<std::string>& out) {
 }
 
 void semantics_anomalies(const median_index& m, std::vector<std::string>& out) {
-  std::map<std::string, std::map<std::string, double>> by_device;  // device -> api -> pipeline time
+  std::map<device_id, std::map<std::string, double>> by_device;  // device -> api -> pipeline time
   each(m, "stream_semantics", "pipeline_time",
-       [&](const result_row& row, double value) { by_device[row.params.get("device")][row.params.get("api")] = value; });
+       [&](const result_row& row, double value) { by_device[row.device][row.param("api")] = value; });
   for (const auto& [device, times] : by_device) {
     const auto reference = times.find("nonblocking");
     if (reference == times.end()) continue;
@@ -148,9 +149,9 @@ void semantics_anomalies(const median_index& m, std::vector<std::string>& out) {
                     "x the non-blocking pipeline; it should serialise the chunks");
     }
   }
-  std::map<std::string, std::map<std::string, double>> graphs;
+  std::map<device_id, std::map<std::string, double>> graphs;
   each(m, "graph", "pipeline_time",
-       [&](const result_row& row, double value) { graphs[row.params.get("device")][row.params.get("api")] = value; });
+       [&](const result_row& row, double value) { graphs[row.device][row.param("api")] = value; });
   for (const auto& [device, times] : graphs) {
     const auto streams = times.find("nonblocking");
     const auto graph = times.find("graph");
@@ -164,15 +165,17 @@ void semantics_anomalies(const median_index& m, std::vector<std::string>& out) {
 void calibration_anomalies(const median_index& m, std::vector<std::string>& out) {
   const std::map<std::string, double> targets = {{"balanced", 1.0}, {"compute_heavy", 4.0}, {"copy_heavy", 0.25}};
   each(m, "calibration", "kernel_copy_ratio", [&](const result_row& row, double value) {
-    const auto target = targets.find(extra_param(row.params, "regime"));
+    const auto target = targets.find(row.param("regime"));
     if (target == targets.end()) return;
     if (value > target->second * ratio_tolerance || value < target->second / ratio_tolerance) {
-      out.push_back(gpu_prefix(row.params.get("device")) + target->first + " regime: the kernel takes " + format_figure(value) +
+      out.push_back(gpu_prefix(row.device) + target->first + " regime: the kernel takes " + format_figure(value) +
                     "x the copy time of the same bytes (target " + format_figure(target->second) +
                     "x); the kernel's clock changed between calibration points");
     }
   });
 }
+
+std::string device_cell(device_id device) { return device ? std::to_string(*device) : "?"; }
 
 std::string section(const std::vector<result_row>& rows) {
   const median_index m = ok_medians(rows);
@@ -180,14 +183,14 @@ std::string section(const std::vector<result_row>& rows) {
   if (speedups.empty()) return "";
   std::map<sweep_key, double> efficiency;  // at the chunk count of the best speedup
   each(m, "pipeline", "efficiency", [&](const result_row& row, double value) {
-    if (row.params.get("api") != "nonblocking") return;
-    const sweep_key key{row.params.get("device"), extra_param(row.params, "regime"), row.params.get("host_kind"),
-                        int_of(row.params.get("streams"))};
+    if (row.param("api") != "nonblocking") return;
+    const sweep_key key{row.device, row.param("regime"), row.param("host_kind"),
+                        int_of(row.param("streams"))};
     const auto best = speedups.find(key);
-    if (best != speedups.end() && best->second.chunks == int_of(extra_param(row.params, "chunks"))) efficiency[key] = value;
+    if (best != speedups.end() && best->second.chunks == int_of(row.param("chunks"))) efficiency[key] = value;
   });
   std::set<int> stream_counts;
-  std::map<std::tuple<std::string, std::string, std::string>, std::map<int, std::string>> cells;
+  std::map<std::tuple<device_id, std::string, std::string>, std::map<int, std::string>> cells;
   for (const auto& [key, best] : speedups) {
     const auto& [device, regime, host, streams] = key;
     stream_counts.insert(streams);
@@ -200,7 +203,7 @@ std::string section(const std::vector<result_row>& rows) {
   for (int s : stream_counts) header.push_back(std::to_string(s) + (s == 1 ? " stream" : " streams"));
   table_rows table;
   for (const auto& [key, by_streams] : cells) {
-    std::vector<std::string> line = {std::get<0>(key), std::get<1>(key), std::get<2>(key)};
+    std::vector<std::string> line = {device_cell(std::get<0>(key)), std::get<1>(key), std::get<2>(key)};
     for (int s : stream_counts) {
       const auto it = by_streams.find(s);
       line.push_back(it == by_streams.end() ? "" : it->second);
@@ -213,12 +216,12 @@ std::string section(const std::vector<result_row>& rows) {
       markdown_table(header, table);
 
   table_rows tax;
-  std::map<std::tuple<std::string, std::string>, std::map<std::string, double>> tax_cells;
+  std::map<std::tuple<device_id, std::string>, std::map<std::string, double>> tax_cells;
   each(m, "movement_tax", "tax_ratio", [&](const result_row& row, double value) {
-    tax_cells[{row.params.get("device"), extra_param(row.params, "regime")}][row.params.get("api")] = value;
+    tax_cells[{row.device, row.param("regime")}][row.param("api")] = value;
   });
   for (const auto& [key, by_api] : tax_cells) {
-    std::vector<std::string> line = {std::get<0>(key), std::get<1>(key)};
+    std::vector<std::string> line = {device_cell(std::get<0>(key)), std::get<1>(key)};
     for (const char* api : {"round_trip", "host_generated", "device_generated"}) {
       const auto it = by_api.find(api);
       line.push_back(it == by_api.end() ? "" : format_figure(it->second) + "x");
@@ -232,10 +235,10 @@ std::string section(const std::vector<result_row>& rows) {
 
   table_rows semantics;
   each(m, "stream_semantics", "speedup", [&](const result_row& row, double value) {
-    semantics.push_back({row.params.get("device"), row.params.get("api"), format_figure(value) + "x"});
+    semantics.push_back({device_cell(row.device), row.param("api"), format_figure(value) + "x"});
   });
   each(m, "graph", "speedup", [&](const result_row& row, double value) {
-    semantics.push_back({row.params.get("device"), "4 streams, " + row.params.get("api"), format_figure(value) + "x"});
+    semantics.push_back({device_cell(row.device), "4 streams, " + row.param("api"), format_figure(value) + "x"});
   });
   if (!semantics.empty()) {
     out += "\nStream semantics (balanced, pinned; 2 streams x 8 chunks unless named) and the CUDA-graph pipeline.\n\n" +
@@ -249,16 +252,6 @@ std::string section(const std::vector<result_row>& rows) {
 family_rules overlap_report_rules() {
   family_rules rules;
   rules.family = "overlap";
-  rules.peak = [](const result_row& row, const json& meta) -> std::optional<peak_ref> {
-    if (row.case_name != "calibration" || row.unit != "GB/s") return std::nullopt;
-    if (row.metric != "h2d_bandwidth" && row.metric != "d2h_bandwidth" && row.metric != "bidir_bandwidth") return std::nullopt;
-    const auto device = row_device(row);
-    if (!device) return std::nullopt;
-    const auto pcie = gpu_pcie_peak_gbps(gpu_record(meta, *device));
-    if (!pcie) return std::nullopt;
-    const bool both = row.metric == "bidir_bandwidth";
-    return peak_ref{both ? 2 * *pcie : *pcie, 1, both ? "2 x PCIe per direction" : "PCIe per direction"};
-  };
   rules.anomalies = [](const std::vector<result_row>& rows, const json&, std::vector<std::string>& out) {
     const median_index m = ok_medians(rows);
     overlap_anomalies(m, out);
@@ -267,8 +260,8 @@ family_rules overlap_report_rules() {
   };
   rules.section = [](const std::vector<result_row>& rows, const json&) { return section(rows); };
   rules.footnote =
-      "Only the start-up calibration's copy rates have a peak (the GPU's PCIe link per direction, twice that for "
-      "both at once). Pipeline speedup and efficiency are measured against the family's own bound from those "
+      "Only the start-up calibration's copy rates have a peak (traffic: the GPU's PCIe link per direction, twice "
+      "that for both at once). Pipeline speedup and efficiency are measured against the family's own bound from those "
       "rates (docs/overlap.md).";
   return rules;
 }

@@ -1,6 +1,6 @@
-// Report rules of the p2p family. Peaks come from the node's topology (meta.json node.topology,
-// written by hdb::read_gpu_topology): an NVLink pair's peak is its link count x per-link rate per
-// direction, a PCIe pair's (and the host-staged pipeline's) the smaller PCIe link of its two GPUs.
+// Report rules of the p2p family. % of peak comes from each case's traffic class
+// (bench/p2p/schema.json): an NVLink pair against its link count x per-link rate per direction
+// (meta.json node.topology), the host-staged pipeline against the smaller PCIe link of its two GPUs.
 // Anomalies: a pair far below the pairs with the same link, direct P2P no faster than staging
 // through the host, NVLink far below its peak, GPUs with fewer active links than their peers,
 // pairs without peer access. The section renders the per-pair matrices at the largest size and
@@ -42,7 +42,7 @@ std::optional<int> to_index(const std::string& text) {
 }
 
 std::optional<std::size_t> size_of(const result_row& row) {
-  const auto& text = row.params.get("size_bytes");
+  const auto& text = row.param("size_bytes");
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
   return static_cast<std::size_t>(std::stoull(text));
 }
@@ -69,87 +69,6 @@ std::optional<double> number(const json& object, const char* key) {
   return object[key].get<double>();
 }
 
-// NVLink peak of one direction of a pair, with its basis; nullopt for a PCIe or unknown link.
-std::optional<peak_ref> nvlink_peak(const json& topology, int src, int dst) {
-  const json* pair = pair_record(topology, src, dst);
-  if (pair == nullptr || !pair->contains("link")) return std::nullopt;
-  const json& link = (*pair)["link"];
-  const auto peak = number(link, "peak_GBps");
-  if (link.value("type", "") != "nvlink" || !peak) return std::nullopt;
-  const std::string via = link.contains("via") && link["via"].is_string() ? ", via " + link["via"].get<std::string>() : "";
-  return peak_ref{*peak, 1,
-                  "NVLink " + format_figure(*number(link, "links")) + " x " + format_figure(*number(link, "per_link_GBps")) +
-                      " GB/s" + via + ", GPU " + std::to_string(src) + "->" + std::to_string(dst)};
-}
-
-std::optional<peak_ref> pcie_pair_peak(const json& meta, int src, int dst) {
-  const auto a = gpu_pcie_peak_gbps(gpu_record(meta, src));
-  const auto b = gpu_pcie_peak_gbps(gpu_record(meta, dst));
-  if (!a || !b) return std::nullopt;
-  const std::string who = src == dst ? "GPU " + std::to_string(src) + " (both directions of its link)"
-                                     : "the smaller of GPU " + std::to_string(src) + " and GPU " + std::to_string(dst);
-  return peak_ref{std::min(*a, *b), 1, "PCIe, " + who};
-}
-
-// Peak of the direct methods for a pair: its NVLinks, or PCIe P2P when it has none.
-std::optional<peak_ref> direct_peak(const json& meta, int src, int dst) {
-  const json& topology = topology_of(meta);
-  if (auto peak = nvlink_peak(topology, src, dst)) return peak;
-  const json* pair = pair_record(topology, src, dst);
-  if (pair != nullptr && pair->contains("link") && (*pair)["link"].value("type", "") == "pcie") {
-    return pcie_pair_peak(meta, src, dst);
-  }
-  return std::nullopt;
-}
-
-// All pairs at once: every GPU sends through all its NVLinks (or its PCIe link) at the same time.
-std::optional<peak_ref> aggregate_peak(const json& meta, bool staged) {
-  const json& topology = topology_of(meta);
-  if (!topology.contains("gpus") || !topology["gpus"].is_array() || topology["gpus"].size() < 2) return std::nullopt;
-  double total = 0;
-  bool nvlink = !staged;
-  for (const auto& g : topology["gpus"]) {
-    const json links = g.value("nvlink", json::object());
-    const auto count = number(links, "links_active");
-    const auto rate = number(links, "per_link_GBps");
-    nvlink = nvlink && count && rate && *count > 0;
-  }
-  for (const auto& g : topology["gpus"]) {
-    const int index = g.value("index", -1);
-    if (nvlink) {
-      const json links = g["nvlink"];
-      total += *number(links, "links_active") * *number(links, "per_link_GBps");
-    } else if (const auto pcie = gpu_pcie_peak_gbps(gpu_record(meta, index))) {
-      total += *pcie;
-    } else {
-      return std::nullopt;
-    }
-  }
-  return peak_ref{total, 1, nvlink ? "every GPU's NVLinks sending at once" : "every GPU's PCIe link sending at once"};
-}
-
-std::optional<peak_ref> p2p_peak(const result_row& row, const json& meta) {
-  static const std::set<std::string> rates = {"bandwidth", "bandwidth_fwd", "bandwidth_rev"};
-  if (rates.count(row.metric) == 0 || row.case_name == "latency") return std::nullopt;
-  const std::string& api = row.params.get("api");
-  const std::string& direction = row.params.get("direction");
-  if (direction == "all_pairs") {
-    if (row.metric != "bandwidth" || api == "ce_no_peer") return std::nullopt;
-    return aggregate_peak(meta, api == "staged");
-  }
-  const auto src = to_index(row.params.get("src"));
-  const auto dst = to_index(row.params.get("dst"));
-  if (!src || !dst) return std::nullopt;
-  // Without peer access the driver's path is what this row measures; it has no agreed peak.
-  if (api == "ce_no_peer") return std::nullopt;
-  std::optional<peak_ref> peak = api == "staged" ? pcie_pair_peak(meta, *src, *dst) : direct_peak(meta, *src, *dst);
-  if (peak && direction == "bidir" && row.metric == "bandwidth") {
-    peak->value *= 2;  // both directions at once: the links are full duplex
-    peak->basis += ", both directions";
-  }
-  return peak;
-}
-
 // --- the matrices ------------------------------------------------------------------------------
 
 struct pair_value {
@@ -163,12 +82,12 @@ std::vector<pair_value> pair_values(const std::vector<result_row>& rows, const s
                                     std::size_t size, const std::string& case_name = "bandwidth") {
   std::vector<pair_value> values;
   for (const auto& row : rows) {
-    if (!is_ok_median(row) || row.case_name != case_name || row.metric != metric || row.params.get("api") != api ||
-        row.params.get("direction") != "uni" || size_of(row) != size) {
+    if (!is_ok_median(row) || row.case_name != case_name || row.metric != metric || row.param("api") != api ||
+        row.param("direction") != "uni" || size_of(row) != size) {
       continue;
     }
-    const auto src = to_index(row.params.get("src"));
-    const auto dst = to_index(row.params.get("dst"));
+    const auto src = to_index(row.param("src"));
+    const auto dst = to_index(row.param("dst"));
     if (src && dst) values.push_back({*src, *dst, *row.value});
   }
   return values;
@@ -179,7 +98,7 @@ std::optional<std::size_t> largest_uni_size(const std::vector<result_row>& rows)
   std::optional<std::size_t> largest;
   for (const auto& row : rows) {
     if (!is_ok_median(row) || row.case_name != "bandwidth" || row.metric != "bandwidth" ||
-        row.params.get("direction") != "uni") {
+        row.param("direction") != "uni") {
       continue;
     }
     if (const auto size = size_of(row)) largest = std::max(largest.value_or(0), *size);
@@ -191,7 +110,7 @@ std::vector<int> devices_of(const std::vector<result_row>& rows, const json& met
   std::set<int> devices;
   for (const auto& row : rows) {
     for (const char* key : {"src", "dst"}) {
-      if (const auto d = to_index(row.params.get(key))) devices.insert(*d);
+      if (const auto d = to_index(row.param(key))) devices.insert(*d);
     }
   }
   const json& topology = topology_of(meta);
@@ -284,10 +203,10 @@ std::string p2p_section(const std::vector<result_row>& rows, const json& meta) {
   table_rows together;
   std::map<std::pair<std::string, std::string>, std::pair<std::size_t, const result_row*>> best;
   for (const auto& row : rows) {
-    const std::string& direction = row.params.get("direction");
+    const std::string& direction = row.param("direction");
     if (!is_ok_median(row) || row.metric != "bandwidth" || (direction != "bidir" && direction != "all_pairs")) continue;
-    const std::string who = direction == "bidir" ? row.params.get("src") + " <-> " + row.params.get("dst") : "all pairs";
-    auto& slot = best[{who, row.params.get("api")}];
+    const std::string who = direction == "bidir" ? row.param("src") + " <-> " + row.param("dst") : "all pairs";
+    auto& slot = best[{who, row.param("api")}];
     if (const auto size = size_of(row); size && (!slot.second || *size >= slot.first)) slot = {*size, &row};
   }
   for (const auto& [key, entry] : best) {
@@ -304,7 +223,7 @@ std::string p2p_section(const std::vector<result_row>& rows, const json& meta) {
     if (!is_ok_median(row) || row.case_name != "latency") continue;
     const auto size = size_of(row);
     if (!size) continue;
-    auto& slot = lat[{row.params.get("src") + " -> " + row.params.get("dst"), row.params.get("api")}][row.metric];
+    auto& slot = lat[{row.param("src") + " -> " + row.param("dst"), row.param("api")}][row.metric];
     if (slot.first == 0 || *size < slot.first) slot = {*size, *row.value};
   }
   for (const auto& [key, metrics] : lat) {
@@ -331,10 +250,10 @@ std::string p2p_section(const std::vector<result_row>& rows, const json& meta) {
   std::map<std::string, std::pair<std::size_t, double>> loop_best;
   for (const auto& row : rows) {
     if (!is_ok_median(row) || row.case_name != "bandwidth" || row.metric != "bandwidth" ||
-        row.params.get("direction") != "loopback") {
+        row.param("direction") != "loopback") {
       continue;
     }
-    auto& slot = loop_best[row.params.get("src")];
+    auto& slot = loop_best[row.param("src")];
     if (const auto size = size_of(row); size && *size >= slot.first) slot = {*size, *row.value};
   }
   for (const auto& [gpu, entry] : loop_best) {
@@ -401,12 +320,16 @@ void p2p_anomalies(const std::vector<result_row>& rows, const json& meta, std::v
                       format_fixed(r.value, 2) + "); P2P may be routed through the CPU or disabled by the platform");
       }
     }
-    for (const auto& d : direct) {
-      const auto peak = nvlink_peak(topology, d.src, d.dst);
-      if (peak && d.value < nvlink_floor * peak->value) {
-        out.push_back("GPU " + std::to_string(d.src) + " -> GPU " + std::to_string(d.dst) + " ce_peer" + at + ": " +
-                      format_figure(d.value) + " GB/s is " + format_figure(100 * d.value / peak->value) + " % of its " +
-                      peak->basis + " (expected ~80 %); a link may be down or the copy not using NVLink");
+    for (const auto& row : rows) {
+      if (!is_ok_median(row) || row.case_name != "bandwidth" || row.metric != "bandwidth" || row.param("api") != "ce_peer" ||
+          row.param("direction") != "uni" || size_of(row) != *largest || row.traffic != "nvlink_per_direction") {
+        continue;
+      }
+      const auto peak = row_peak(row, meta);
+      if (peak && *row.value < nvlink_floor * peak->value) {
+        out.push_back("GPU " + row.param("src") + " -> GPU " + row.param("dst") + " ce_peer" + at + ": " +
+                      format_figure(*row.value) + " GB/s is " + format_figure(percent_of_peak(*row.value, *peak)) +
+                      " % of its " + peak->basis + " (expected ~80 %); a link may be down or the copy not using NVLink");
       }
     }
   }
@@ -442,14 +365,13 @@ void p2p_anomalies(const std::vector<result_row>& rows, const json& meta, std::v
 family_rules p2p_report_rules() {
   family_rules rules;
   rules.family = "p2p";
-  rules.peak = p2p_peak;
   rules.anomalies = p2p_anomalies;
   rules.section = p2p_section;
   rules.footnote =
       "% of peak for p2p: NVLink pairs against link count x per-link rate per direction (meta.json node.topology; "
-      "x2 for both directions at once), PCIe pairs and the host-staged pipeline against the smaller PCIe link of the "
-      "two GPUs (a loopback against its GPU's own link), all pairs at once against every GPU's links sending "
-      "together. cudaMemcpyPeerAsync without peer access has no peak: the driver chooses its path.";
+      "x2 for both directions at once), the host-staged pipeline against the smaller PCIe link of the two GPUs (a "
+      "loopback against its GPU's own link). All pairs at once, and cudaMemcpyPeerAsync without peer access (the "
+      "driver chooses its path), have no peak.";
   return rules;
 }
 
