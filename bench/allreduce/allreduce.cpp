@@ -291,13 +291,16 @@ class session : public std::enable_shared_from_this<session> {
                          {"dtype", std::string(to_string(c.type))},
                          {"placement", std::string(to_string(c.where))},
                          {"interconnect", std::string(to_string(c.via))},
-                         {"gpus", std::to_string(c.ranks)},
+                         {"ranks", std::to_string(c.ranks)},
                          {"size_bytes", std::to_string(c.bytes)}};
     // The GPUs of this node the case measures (under MPI, rank 0's).
     const std::size_t local = mode_ == launch_mode::local ? std::clamp<std::size_t>(c.ranks, 1, devices.size()) : 1;
     case_spec spec = make_case("allreduce", c.overlap ? "overlap" : "collective", std::move(params),
                                std::vector<int>(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(local)));
     if (!c.headline.empty()) spec.headline_metrics = {c.headline};
+    // busbw is comparable with the slowest GPU's NVLinks; with P2P disabled the bytes go through
+    // host memory instead, which has no such peak.
+    if (!c.overlap && c.ranks > 1 && c.via == interconnect::default_transports) spec.traffic = {{"busbw", "nvlink_bus"}};
     spec.iterations = 1;
 
     case_request request;
@@ -413,36 +416,13 @@ std::vector<flag_spec> flags() {
   };
 }
 
-std::vector<metric_spec> metrics() {
-  return {
-      {"time", "us", "lower", "slowest rank's device time per collective (CUDA events around a batch, / batch size)"},
-      {"algbw", "GB/s", "higher", "message size S / time (nccl-tests' algorithm bandwidth)"},
-      {"busbw", "GB/s", "higher",
-       "algbw x bus factor: 2(n-1)/n all-reduce, (n-1)/n reduce-scatter and all-gather; n >= 2 only"},
-      {"wrong_values", "count", "lower", "output elements differing from the expected values, summed over ranks"},
-      {"comm_time", "us", "lower", "overlap: the batch of all-reduces alone (slowest rank)"},
-      {"compute_time", "us", "lower", "overlap: the compute kernel alone (slowest rank)"},
-      {"overlapped_time", "us", "lower", "overlap: both at once, start to the later end (slowest rank)"},
-      {"comm_slowdown", "x", "lower", "overlap: all-reduce batch time with compute running / alone"},
-      {"compute_slowdown", "x", "lower", "overlap: compute kernel time with all-reduce running / alone"},
-      {"comm_hidden", "fraction", "higher",
-       "overlap: (comm alone + compute alone - both at once) / comm alone; 1 = communication fully hidden"},
-  };
-}
-
 }  // namespace
 
 family_spec family() {
   auto state = std::make_shared<session>();
   family_spec spec;
   spec.name = "allreduce";
-  spec.summary =
-      "NCCL all-reduce (sum), reduce-scatter and all-gather over n = 1, 2, 4, ... GPUs, one process per GPU "
-      "(started here, or ranks of mpirun/srun when built with MPI): slowest rank's time, algbw, busbw, verified "
-      "results; NVLink vs NCCL_P2P_DISABLE=1; communication/compute overlap.";
   spec.flags = flags();
-  spec.metrics = metrics();
-  spec.fit_metric = "time";
   spec.before_cuda = [state](const run_options& options, int argc, char** argv) {
     return state->before_cuda(options, argc, argv);
   };

@@ -52,7 +52,19 @@ struct placement_state {
   int applied_for = -1;
 };
 
-void run_guarded(benchmark::State& state, const case_spec& spec, run_record& record, placement_state& placement) {
+// A counter, headline or traffic pick the schema does not declare for the case's kind would reach
+// the CSV under a meaning nobody wrote down: the case fails instead, naming it.
+void check_declared(benchmark::State& state, const case_spec& spec, const family_schema& schema, run_record& record) {
+  std::vector<std::string> counters;
+  for (const auto& [name, counter] : state.counters) counters.push_back(name);
+  if (const auto problem = check_outputs(schema, spec.kind, counters, spec.headline_metrics, spec.traffic)) {
+    ++record.failed_cases;
+    state.SkipWithError(("undeclared in schema.json: " + *problem).c_str());
+  }
+}
+
+void run_guarded(benchmark::State& state, const case_spec& spec, const family_schema& schema, run_record& record,
+                 placement_state& placement) {
   try {
     if (!spec.devices.empty()) {
       const int device = spec.devices.front();
@@ -63,6 +75,7 @@ void run_guarded(benchmark::State& state, const case_spec& spec, run_record& rec
       }
     }
     spec.body(state);
+    if (!state.error_occurred()) check_declared(state, spec, schema, record);
   } catch (const skip_case& e) {
     state.SkipWithError(("skipped: " + std::string(e.what())).c_str());
   } catch (const cuda_error& e) {
@@ -89,14 +102,6 @@ std::string flag_value(const std::vector<std::string>& args, const std::string& 
   return "";
 }
 
-nlohmann::json metrics_json(const family_spec& family) {
-  nlohmann::json metrics = nlohmann::json::object();
-  for (const auto& m : family.metrics) {
-    metrics[m.name] = {{"unit", m.unit}, {"better", m.better}, {"description", m.description}};
-  }
-  return metrics;
-}
-
 // The selected devices, or one line on stderr and nullopt (no GPU, or an index it lacks).
 std::optional<std::vector<int>> select_devices(const run_options& options, const std::string& program) {
   int count = 0;
@@ -114,12 +119,11 @@ std::optional<std::vector<int>> select_devices(const run_options& options, const
   }
 }
 
-void add_context(const family_spec& family, const run_options& options, const family_env& env,
+void add_context(const family_schema& schema, const run_options& options, const family_env& env,
                  const std::string& placement_text) {
-  benchmark::AddCustomContext("hdbench.family", family.name);
-  benchmark::AddCustomContext("hdbench.schema_version", "2");
-  benchmark::AddCustomContext("hdbench.metrics", metrics_json(family).dump());
-  if (!family.fit_metric.empty()) benchmark::AddCustomContext("hdbench.fit_metric", family.fit_metric);
+  benchmark::AddCustomContext("hdbench.family", schema.family);
+  benchmark::AddCustomContext("hdbench.schema_version", "3");
+  benchmark::AddCustomContext("hdbench.schema", schema.text);
   benchmark::AddCustomContext("hdbench.revision", build_info::git_revision);
   benchmark::AddCustomContext("hdbench.build_type", build_info::build_type);
   benchmark::AddCustomContext("hdbench.quick", options.quick ? "true" : "false");
@@ -161,6 +165,14 @@ std::string format_label(const case_spec& spec, const family_env& env) {
     label += ";headline=";
     for (std::size_t i = 0; i < spec.headline_metrics.size(); ++i) label += (i ? "," : "") + spec.headline_metrics[i];
   }
+  if (!spec.traffic.empty()) {
+    label += ";traffic=";
+    bool first = true;
+    for (const auto& [metric, traffic_class] : spec.traffic) {
+      label += (first ? "" : ",") + metric + ":" + traffic_class;
+      first = false;
+    }
+  }
   return label;
 }
 
@@ -180,8 +192,19 @@ case_spec make_case(std::string_view family, std::string_view kind, label_list p
   return spec;
 }
 
-int family_main(int argc, char** argv, const family_spec& family) {
+int family_main(int argc, char** argv, const family_spec& family, std::string_view schema_json) {
   const std::string program = "hdbench-" + family.name;
+  family_schema schema;
+  try {
+    schema = parse_schema(schema_json);
+  } catch (const schema_error& e) {
+    std::fprintf(stderr, "%s: bad schema.json: %s\n", program.c_str(), e.what());
+    return 2;
+  }
+  if (schema.family != family.name) {
+    std::fprintf(stderr, "%s: schema.json declares family '%s'\n", program.c_str(), schema.family.c_str());
+    return 2;
+  }
   run_options options;
   try {
     options = parse_run_options(std::vector<std::string>(argv, argv + argc), family.flags);
@@ -191,7 +214,7 @@ int family_main(int argc, char** argv, const family_spec& family) {
   }
   if (options.help) {
     std::printf("%s — %s\n\nUsage: %s [flags] [--benchmark_* flags]\n\n%s\nGoogle Benchmark flags:\n", program.c_str(),
-                family.summary.c_str(), program.c_str(), describe_flags(family.flags).c_str());
+                schema.summary.c_str(), program.c_str(), describe_flags(family.flags).c_str());
     std::fflush(stdout);
     char help_flag[] = "--help";
     char* gb_argv[] = {argv[0], help_flag, nullptr};
@@ -250,10 +273,16 @@ int family_main(int argc, char** argv, const family_spec& family) {
     placement.applied_for = env.devices.front().index;
     // Listing prints names only: skip the fingerprint, which loads the PCIe link and runs
     // nvidia-smi (the harness lists every family before running it).
-    if (!listing) add_context(family, options, env, placement_text);
+    if (!listing) add_context(schema, options, env, placement_text);
 
     case_registry registry(cases);
     family.register_cases(options, env, registry);
+    for (const case_spec& spec : cases) {
+      if (const auto problem = check_registration(schema, spec.kind, spec.labels)) {
+        std::fprintf(stderr, "%s: case %s: %s in schema.json\n", program.c_str(), spec.name.c_str(), problem->c_str());
+        return 2;
+      }
+    }
     // Last before measuring, so the clocks have no time to fall back: the first case of a fresh
     // process must not run on a cold GPU.
     if (!listing) {
@@ -274,9 +303,9 @@ int family_main(int argc, char** argv, const family_spec& family) {
 
   const repetition_policy repetitions = repetitions_for(options.quick);
   for (const case_spec& spec : cases) {
-    auto* b = benchmark::RegisterBenchmark(spec.name.c_str(), [&spec, &env, &record, &placement](benchmark::State& state) {
+    auto* b = benchmark::RegisterBenchmark(spec.name.c_str(), [&spec, &schema, &env, &record, &placement](benchmark::State& state) {
       state.SetLabel(format_label(spec, env));
-      run_guarded(state, spec, record, placement);
+      run_guarded(state, spec, schema, record, placement);
     });
     b->UseManualTime()->Iterations(spec.iterations)->Unit(benchmark::kMicrosecond);
     // Repetitions() in code would override the command line, so only inject when the user is silent.

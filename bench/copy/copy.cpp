@@ -14,6 +14,7 @@
 #include "hdb/buffers.hpp"
 #include "hdb/cuda_check.hpp"
 #include "hdb/family.hpp"
+#include "hdb/host/units.hpp"
 #include "hdb/host_pattern.hpp"
 #include "hdb/kernels.hpp"
 #include "hdb/measure.hpp"
@@ -23,6 +24,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <variant>
@@ -215,14 +217,14 @@ void measure_copies(benchmark::State& state, const copy_fixture& fx, const copy_
   state.counters[pair ? "time_per_pair" : several_gpus ? "time_per_round" : names.device_time] = r.device_us_per_op;
   state.counters[pair ? "host_time_per_pair" : several_gpus ? "host_time_per_round" : names.host_time] = r.host_median_us;
   if (!names.bandwidth) return;
-  const auto gbps = [&](double us) { return static_cast<double>(bytes) / (us * 1e3); };
+  const auto gbps = [&](double us) { return gb_per_s(static_cast<double>(bytes), us); };
   state.counters["bandwidth"] = gbps(r.device_us_per_op) * static_cast<double>(fx.transfer_count());
   if (pair) {
     state.counters["bandwidth_h2d"] = gbps(r.stream_us_per_op[0]);
     state.counters["bandwidth_d2h"] = gbps(r.stream_us_per_op[1]);
   }
   if (several_gpus) {
-    state.counters["bandwidth_slowest_gpu"] = gbps(*std::max_element(r.stream_us_per_op.begin(), r.stream_us_per_op.end()));
+    state.counters["bandwidth_slowest"] = gbps(*std::max_element(r.stream_us_per_op.begin(), r.stream_us_per_op.end()));
   }
 }
 
@@ -248,11 +250,22 @@ std::vector<const device_info*> records_of(const family_env& env, const std::vec
   return records;
 }
 
+// The link each bandwidth's bytes cross (schema.json's traffic classes): one direction of PCIe,
+// both at once, or HBM read and written for a device-to-device copy; on several GPUs at once the
+// total against every GPU's link and the slowest GPU against one.
+std::map<std::string, std::string> traffic_of(const copy_path& path, std::size_t gpus) {
+  if (path.dir == direction::d2d) return {{"bandwidth", "hbm_read_write"}};
+  if (path.dir == direction::bidir) {
+    return {{"bandwidth", "pcie_both_directions"}, {"bandwidth_h2d", "pcie_per_direction"}, {"bandwidth_d2h", "pcie_per_direction"}};
+  }
+  if (gpus > 1) return {{"bandwidth", "pcie_per_direction"}, {"bandwidth_slowest", "pcie_per_direction_per_gpu"}};
+  return {{"bandwidth", "pcie_per_direction"}};
+}
+
 case_spec copy_case(const char* case_kind, const copy_path& path, std::size_t bytes, const counter_names& names,
                     std::vector<int> devices, family_env& env, const std::shared_ptr<copy_cache>& cache) {
-  auto params = path_params(path, bytes);
-  if (devices.size() > 1) params.emplace_back("gpus", std::to_string(devices.size()));
-  case_spec spec = make_case("copy", case_kind, std::move(params), std::move(devices));
+  case_spec spec = make_case("copy", case_kind, path_params(path, bytes), std::move(devices));
+  if (names.bandwidth) spec.traffic = traffic_of(path, spec.devices.size());
   spec.iterations = batches_per_repetition(bytes);
   spec.body = [path, bytes, names, &env, cache, key = spec.name, devices = spec.devices](benchmark::State& state) {
     const auto records = records_of(env, devices);
@@ -418,29 +431,10 @@ void register_cases(const run_options& options, family_env& env, case_registry& 
 family_spec family() {
   return {
       "copy",
-      "host<->device and device<->device copy bandwidth and latency for pageable, pinned, write-combined, "
-      "registered and mapped (zero-copy) memory, through cudaMemcpyAsync, cudaMemcpy and SM kernels, "
-      "and the cost of allocating and pinning memory",
       {{"sizes", "1K:1G:x4", "4K,1M,64M", "bandwidth sweep sizes: FROM:TO:xF and/or a comma list (K,M,G binary)",
         flag_checks::size_list},
        {"latency-sizes", "1,64,4K", "1,4K", "small-copy latency sizes", flag_checks::size_list},
        {"alloc-sizes", "1M,16M,256M,1G", "1M,64M", "sizes for the allocation/pinning cost cases", flag_checks::size_list}},
-      {{"bandwidth", "GB/s", "higher", "bytes of one copy / device time of one copy (bidir: both directions)"},
-       {"bandwidth_h2d", "GB/s", "higher", "bidir: host-to-device share, its own stream's device time"},
-       {"bandwidth_d2h", "GB/s", "higher", "bidir: device-to-host share, its own stream's device time"},
-       {"time_per_copy", "us", "lower", "device time of one copy (gated batch, or per call for blocking copies)"},
-       {"host_time_per_copy", "us", "lower", "host clock from the call to its completion (synchronised); median call"},
-       {"time_per_pair", "us", "lower", "bidir: device time of one h2d + d2h pair running concurrently"},
-       {"host_time_per_pair", "us", "lower", "bidir: host clock from issuing both copies to both completing"},
-       {"latency", "us", "lower", "device time per small copy, back to back"},
-       {"host_latency", "us", "lower", "host clock from the call to completion of one small copy; median call"},
-       {"time_per_round", "us", "lower", "all GPUs at once: device time of one copy on every GPU, started together"},
-       {"host_time_per_round", "us", "lower", "all GPUs at once: host clock from issuing every copy to all completing"},
-       {"bandwidth_slowest_gpu", "GB/s", "higher", "all GPUs at once: one copy's bytes / the slowest GPU's device time"},
-       {"time_per_call", "us", "lower", "host time of one allocation / pinning call"},
-       {"time_per_mib", "us/MiB", "lower", "time_per_call divided by the size in MiB"},
-       {"release_time_per_call", "us", "lower", "host time of the matching free / unregister call"}},
-      "time_per_copy",
       register_cases,
   };
 }

@@ -1,3 +1,5 @@
 #include "copy.hpp"
 
-int main(int argc, char** argv) { return hdb::family_main(argc, argv, hdb::copy::family()); }
+#include "hdb/embedded_schema.hpp"
+
+int main(int argc, char** argv) { return hdb::family_main(argc, argv, hdb::copy::family(), hdb::embedded_schema()); }

@@ -1,3 +1,5 @@
 #include "overlap.hpp"
 
-int main(int argc, char** argv) { return hdb::family_main(argc, argv, hdb::overlap::family()); }
+#include "hdb/embedded_schema.hpp"
+
+int main(int argc, char** argv) { return hdb::family_main(argc, argv, hdb::overlap::family(), hdb::embedded_schema()); }

@@ -318,7 +318,7 @@ void run_tax_case(benchmark::State& state, case_context& ctx, int device, regime
     total_us += us;
   }
   const double call_us = total_us / static_cast<double>(state.iterations());
-  state.counters["call_time"] = call_us;
+  state.counters["device_call_time"] = call_us;
   state.counters["tax_ratio"] = call_us / fx.resident_us;
 }
 
@@ -334,15 +334,15 @@ void run_calibration_case(benchmark::State& state, case_context& ctx, int device
     case calibration_part::pinned_link:
     case calibration_part::pageable_link: {
       const link_rates& link = part == calibration_part::pinned_link ? cal.pinned : cal.pageable;
-      state.counters["h2d_bandwidth"] = link.h2d_gbps;
-      state.counters["d2h_bandwidth"] = link.d2h_gbps;
-      if (part == calibration_part::pinned_link) state.counters["bidir_bandwidth"] = link.bidir_gbps;
+      state.counters["bandwidth_h2d"] = link.h2d_gbps;
+      state.counters["bandwidth_d2h"] = link.d2h_gbps;
+      if (part == calibration_part::pinned_link) state.counters["bandwidth_bidir"] = link.bidir_gbps;
       break;
     }
     case calibration_part::kernel: {
       const regime_kernel& k = cal.kernel(work);
-      state.counters["kernel_bandwidth"] = k.kernel_gbps;
-      state.counters["iterations"] = k.iterations;
+      state.counters["bandwidth_kernel"] = k.kernel_gbps;
+      state.counters["steps_per_word"] = k.iterations;
       // Achieved kernel time / H2D time of the same bytes: the regime's target ratio, as measured.
       state.counters["kernel_copy_ratio"] = cal.pinned.h2d_gbps / k.kernel_gbps;
       break;
@@ -365,8 +365,11 @@ void register_device(const std::shared_ptr<case_context>& ctx, int device, case_
   const std::string probe = std::to_string(std::min(max_probe_bytes, s.bytes));
   for (host_kind kind : {host_kind::pinned, host_kind::pageable}) {
     const auto part = kind == host_kind::pinned ? calibration_part::pinned_link : calibration_part::pageable_link;
-    add(make_case("overlap", "calibration", {{"api", "link"}, {"host_kind", std::string(to_string(kind))}, {"size_bytes", probe}}, {device}),
-        [ctx, device, part](benchmark::State& st) { run_calibration_case(st, *ctx, device, part, regime::balanced); });
+    case_spec spec =
+        make_case("overlap", "calibration", {{"api", "link"}, {"host_kind", std::string(to_string(kind))}, {"size_bytes", probe}}, {device});
+    spec.traffic = {{"bandwidth_h2d", "pcie_per_direction"}, {"bandwidth_d2h", "pcie_per_direction"}};
+    if (part == calibration_part::pinned_link) spec.traffic["bandwidth_bidir"] = "pcie_both_directions";
+    add(std::move(spec), [ctx, device, part](benchmark::State& st) { run_calibration_case(st, *ctx, device, part, regime::balanced); });
   }
   for (regime r : all_regimes) {
     add(make_case("overlap", "calibration", {{"api", "kernel"}, {"regime", std::string(to_string(r))}, {"size_bytes", probe}}, {device}),
@@ -471,10 +474,6 @@ void register_cases(const run_options& options, family_env& env, case_registry& 
 family_spec family() {
   family_spec spec;
   spec.name = "overlap";
-  spec.summary =
-      "copy/compute overlap: N bytes in C chunks over S streams (H2D -> kernel -> D2H per chunk) in three "
-      "calibrated regimes with pinned and pageable memory, against the ideal bound from measured link rates; "
-      "stream-semantics pitfalls, a CUDA-graph pipeline, the movement tax and per-operation timelines";
   spec.flags = {
       {"size", "1G", "256M", "bytes per pipeline pass, whole 4 KiB pages (K,M,G binary)", check_size},
       {"streams", "1,2,3,4,8", "1,2,4", "stream counts of the pinned sweep", flag_checks::positive_int_list},
@@ -484,29 +483,6 @@ family_spec family() {
       {"pageable-chunks", "4S", "4S", "chunk counts of the pageable sweep, as --chunks", check_chunk_rules},
       {"timeline-chunks", "16", "8", "chunks of the 1- and 4-stream timeline pipelines", check_single_count},
       {"tax-size", "256M", "64M", "bytes per movement-tax call (at most --size)", check_size},
-  };
-  spec.metrics = {
-      {"pipeline_time", "us", "lower", "device time of one whole pass (events; gated when nothing blocks the host)"},
-      {"throughput", "GB/s", "higher", "bytes per pass / pipeline_time"},
-      {"serial_time", "us", "lower", "median measured pass of the same regime and memory on one stream in one chunk"},
-      {"ideal_time", "us", "lower", "bound from measured rates: longest stage + pipeline fill, copies sharing the link at the bidirectional rate"},
-      {"speedup", "x", "higher", "serial_time / pipeline_time"},
-      {"ideal_speedup", "x", "higher", "serial_time / ideal_time"},
-      {"efficiency", "%", "higher", "100 x (serial_time - pipeline_time) / (serial_time - ideal_time); absent for one stream"},
-      {"h2d_start", "us", "lower", "timeline: the chunk's H2D reached on its stream, after the origin event"},
-      {"h2d_end", "us", "lower", "timeline: the chunk's H2D finished, after the origin event"},
-      {"kernel_start", "us", "lower", "timeline: the chunk's kernel reached on its stream, after the origin event"},
-      {"kernel_end", "us", "lower", "timeline: the chunk's kernel finished, after the origin event"},
-      {"d2h_start", "us", "lower", "timeline: the chunk's D2H reached on its stream, after the origin event"},
-      {"d2h_end", "us", "lower", "timeline: the chunk's D2H finished, after the origin event"},
-      {"call_time", "us", "lower", "movement tax: device time of one call (kernel plus the movement of its variant)"},
-      {"tax_ratio", "x", "lower", "movement tax: call_time / the resident kernel's median call"},
-      {"h2d_bandwidth", "GB/s", "higher", "calibration: host-to-device copy alone on the link"},
-      {"d2h_bandwidth", "GB/s", "higher", "calibration: device-to-host copy alone on the link"},
-      {"bidir_bandwidth", "GB/s", "higher", "calibration: both directions at once, summed"},
-      {"kernel_bandwidth", "GB/s", "higher", "calibration: bytes the regime's kernel transforms per second, resident data"},
-      {"iterations", "count", "lower", "calibration: kernel steps per 32-bit word chosen for the regime"},
-      {"kernel_copy_ratio", "x", "lower", "calibration: kernel time / pinned H2D time of the same bytes (target 1, 4, 0.25)"},
   };
   spec.register_cases = register_cases;
   return spec;

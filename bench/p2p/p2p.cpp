@@ -16,6 +16,7 @@
 #include "hdb/cuda_check.hpp"
 #include "hdb/family.hpp"
 #include "hdb/gpu_topology.hpp"
+#include "hdb/host/units.hpp"
 #include "hdb/kernels.hpp"
 #include "hdb/measure.hpp"
 #include "hdb/sizes.hpp"
@@ -315,7 +316,7 @@ void require_memory(const planned_case& c, const family_env& env) {
 }
 
 void set_counters(benchmark::State& state, const planned_case& c, const p2p_fixture& fx, const loop_result& r) {
-  const auto gbps = [](std::size_t bytes, double us) { return us > 0 ? static_cast<double>(bytes) / (us * 1e3) : 0.0; };
+  const auto gbps = [](std::size_t bytes, double us) { return us > 0 ? gb_per_s(static_cast<double>(bytes), us) : 0.0; };
   const std::size_t n = fx.set.size();
   if (c.kind == case_kind::chunk_sweep) {
     // One size per chunk: no per-copy time, which the harness would try to fit over sizes.
@@ -337,10 +338,11 @@ void set_counters(benchmark::State& state, const planned_case& c, const p2p_fixt
       state.counters["bandwidth_fwd"] = own[0];
       state.counters["bandwidth_rev"] = own[1];
     } else {
-      state.counters["bandwidth_min_pair"] = *std::min_element(own.begin(), own.end());
+      state.counters["bandwidth_slowest"] = *std::min_element(own.begin(), own.end());
     }
   }
-  if (c.how == method::staged) state.counters["chunk_bytes"] = static_cast<double>(fx.chunk);
+  // A chunk-sweep case's chunk is its chunk_bytes parameter; the others report the one chosen.
+  if (c.how == method::staged && c.kind != case_kind::chunk_sweep) state.counters["best_chunk_bytes"] = static_cast<double>(fx.chunk);
   if (c.how == method::ce_no_peer) state.counters["blocks_host"] = fx.blocks_host ? 1.0 : 0.0;
 }
 
@@ -355,14 +357,31 @@ void measure(benchmark::State& state, const planned_case& c, const p2p_fixture& 
 
 label_list case_params(const planned_case& c) {
   label_list params = {{"api", std::string(to_string(c.how))}, {"direction", std::string(to_string(c.pattern))}};
-  if (c.pattern != traffic::all_pairs) {
-    params.emplace_back("src", c.src_label);
-    params.emplace_back("dst", c.dst_label);
-  }
-  params.emplace_back("gpus", std::to_string(c.devices.size()));
+  if (!c.src_label.empty()) params.emplace_back("src", c.src_label);
+  if (!c.dst_label.empty()) params.emplace_back("dst", c.dst_label);
   params.emplace_back("size_bytes", std::to_string(c.bytes));
   if (c.kind == case_kind::chunk_sweep) params.emplace_back("chunk_bytes", std::to_string(c.chunk));
   return params;
+}
+
+// The link a bandwidth's bytes cross (schema.json's traffic classes). Peer copies and SM kernels
+// cross the NVLinks between the pair; the staged pipeline crosses each GPU's PCIe link once per
+// direction, so two GPUs are bound by the slower link and a loopback by its one GPU's. Copies
+// without peer access (the driver's choice of path) and all pairs at once (no single pair's
+// links) have no peak; neither has the staged bidir total (each link carries both directions).
+std::map<std::string, std::string> traffic_of(const planned_case& c) {
+  if (c.kind == case_kind::latency || c.how == method::ce_no_peer || c.pattern == traffic::all_pairs) return {};
+  if (c.how == method::staged) {
+    if (c.pattern == traffic::loopback) return {{"bandwidth", "pcie_per_direction"}};
+    if (c.pattern == traffic::bidir) {
+      return {{"bandwidth_fwd", "pcie_per_direction_per_gpu"}, {"bandwidth_rev", "pcie_per_direction_per_gpu"}};
+    }
+    return {{"bandwidth", "pcie_per_direction_per_gpu"}};
+  }
+  if (c.pattern == traffic::bidir) {
+    return {{"bandwidth", "nvlink_both_directions"}, {"bandwidth_fwd", "nvlink_per_direction"}, {"bandwidth_rev", "nvlink_per_direction"}};
+  }
+  return {{"bandwidth", "nvlink_per_direction"}};
 }
 
 std::vector<std::string> headline_metrics(const planned_case& c) {
@@ -394,6 +413,7 @@ void register_cases(const run_options& options, family_env& env, case_registry& 
   for (planned_case& c : plan_cases(devices, plan)) {
     case_spec spec = make_case("p2p", to_string(c.kind), case_params(c), c.devices);
     spec.headline_metrics = headline_metrics(c);
+    spec.traffic = traffic_of(c);
     spec.iterations = batches_per_repetition(c.bytes * std::max<std::size_t>(c.transfers.size(), 1));
     spec.body = [c = std::move(c), chunk_sizes = plan.chunk_sizes, state, cache, &env,
                  key = spec.name](benchmark::State& st) {
@@ -418,12 +438,6 @@ void single_size(const std::string& flag, const std::string& value) {
 family_spec family() {
   family_spec spec;
   spec.name = "p2p";
-  spec.summary =
-      "GPU-to-GPU transfers for every ordered pair of the selected GPUs: cudaMemcpyPeerAsync with and without peer "
-      "access, a host-staged pipeline through pinned bounce buffers (best chunk size), SM kernels reading from and "
-      "writing to peer memory; one direction, both directions, all pairs at once; small-transfer latency; the "
-      "topology (NVLink links and rates, PCIe paths) in the JSON context. One GPU: staged loopback only, every pair "
-      "case reported as skipped.";
   spec.flags = {
       {"sizes", "4K:1G:x4", "64K,16M,256M", "transfer sizes: FROM:TO:xF and/or a comma list (K,M,G binary)",
        flag_checks::size_list},
@@ -434,23 +448,6 @@ family_spec family() {
       {"chunk-sweep-size", "256M", "64M", "transfer size of the staged chunk-sweep cases (one size)", single_size},
       {"aggregate-sizes", "64M,1G", "64M", "sizes of the all-pairs-at-once cases", flag_checks::size_list},
   };
-  spec.metrics = {
-      {"bandwidth", "GB/s", "higher",
-       "bytes of every transfer of the case / device time of the round (uni: one transfer; bidir and all_pairs: the sum)"},
-      {"bandwidth_fwd", "GB/s", "higher", "bidir: src->dst share, bytes / its own stream's device time"},
-      {"bandwidth_rev", "GB/s", "higher", "bidir: dst->src share, bytes / its own stream's device time"},
-      {"bandwidth_min_pair", "GB/s", "higher", "all_pairs: the slowest pair's own rate during the round"},
-      {"time_per_copy", "us", "lower", "device time of one transfer (gated batch, or per call when the call blocks)"},
-      {"host_time_per_copy", "us", "lower", "host clock from the call to its completion (synchronised); median call"},
-      {"time_per_round", "us", "lower", "bidir/all_pairs: device time of one round of concurrent transfers"},
-      {"host_time_per_round", "us", "lower", "bidir/all_pairs: host clock from issuing a round to its completion"},
-      {"latency", "us", "lower", "device time per small transfer, back to back behind the gate"},
-      {"host_latency", "us", "lower", "host clock from the call to completion of one small transfer; median call"},
-      {"chunk_bytes", "B", "lower", "staged: the chunk size timed (the sweep's best, or the chunk-sweep case's own)"},
-      {"blocks_host", "bool", "lower",
-       "ce_no_peer: 1 when cudaMemcpyPeerAsync blocked the calling thread (then timed per call), 0 when it was queued"},
-  };
-  spec.fit_metric = "time_per_copy";
   spec.register_cases = register_cases;
   return spec;
 }

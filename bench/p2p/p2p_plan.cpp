@@ -165,8 +165,10 @@ class planner {
     c.pattern = pattern;
     c.transfers = transfers;
     c.bytes = bytes;
-    c.src_label = transfers.empty() ? std::to_string(devices_.front()) : std::to_string(transfers.front().src);
-    c.dst_label = transfers.empty() ? "none" : std::to_string(transfers.front().dst);
+    if (!transfers.empty()) {
+      c.src_label = std::to_string(transfers.front().src);
+      c.dst_label = std::to_string(transfers.front().dst);
+    }
     c.skip_reason = skip_;
     return c;
   }

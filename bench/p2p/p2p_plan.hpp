@@ -69,7 +69,7 @@ struct planned_case {
   std::size_t bytes = 0;                // per transfer
   std::size_t chunk = 0;                // chunk_sweep: the chunk size; 0: the pipeline picks the best candidate
   std::vector<int> devices;             // the GPUs it touches, ascending
-  std::string src_label;                // CSV src / dst columns ("" for all-pairs cases)
+  std::string src_label;                // CSV src / dst columns ("" for all-pairs cases and skipped pairs)
   std::string dst_label;
   std::optional<std::string> skip_reason;  // set: registered, reported skipped, never run
   bool headline = false;

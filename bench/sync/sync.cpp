@@ -224,7 +224,7 @@ void measure_dependency(benchmark::State& state, dependency_fixture& fixture, de
   const double fastest = *std::ranges::min_element(by_stream);
   for (auto _ : state) state.SetIterationTime(std::max(fastest, 0.0) / 1e6);
   state.counters["gap"] = fastest;
-  state.counters["gap_slowest_stream"] = *std::ranges::max_element(by_stream);
+  state.counters["gap_slowest"] = *std::ranges::max_element(by_stream);
   state.counters["gap_p10"] = gap.p10;
   state.counters["gap_p90"] = gap.p90;
 }
@@ -508,7 +508,8 @@ void register_device_cases(const run_options& options, const device_info& d, spi
   const std::string fixture_key = "trap/" + std::to_string(d.index);
   const auto add_trap = [&](trap_api api, std::optional<int> every) {
     label_list params = {{"api", std::string(to_string(api))}};
-    if (every) params.emplace_back("every", every_label(*every));
+    // `every` is a number of steps: the loop that never reads back has none.
+    if (every && *every != never) params.emplace_back("every", std::to_string(*every));
     case_spec spec = make_case("sync", "trap", std::move(params), on);
     // k = 64 gates, k = 1 does not: a read-back round trip every step follows the host, whose level
     // on an H200 VM switched between ~16 and ~19 us for seconds at a time (CV up to 6.9 % over 10
@@ -560,11 +561,6 @@ int single_int_flag(const run_options& options, const char* flag) {
 family_spec family() {
   family_spec f;
   f.name = "sync";
-  f.summary =
-      "what waiting costs: sync calls on finished work, wake-up latency and CPU time per scheduling mode "
-      "(spin, yield, blocking-sync; one child process each), waiting on an event vs a stream vs the device, "
-      "cross-stream dependencies without the host, launch cost, K launches vs one CUDA graph, and the sync trap "
-      "(a 4-byte read-back every k steps)";
   const auto positive = flag_checks::positive_int_list;
   f.flags = {
       {"sync-calls", "2000", "500", "sync calls timed per repetition of a sync_cost case", positive},
@@ -583,41 +579,6 @@ family_spec family() {
       {std::string(child_flag), "", "",
        "internal: run as the scheduling-mode child for MODE (auto, spin, yield, blocking_sync), print JSON, exit",
        check_sched_child},
-  };
-  f.metrics = {
-      {"call_time", "us", "lower", "host time of one sync call on already-finished work; median of --sync-calls calls"},
-      {"call_time_p10", "us", "lower", "10th percentile of the same calls"},
-      {"call_time_p90", "us", "lower", "90th percentile of the same calls"},
-      {"wakeup_latency", "us", "lower",
-       "host return from the sync call - the kernel's last act (%globaltimer mapped to the host clock); median"},
-      {"wakeup_latency_p10", "us", "lower", "10th percentile of the wake-up latency"},
-      {"wakeup_latency_p90", "us", "lower", "90th percentile of the wake-up latency"},
-      {"wait_time", "us", "lower", "host time from the sync call to its return; median"},
-      {"cpu_time", "us", "lower", "CPU time of the waiting thread per wait (CLOCK_THREAD_CPUTIME_ID); median"},
-      {"process_cpu_time", "us", "lower", "CPU time of the whole process per wait (CLOCK_PROCESS_CPUTIME_ID); median"},
-      {"cpu_busy", "%", "lower", "waiting thread's CPU time / wait time; median"},
-      {"clock_uncertainty", "us", "lower", "+- bound of the host <-> %globaltimer calibration (half the best round trip)"},
-      {"resume_delay", "us", "lower", "host return - end of the awaited kernel (calibrated clocks); median"},
-      {"gap", "us", "lower",
-       "consumer kernel's first act - producer kernel's last act (%globaltimer); interquartile mean of the 125 "
-       "pairs of each of 32 producer streams, the fastest stream"},
-      {"gap_slowest_stream", "us", "lower", "the same interquartile mean on the slowest of the 32 streams"},
-      {"gap_p10", "us", "lower", "10th percentile of the gap, every pair"},
-      {"gap_p90", "us", "lower", "90th percentile of the gap, every pair"},
-      {"launch_time", "us", "lower", "host time per empty-kernel launch, 100 launches without sync; median batch"},
-      {"launch_time_p90", "us", "lower", "90th percentile batch of the launch time"},
-      {"launch_sync_time", "us", "lower", "host time of one empty-kernel launch + cudaStreamSynchronize; median"},
-      {"launch_sync_time_p90", "us", "lower", "90th percentile of the launch + sync round trip"},
-      {"total_time", "us", "lower", "host time from issuing K kernels (K launches or one graph launch) to the stream idle"},
-      {"time_per_kernel", "us", "lower", "total_time / K"},
-      {"device_time", "us", "lower", "device time of the K kernels (events around them); median"},
-      {"instantiate_time", "us", "lower", "host time of cudaGraphInstantiate for the graph of K kernels"},
-      {"time_per_step", "us", "lower", "sync trap: host time of the loop / steps; the fastest of 3 loops"},
-      {"baseline_time_per_step", "us", "lower", "sync trap: the same for the never-read-back loop, run alternately"},
-      {"relative_throughput", "ratio", "higher",
-       "sync trap: fastest never-read-back loop time / this case's fastest loop time (3 of each, alternating)"},
-      {"step_kernel_time", "us", "lower",
-       "sync trap: device time of one step kernel, back to back behind the spin gate (calibrated)"},
   };
   f.register_cases = register_cases;
   f.before_cuda = child_entry;

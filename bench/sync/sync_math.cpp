@@ -252,8 +252,6 @@ int requested_repetitions(const std::vector<std::string>& benchmark_args, int fa
   return fallback;
 }
 
-std::string every_label(int every) { return every == never ? "never" : std::to_string(every); }
-
 std::vector<int> parse_every_list(const std::string& flag, const std::string& text) {
   std::vector<int> list;
   for (const std::string& item : split_commas(text)) {

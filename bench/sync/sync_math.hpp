@@ -158,7 +158,6 @@ inline constexpr std::string_view child_flag = "sched-child";
 
 // A read-back interval; `never` means no read-back inside the loop.
 inline constexpr int never = 0;
-[[nodiscard]] std::string every_label(int every);
 // "1,2,8,64,never" -> {1,2,8,64,0}; throws usage_error naming --flag.
 [[nodiscard]] std::vector<int> parse_every_list(const std::string& flag, const std::string& text);
 // Whether the loop reads the value back after step `step` (0-based): after every k-th step.

@@ -283,7 +283,7 @@ void register_wakeup_cases(const run_options& options, family_env& env, case_reg
           state.counters["wakeup_latency_p10"] = t.summary.wakeup_us.p10;
           state.counters["wakeup_latency_p90"] = t.summary.wakeup_us.p90;
           state.counters["wait_time"] = t.summary.wait_us;
-          state.counters["cpu_time"] = t.summary.thread_cpu_us;
+          state.counters["waiter_cpu_time"] = t.summary.thread_cpu_us;
           state.counters["process_cpu_time"] = t.summary.process_cpu_us;
           state.counters["cpu_busy"] = t.summary.cpu_busy_percent;
           state.counters["clock_uncertainty"] = t.clock_uncertainty_us;

@@ -22,6 +22,10 @@ TEST_CASE("labels carry parameters, devices and headline metrics in the contract
   spec.headline_metrics = {"latency", "host_latency"};
   CHECK(hdb::format_label(spec, env) ==
         "case=bandwidth;direction=h2d;size_bytes=4096;device=1;gpu_uuid=GPU-bbbb;headline=latency,host_latency");
+  spec.traffic = {{"bandwidth_h2d", "pcie_per_direction"}, {"bandwidth", "pcie_both_directions"}};
+  CHECK(hdb::format_label(spec, env) ==
+        "case=bandwidth;direction=h2d;size_bytes=4096;device=1;gpu_uuid=GPU-bbbb;headline=latency,host_latency;"
+        "traffic=bandwidth:pcie_both_directions,bandwidth_h2d:pcie_per_direction");
   const auto pair = hdb::make_case("p2p", "copy", {{"src", "0"}, {"dst", "1"}}, {0, 1});
   CHECK(hdb::format_label(pair, env) == "case=copy;src=0;dst=1;device=0,1;gpu_uuid=GPU-aaaa,GPU-bbbb");
   const auto unselected = hdb::make_case("copy", "bandwidth", {}, {3});

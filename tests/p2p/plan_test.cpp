@@ -96,6 +96,9 @@ TEST_CASE("one GPU: every pair case is registered as skipped, loopback runs", "[
       CHECK(*c.skip_reason == needs_two_gpus_reason(1));
       CHECK(c.skip_reason->find("needs >= 2 GPUs") == 0);
       CHECK(c.transfers.empty());
+      // No pair: no src or dst to label (they are int columns; "none" would break their type).
+      CHECK(c.src_label.empty());
+      CHECK(c.dst_label.empty());
       CHECK_FALSE(c.headline);
     }
   }

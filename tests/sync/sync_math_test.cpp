@@ -176,8 +176,6 @@ TEST_CASE("sync trap: read-back schedule, expected running sums, relative throug
   CHECK(s::parse_every_list("trap-every", "1,2,8,64,never") == std::vector<int>{1, 2, 8, 64, s::never});
   CHECK_THROWS_AS(s::parse_every_list("trap-every", "1,-2"), hdb::usage_error);
   CHECK_THROWS_AS(s::parse_every_list("trap-every", ""), hdb::usage_error);
-  CHECK(s::every_label(s::never) == "never");
-  CHECK(s::every_label(8) == "8");
 
   CHECK(s::reads_back_after(0, 1));
   CHECK_FALSE(s::reads_back_after(0, 2));

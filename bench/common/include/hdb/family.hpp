@@ -1,15 +1,18 @@
 #pragma once
-// The shared main of every family binary. A family declares its flags, metrics and cases; this
-// layer parses flags, checks the GPU, places the thread on the GPU's NUMA node, records the run
-// context, injects default repetitions, guards every case, and streams JSON results so a killed
-// process loses nothing it finished.
+// The shared main of every family binary. A family declares its parameters, metrics and case
+// kinds in its schema.json and its flags and cases here; this layer parses flags, checks the GPU,
+// places the thread on the GPU's NUMA node, records the run context, holds every case to the
+// declaration, injects default repetitions, guards every case, and streams JSON results so a
+// killed process loses nothing it finished.
 #include "hdb/devices.hpp"
 #include "hdb/options.hpp"
+#include "hdb/schema.hpp"
 #include "hdb/timing.hpp"
 
 #include <benchmark/benchmark.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -27,21 +30,15 @@ class skip_case : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-struct metric_spec {
-  std::string name;
-  std::string unit;
-  std::string better;  // "higher" or "lower"
-  std::string description;
-};
-
-using label_list = std::vector<std::pair<std::string, std::string>>;
-
 struct case_spec {
   std::string name;                        // Google Benchmark name
   label_list labels;                       // direction=..., size_bytes=... (case= and device labels are added)
   std::string kind;                        // the `case` label: bandwidth, latency, pipeline, ...
   std::vector<int> devices;                // CUDA devices it measures; devices.front() is current in the body
   std::vector<std::string> headline_metrics;  // gate `hdbench compare`; more repetitions
+  // metric -> traffic class (the link its bytes cross, for % of peak); one of the classes the
+  // schema allows for that metric. A bandwidth without a pick has no peak for this case.
+  std::map<std::string, std::string> traffic;
   benchmark::IterationCount iterations = 1;   // fixed: no adaptive iteration count
   std::function<void(benchmark::State&)> body;
 };
@@ -73,12 +70,10 @@ class case_registry {
   std::vector<case_spec>& cases_;
 };
 
+// Summary, parameters, metrics and the fit metric are the schema's (bench/<family>/schema.json).
 struct family_spec {
-  std::string name;     // "copy": binary hdbench-copy, context hdbench.family
-  std::string summary;  // one paragraph for --help
+  std::string name;  // "copy": binary hdbench-copy, context hdbench.family; the schema's "family"
   std::vector<flag_spec> flags;
-  std::vector<metric_spec> metrics;
-  std::string fit_metric;  // per-operation time to fit with t = alpha + n/beta, or empty
   std::function<void(const run_options&, family_env&, case_registry&)> register_cases;
   // Optional. Runs after every flag is checked and before any CUDA call of this process: a family
   // that starts worker processes (one per GPU, or ranks under mpirun) decides here whether this
@@ -87,7 +82,9 @@ struct family_spec {
   std::function<std::optional<int>(const run_options&, int argc, char** argv)> before_cuda = {};
 };
 
-int family_main(int argc, char** argv, const family_spec& family);
+// `schema_json` is the family's declaration, hdb::embedded_schema() in a family binary. A
+// declaration that breaks the contract, or a case it does not declare, ends the process with 2.
+int family_main(int argc, char** argv, const family_spec& family, std::string_view schema_json);
 
 // Repetition defaults injected when the user did not pass --benchmark_repetitions.
 struct repetition_policy {
@@ -103,8 +100,9 @@ struct repetition_policy {
 // lock, fingerprint or topology read is worth its time.
 [[nodiscard]] bool listing_only(const run_options& options);
 
-// "case=bandwidth;direction=h2d;...;device=0;gpu_uuid=GPU-...;headline=bandwidth" — the label
-// format of docs/benchmark-output.md. The device labels come from `devices` and the env.
+// "case=bandwidth;direction=h2d;...;device=0;gpu_uuid=GPU-...;headline=bandwidth;
+// traffic=bandwidth:pcie_per_direction" — the label format of docs/benchmark-output.md. The
+// device labels come from `devices` and the env.
 [[nodiscard]] std::string format_label(const case_spec& spec, const family_env& env);
 
 }  // namespace hdb

@@ -1,0 +1,162 @@
+// The declaration rules the shared main enforces (bench/common/schema.cpp), and every family's
+// schema.json read by the same parser the binaries use.
+#include "catch_compat.hpp"
+
+#include "hdb/schema.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A small valid declaration; each test breaks one thing in it.
+std::string declaration(const std::string& parameters, const std::string& metrics, const std::string& cases,
+                        const std::string& extra = "") {
+  return R"({"family": "t", "summary": "s", "parameters": {)" + parameters + R"(}, "metrics": {)" + metrics +
+         R"(}, "cases": {)" + cases + "}" + extra + "}";
+}
+
+const std::string parameters =
+    R"("direction": {"type": "text", "values": ["h2d", "d2h"], "description": "d"},
+       "size_bytes": {"type": "int", "description": "b"},
+       "api": {"type": "text", "description": "any text"})";
+const std::string metrics =
+    R"("bandwidth": {"unit": "GB/s", "better": "higher", "description": "d", "traffic": ["pcie_per_direction"]},
+       "time": {"unit": "us", "better": "lower", "description": "t"})";
+const std::string cases =
+    R"("bandwidth": {"description": "d", "parameters": ["direction", "size_bytes"], "metrics": ["bandwidth", "time"],
+                     "headlines": ["bandwidth"]},
+       "other": {"description": "d", "parameters": ["api"], "metrics": ["time"], "headlines": []})";
+
+hdb::family_schema valid() { return hdb::parse_schema(declaration(parameters, metrics, cases)); }
+
+void check_rejected(const std::string& text, const std::string& fragment) {
+  INFO(text);
+  try {
+    static_cast<void>(hdb::parse_schema(text));
+    FAIL("expected schema_error containing: " << fragment);
+  } catch (const hdb::schema_error& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Matchers::Contains(fragment));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every family's schema.json satisfies the contract", "[schema]") {
+  for (const char* family : {"copy", "overlap", "sync", "p2p", "allreduce"}) {
+    INFO(family);
+    const hdb::family_schema s = hdb::parse_schema(read_file(std::string(HDB_SOURCE_DIR) + "/bench/" + family + "/schema.json"));
+    CHECK(s.family == family);
+    CHECK_FALSE(s.summary.empty());
+    CHECK_FALSE(s.cases.empty());
+    // One line, key order kept: the context value the harness copies into meta.json.
+    CHECK(s.text.find('\n') == std::string::npos);
+    CHECK(s.text.rfind(std::string(R"({"family":")") + family + "\"", 0) == 0);
+  }
+}
+
+TEST_CASE("a valid declaration is read with its types, values, units and cases", "[schema]") {
+  const auto s = valid();
+  CHECK(s.family == "t");
+  CHECK(s.parameters.at("size_bytes").is_int);
+  CHECK(s.parameters.at("direction").values == std::vector<std::string>{"h2d", "d2h"});
+  CHECK(s.metrics.at("bandwidth").traffic == std::vector<std::string>{"pcie_per_direction"});
+  CHECK(s.cases.at("bandwidth").headlines == std::vector<std::string>{"bandwidth"});
+  CHECK(s.fit_metric.empty());
+  CHECK(hdb::parse_schema(declaration(parameters, metrics, cases, R"(, "fit_metric": "time")")).fit_metric == "time");
+}
+
+TEST_CASE("a declaration that breaks the contract is refused, naming what is wrong", "[schema]") {
+  check_rejected("{", "not JSON");
+  check_rejected(declaration(parameters, R"("b": {"unit": "x", "better": "higher", "description": "d"})", ""),
+                 "unit 'x' is not in the closed set");
+  check_rejected(declaration(parameters, R"("b": {"unit": "us", "better": "up", "description": "d"})", ""), "better 'up'");
+  check_rejected(declaration(parameters, R"("cpu_time": {"unit": "us", "better": "lower", "description": "d"})", ""),
+                 "metric 'cpu_time': the name is one of Google Benchmark's own JSON keys");
+  check_rejected(declaration(R"("gpus": {"type": "int", "description": "n"})", metrics, ""),
+                 "parameter 'gpus': the name is a core column");
+  check_rejected(declaration(R"("every": {"type": "text", "values": ["1", "never"], "description": "k"})", metrics, ""),
+                 "text value '1' must be non-empty and not all digits");
+  check_rejected(declaration(R"("n": {"type": "float", "description": "k"})", metrics, ""), "type 'float'");
+  check_rejected(declaration(parameters, R"("b": {"unit": "GB/s", "better": "higher", "description": "d", "traffic": ["pcie"]})", ""),
+                 "unknown traffic class 'pcie'");
+  check_rejected(declaration(parameters, metrics,
+                             R"("c": {"description": "d", "parameters": [], "metrics": ["latency"], "headlines": []})"),
+                 "case 'c': metric 'latency' is not declared");
+  check_rejected(declaration(parameters, metrics,
+                             R"("c": {"description": "d", "parameters": ["streams"], "metrics": [], "headlines": []})"),
+                 "case 'c': parameter 'streams' is not declared");
+  check_rejected(declaration(parameters, metrics,
+                             R"("c": {"description": "d", "parameters": [], "metrics": ["time"], "headlines": ["bandwidth"]})"),
+                 "headline 'bandwidth' is not one of its metrics");
+  check_rejected(declaration(parameters, metrics, cases, R"(, "fit_metric": "latency")"), "fit_metric 'latency'");
+  check_rejected(declaration(parameters, metrics, cases, R"(, "traffic_classes": {"nvlink_bus": {"link": "pcie",
+                 "directions": 1, "combine": "min", "traffic_factor": 1, "basis": "b"}})"),
+                 "reuses a built-in class name");
+}
+
+TEST_CASE("a family's own traffic class may be picked by its metrics", "[schema]") {
+  const std::string own = R"(, "traffic_classes": {"standin_link": {"link": "pcie", "directions": 1, "combine": "min",
+                             "traffic_factor": 2, "basis": "PCIe per direction, slowest GPU"}})";
+  const std::string m = R"("b": {"unit": "GB/s", "better": "higher", "description": "d", "traffic": ["standin_link"]})";
+  const auto s = hdb::parse_schema(declaration(parameters, m, "", own));
+  CHECK(s.family_classes == std::vector<std::string>{"standin_link"});
+  check_rejected(declaration(parameters, m, "", own.substr(0, own.find("\"link\": \"pcie\"")) +
+                                                   R"("link": "ethernet", "directions": 1, "combine": "min",
+                             "traffic_factor": 2, "basis": "b"}})"),
+                 "unknown link kind");
+}
+
+TEST_CASE("registration: the kind, every label parameter and every value must be declared", "[schema]") {
+  const auto s = valid();
+  CHECK_FALSE(hdb::check_registration(s, "bandwidth", {{"direction", "h2d"}, {"size_bytes", "4096"}}));
+  CHECK_FALSE(hdb::check_registration(s, "bandwidth", {{"size_bytes", "4096"}}));  // a parameter may be absent
+  CHECK_FALSE(hdb::check_registration(s, "other", {{"api", "anything_textual"}}));
+  CHECK(hdb::check_registration(s, "latency", {}) == "case kind 'latency' is not declared");
+  CHECK(hdb::check_registration(s, "bandwidth", {{"gpus", "2"}}) ==
+        "parameter 'gpus' is not declared for case kind 'bandwidth'");
+  CHECK(hdb::check_registration(s, "other", {{"direction", "h2d"}}) ==
+        "parameter 'direction' is not declared for case kind 'other'");
+  CHECK(hdb::check_registration(s, "bandwidth", {{"size_bytes", "4K"}}) ==
+        "parameter 'size_bytes' is int, but its value is '4K'");
+  CHECK(hdb::check_registration(s, "bandwidth", {{"size_bytes", ""}}).has_value());
+  CHECK(hdb::check_registration(s, "bandwidth", {{"direction", "bidir"}}) ==
+        "value 'bidir' of parameter 'direction' is not one of its declared values");
+  CHECK(hdb::check_registration(s, "other", {{"api", "0"}}) ==
+        "parameter 'api' is text, so its value '0' must be non-empty and not all digits");
+}
+
+TEST_CASE("outputs: counters, headlines and traffic picks must be declared for the kind", "[schema]") {
+  const auto s = valid();
+  const std::map<std::string, std::string> pcie = {{"bandwidth", "pcie_per_direction"}};
+  CHECK_FALSE(hdb::check_outputs(s, "bandwidth", {"bandwidth", "time"}, {"bandwidth"}, pcie));
+  CHECK_FALSE(hdb::check_outputs(s, "bandwidth", {}, {}, {}));  // a declared metric may be unset
+  CHECK(hdb::check_outputs(s, "other", {"time", "bandwidth"}, {}, {}) ==
+        "counter 'bandwidth' is not a declared metric for case kind 'other'");
+  CHECK(hdb::check_outputs(s, "bandwidth", {"iterations"}, {}, {}) ==
+        "counter 'iterations' is named like one of Google Benchmark's own JSON keys");
+  CHECK(hdb::check_outputs(s, "bandwidth", {"time"}, {"time"}, {}) ==
+        "headline 'time' is not a declared headline for case kind 'bandwidth'");
+  CHECK(hdb::check_outputs(s, "bandwidth", {}, {}, {{"bandwidth", "hbm_read_write"}}) ==
+        "traffic class 'hbm_read_write' is not allowed for metric 'bandwidth'");
+  CHECK(hdb::check_outputs(s, "other", {}, {}, pcie) ==
+        "traffic pick for 'bandwidth', which is not a declared metric for case kind 'other'");
+  CHECK(hdb::check_outputs(s, "latency", {}, {}, {}) == "case kind 'latency' is not declared");
+}
+
+TEST_CASE("Google Benchmark's own JSON keys are known", "[schema]") {
+  for (const char* key : {"name", "iterations", "real_time", "cpu_time", "time_unit", "label", "error_message"}) {
+    CHECK(hdb::is_benchmark_json_key(key));
+  }
+  CHECK_FALSE(hdb::is_benchmark_json_key("bandwidth"));
+  CHECK_FALSE(hdb::is_benchmark_json_key("waiter_cpu_time"));
+}
