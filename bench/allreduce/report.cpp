@@ -72,7 +72,7 @@ const result_row* find_median(const std::vector<result_row>& rows, const std::st
   const result_row* best = nullptr;
   for (const auto& row : rows) {
     if (!is_ok_median(row) || row.case_name != kind || row.metric != metric || row.param("api") != api ||
-        row.gpus != ranks || row.param("dtype") != "float" ||
+        number_param(row, "ranks") != ranks || row.param("dtype") != "float" ||
         row.param("placement") != "out_of_place" || row.param("interconnect") != interconnect) {
       continue;
     }
@@ -85,7 +85,7 @@ const result_row* find_median(const std::vector<result_row>& rows, const std::st
 std::string allreduce_section(const std::vector<result_row>& rows, const json& meta) {
   std::set<long long> ranks;
   for (const auto& row : rows) {
-    if (row.gpus && is_ok_median(row)) ranks.insert(*row.gpus);
+    if (const auto n = number_param(row, "ranks"); n && is_ok_median(row)) ranks.insert(*n);
   }
   if (ranks.empty()) return "";
   std::string text = "#### All-reduce scaling (float, out of place, default transports)\n\n";
@@ -113,7 +113,7 @@ std::string allreduce_section(const std::vector<result_row>& rows, const json& m
     const result_row* on = nullptr;
     for (const auto& row : rows) {
       if (is_ok_median(row) && row.case_name == "collective" && row.metric == "busbw" && row.param("api") == "all_reduce" &&
-          row.gpus == n && row.param("dtype") == "float" &&
+          number_param(row, "ranks") == n && row.param("dtype") == "float" &&
           row.param("placement") == "out_of_place" && row.param("interconnect") == "default" &&
           row.param("size_bytes") == off->param("size_bytes")) {
         on = &row;
@@ -139,7 +139,7 @@ std::string allreduce_section(const std::vector<result_row>& rows, const json& m
       }
       return std::string("-");
     };
-    overlap.push_back({row.gpus ? std::to_string(*row.gpus) : "", row.param("size_bytes"), value_of("comm_time"), value_of("compute_time"),
+    overlap.push_back({row.param("ranks"), row.param("size_bytes"), value_of("comm_time"), value_of("compute_time"),
                        value_of("overlapped_time"), value_of("comm_slowdown"), value_of("compute_slowdown"),
                        format_fixed(*row.value, 2)});
   }

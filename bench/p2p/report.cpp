@@ -189,7 +189,7 @@ std::string p2p_section(const std::vector<result_row>& rows, const json& meta) {
       md += "*direct / staged*: ce_peer bandwidth ÷ staged bandwidth (how much P2P gains over the best a program "
             "can do through host memory)\n\n" + matrix(devices, direct_over_staged, 1) + "\n";
     }
-    const auto chunks = pair_values(rows, "staged", "chunk_bytes", *largest);
+    const auto chunks = pair_values(rows, "staged", "best_chunk_bytes", *largest);
     if (!chunks.empty()) {
       std::string list;
       for (const auto& c : chunks) {

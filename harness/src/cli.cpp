@@ -12,10 +12,14 @@
 
 #include "hdb/harness/collect.hpp"
 #include "hdb/harness/compare.hpp"
+#include "hdb/harness/convert.hpp"
+#include "hdb/harness/declaration.hpp"
 #include "hdb/harness/error.hpp"
+#include "hdb/harness/files.hpp"
 #include "hdb/harness/plots.hpp"
 #include "hdb/harness/report.hpp"
 #include "hdb/harness/runner.hpp"
+#include "hdb/harness/schema_doc.hpp"
 
 namespace hdb {
 namespace {
@@ -50,12 +54,36 @@ fs::path existing_run_dir(const std::string& text) {
 
 struct parsed_cli {
   suite_run_options run;
-  std::string run_dir;  // collect / report / plot
+  std::string run_dir;  // collect / report / plot / convert
+  std::string doc_check, doc_update;  // schema-doc
   std::vector<std::string> compared_runs;  // BASELINE [BASELINE...] CURRENT
   std::string threshold = "5%", format = "text";
   double alpha = 0.05;
   bool all = false;
 };
+
+// Prints the generated section of docs/csv-schema.md; --check FILE exits 1 when FILE's section
+// differs, --update FILE rewrites it.
+int schema_doc_command(const parsed_cli& cli) {
+  const auto sources = installed_sources(cli.run.bin_dir);
+  const auto section = schema_doc(installed_declarations(sources.manifest, sources.schema_dir));
+  if (cli.doc_check.empty() && cli.doc_update.empty()) {
+    std::cout << section;
+    return 0;
+  }
+  const fs::path file = cli.doc_check.empty() ? cli.doc_update : cli.doc_check;
+  const auto document = read_text_file(file);
+  const auto wanted = replace_schema_doc(document, section);
+  if (!cli.doc_update.empty()) {
+    if (wanted != document) atomic_write_file(file, wanted);
+    return 0;
+  }
+  if (wanted == document) return 0;
+  std::cerr << "hdbench schema-doc: " << file.string()
+            << "'s generated section differs from the declarations; run `hdbench schema-doc --update " << file.string()
+            << "`\n";
+  return 1;
+}
 
 int dispatch(const CLI::App& app, parsed_cli& cli) {
   if (app.got_subcommand("run")) {
@@ -71,6 +99,11 @@ int dispatch(const CLI::App& app, parsed_cli& cli) {
               << " rows)\n";
     return 0;
   }
+  if (app.got_subcommand("convert")) {
+    std::cerr << "hdbench convert: " << describe_conversion(convert_run(existing_run_dir(cli.run_dir), cli.run.bin_dir));
+    return 0;
+  }
+  if (app.got_subcommand("schema-doc")) return schema_doc_command(cli);
   if (app.got_subcommand("report")) {
     write_report(existing_run_dir(cli.run_dir));
     std::cerr << "hdbench: wrote " << (fs::path(cli.run_dir) / "report.md").string() << "\n";
@@ -143,6 +176,12 @@ int cli_main(int argc, char** argv) {
     app.add_subcommand(name, what)->add_option("dir", cli.run_dir, "run directory")->required();
   }
   add_compare(app, cli);
+  app.add_subcommand("convert", "rewrite a schema-2 results.csv as schema 3 with the current declarations (docs/csv-schema.md)")
+      ->add_option("dir", cli.run_dir, "run directory")
+      ->required();
+  auto* doc = app.add_subcommand("schema-doc", "print the section of docs/csv-schema.md generated from the declarations");
+  auto* check = doc->add_option("--check", cli.doc_check, "exit 1 when this file's generated section differs");
+  doc->add_option("--update", cli.doc_update, "rewrite this file's generated section")->excludes(check);
 
   try {
     std::vector<char*> cli_argv;

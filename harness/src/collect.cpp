@@ -247,8 +247,10 @@ std::optional<double> parse_size(const std::string& text) {
   return value;
 }
 
-// alpha-beta rows for each group of ok cases that differ only in size_bytes.
-void append_fit_rows(std::vector<result_row>& rows, std::size_t family_begin, const std::string& fit_metric) {
+}  // namespace
+
+std::vector<result_row> alpha_beta_rows(std::span<const result_row> rows, const std::string& fit_metric) {
+  std::vector<result_row> out;
   struct group {
     result_row base;
     std::vector<double> sizes, times;
@@ -258,8 +260,7 @@ void append_fit_rows(std::vector<result_row>& rows, std::size_t family_begin, co
            a.params == b.params;
   };
   std::vector<group> groups;
-  for (std::size_t i = family_begin; i < rows.size(); ++i) {
-    const auto& row = rows[i];
+  for (const auto& row : rows) {
     if (row.metric != fit_metric || row.stat != statistic::median) continue;
     const auto size = parse_size(row.param("size_bytes"));
     if (!size || !row.value) continue;
@@ -284,13 +285,16 @@ void append_fit_rows(std::vector<result_row>& rows, std::size_t family_begin, co
       row.unit = unit;
       row.better_direction = direction;
       row.value = value;
-      rows.push_back(std::move(row));
+      out.push_back(std::move(row));
     };
     add("fit_bandwidth", "GB/s", better::higher, fit->bandwidth_gbps());
     add("fit_latency", "us", better::lower, fit->alpha_us);
     add("fit_n_half", "B", better::lower, fit->n_half_bytes());
   }
+  return out;
 }
+
+namespace {
 
 std::string no_declaration(const std::string& family) {
   return "no declaration: raw/" + family + ".json has no hdbench.schema and no schema/" + family +
@@ -374,7 +378,10 @@ std::vector<result_row> family_rows(std::string_view run_id, const family_raw& r
   }
   const auto cases_begin = rows.size();
   for (const auto& c : group_by_case(raw.output->runs)) append_case_rows(rows, run_id, *declaration, c);
-  if (!declaration->fit_metric.empty()) append_fit_rows(rows, cases_begin, declaration->fit_metric);
+  if (!declaration->fit_metric.empty()) {
+    const auto fits = alpha_beta_rows(std::span(rows).subspan(cases_begin), declaration->fit_metric);
+    rows.insert(rows.end(), fits.begin(), fits.end());
+  }
   return rows;
 }
 

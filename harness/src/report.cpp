@@ -169,6 +169,13 @@ std::string node_section(const json& meta) {
   return "## Node\n\n" + markdown_table({"", ""}, rows);
 }
 
+// "55.4 GB/s", "2.46x" (a ratio), "12" (a count).
+std::string with_unit(double value, const std::string& unit) {
+  if (unit == "ratio") return format_figure(value) + "x";
+  if (unit == "count" || unit.empty()) return format_figure(value);
+  return format_figure(value) + " " + unit;
+}
+
 // One row per headline median: case, parameters, metric, median with unit, cv of its samples, and
 // % of the peak its traffic class gives on this node, with that peak's basis.
 table_rows headline_rows(const std::string& family, const std::vector<result_row>& rows, const json& meta) {
@@ -178,7 +185,7 @@ table_rows headline_rows(const std::string& family, const std::vector<result_row
     if (row.family != family || !row.headline || row.stat != statistic::median || !row.value) continue;
     const auto cv = cvs.find(key_of(row));
     const auto peak = row_peak(row, meta);
-    headline.push_back({row.case_name, describe_case(row), row.metric, format_figure(*row.value) + " " + row.unit,
+    headline.push_back({row.case_name, describe_case(row), row.metric, with_unit(*row.value, row.unit),
                         cv == cvs.end() ? "" : format_fixed(cv->second, 2) + " %",
                         peak ? format_fixed(percent_of_peak(*row.value, *peak), 1) + " %" : "",
                         peak ? format_figure(peak->value) + " GB/s: " + peak->basis : ""});

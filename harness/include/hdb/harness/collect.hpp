@@ -4,6 +4,7 @@
 // gives the same bytes every time.
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,10 @@ void reconcile_status(family_status& status, const family_raw& raw);
 // the family's (the context's, else the installed one); without one every case fails.
 [[nodiscard]] std::vector<result_row> family_rows(std::string_view run_id, const family_raw& raw,
                                                   const family_declaration* declaration);
+
+// The alpha-beta fit (fit.hpp) of each group of ok `fit_metric` medians among `rows` that differ only
+// in size_bytes: rows fit_bandwidth, fit_latency, fit_n_half with statistic fit and no size_bytes.
+[[nodiscard]] std::vector<result_row> alpha_beta_rows(std::span<const result_row> rows, const std::string& fit_metric);
 
 struct collected_family {
   family_status status;
