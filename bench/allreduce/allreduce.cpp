@@ -24,6 +24,7 @@
 #endif
 
 #include "hdb/cuda_check.hpp"
+#include "hdb/host/lists.hpp"
 #include "hdb/sizes.hpp"
 #include "hdb/topology.hpp"
 
@@ -47,14 +48,10 @@ enum class launch_mode { local, mpi };
 template <class T, class Parse>
 std::vector<T> parse_list(const std::string& flag, const std::string& text, Parse parse) {
   std::vector<T> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, comma - start);
+  for (const std::string& item : split_list(text)) {
     const std::optional<T> value = parse(item);
     if (!value) throw usage_error("bad value for --" + flag + ": '" + item + "'");
     if (std::find(out.begin(), out.end(), *value) == out.end()) out.push_back(*value);
-    start = comma + 1;
   }
   return out;
 }

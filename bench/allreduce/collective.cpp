@@ -1,5 +1,7 @@
 #include "collective.hpp"
 
+#include "hdb/host/units.hpp"
+
 namespace hdb::allreduce {
 
 const collective_traits& traits(collective op) {
@@ -50,7 +52,7 @@ std::uint64_t message_count(collective op, data_type type, std::size_t bytes, in
   return count / static_cast<std::uint64_t>(ranks) * static_cast<std::uint64_t>(ranks);
 }
 
-double algbw_gbps(std::size_t bytes, double seconds) { return static_cast<double>(bytes) / seconds / 1e9; }
+double algbw_gbps(std::size_t bytes, double seconds) { return gb_per_s(static_cast<double>(bytes), seconds * 1e6); }
 
 double busbw_gbps(collective op, int ranks, std::size_t bytes, double seconds) {
   return algbw_gbps(bytes, seconds) * traits(op).bus_factor(ranks);

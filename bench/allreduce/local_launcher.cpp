@@ -1,5 +1,6 @@
 #include "local_launcher.hpp"
 
+#include "hdb/host/lists.hpp"
 #include "hdb/sizes.hpp"
 
 #include <algorithm>
@@ -102,13 +103,7 @@ std::string format_worker_identity(const worker_identity& id) {
 
 worker_identity parse_worker_identity(const std::string& flag, const std::string& text) {
   std::vector<int> fields;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    fields.push_back(parse_field(flag, text, std::string_view(text).substr(start, comma - start)));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+  for (const std::string& item : split_list(text)) fields.push_back(parse_field(flag, text, item));
   if (fields.size() != 4 || fields[1] >= fields[2]) {
     throw usage_error("bad value for --" + flag + ": '" + text + "' (internal flag: FD,RANK,WORLD,DEVICE)");
   }

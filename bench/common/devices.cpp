@@ -1,5 +1,6 @@
 #include "hdb/devices.hpp"
 
+#include "hdb/host/lists.hpp"
 #include "hdb/sizes.hpp"
 
 #include <algorithm>
@@ -26,13 +27,9 @@ device_selection parse_device_selection(std::string_view text) {
   if (text == "all") return {};
   device_selection selection;
   selection.all = false;
-  std::string_view rest = text;
-  if (rest.empty()) parse_index(rest, text);  // throws with the usage message
-  while (!rest.empty()) {
-    const auto comma = rest.find(',');
-    const auto item = rest.substr(0, comma);
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    if (comma != std::string_view::npos && rest.empty()) parse_index(rest, text);  // trailing comma
+  for (const std::string& entry : split_list(text)) {
+    const std::string_view item = entry;
+    if (item.empty()) parse_index(item, text);  // "", "0,", ",1": throws with the usage message
     const auto dash = item.find('-');
     const int first = parse_index(item.substr(0, dash), text);
     const int last = dash == std::string_view::npos ? first : parse_index(item.substr(dash + 1), text);

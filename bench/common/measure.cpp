@@ -1,9 +1,11 @@
 #include "hdb/measure.hpp"
 
+#include "hdb/host/stats.hpp"
 #include "hdb/host/units.hpp"
 #include "hdb/sizes.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace hdb {
 
@@ -51,9 +53,7 @@ loop_result run_timed_loop(benchmark::State& state, const timed_operation& op, s
       op.synchronize();
     });
   }
-  const auto middle = host_us.begin() + static_cast<std::ptrdiff_t>(host_us.size() / 2);
-  std::nth_element(host_us.begin(), middle, host_us.end());
-  result.host_median_us = *middle;
+  result.host_median_us = median(std::move(host_us));
 
   const double ops = static_cast<double>(std::max<std::size_t>(result.ops, 1));
   result.device_us_per_op = device_ms * 1e3 / ops;

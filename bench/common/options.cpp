@@ -1,5 +1,6 @@
 #include "hdb/options.hpp"
 
+#include "hdb/host/lists.hpp"
 #include "hdb/sizes.hpp"
 
 #include <algorithm>
@@ -133,14 +134,10 @@ void positive_int_list(const std::string& flag, const std::string& value) {
 
 std::vector<int> parse_positive_int_list(const std::string& flag, const std::string& value) {
   std::vector<int> numbers;
-  std::size_t start = 0;
-  while (start <= value.size()) {
-    const std::size_t comma = std::min(value.find(',', start), value.size());
-    const std::string item = value.substr(start, comma - start);
+  for (const std::string& item : split_list(value)) {
     const int n = parse_non_negative(flag, item);
     if (n < 1) throw usage_error("bad value for --" + flag + ": '" + value + "' (every number must be >= 1)");
     numbers.push_back(n);
-    start = comma + 1;
   }
   return numbers;
 }

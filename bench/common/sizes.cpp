@@ -1,5 +1,7 @@
 #include "hdb/sizes.hpp"
 
+#include "hdb/host/lists.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -24,19 +26,8 @@ std::size_t multiplier_for(std::string_view suffix, std::string_view whole) {
                     " (use plain bytes or K, M, G, T — binary: 4K = 4096 bytes)");
 }
 
-std::vector<std::string_view> split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  std::size_t begin = 0;
-  while (true) {
-    const std::size_t end = text.find(separator, begin);
-    parts.push_back(text.substr(begin, end == std::string_view::npos ? std::string_view::npos : end - begin));
-    if (end == std::string_view::npos) return parts;
-    begin = end + 1;
-  }
-}
-
 void append_range(std::string_view item, std::vector<std::size_t>& sizes) {
-  const auto parts = split(item, ':');
+  const auto parts = split_list(item, ':');
   if (parts.size() != 3 || parts[2].empty() || (parts[2][0] != 'x' && parts[2][0] != 'X')) {
     throw usage_error("bad size range " + quoted(item) + ": expected FROM:TO:xFACTOR, e.g. 4K:1G:x4");
   }
@@ -79,7 +70,7 @@ std::size_t parse_size(std::string_view text) {
 std::vector<std::size_t> parse_size_list(std::string_view text) {
   if (text.empty()) throw usage_error("empty size list");
   std::vector<std::size_t> sizes;
-  for (std::string_view item : split(text, ',')) {
+  for (const std::string& item : split_list(text)) {
     if (item.empty()) throw usage_error("bad size list '" + std::string(text) + "': empty item");
     if (item.find(':') != std::string_view::npos) append_range(item, sizes);
     else sizes.push_back(parse_size(item));

@@ -1,5 +1,6 @@
 #include "hdb/topology.hpp"
 
+#include "hdb/host/lists.hpp"
 #include "hdb/sizes.hpp"
 
 #include <sched.h>
@@ -44,20 +45,17 @@ std::string lower(std::string_view text) {
 
 std::vector<int> parse_cpu_list(std::string_view text) {
   std::vector<int> cpus;
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', begin), text.size());
-    const std::string_view item = text.substr(begin, comma - begin);
+  for (const std::string& entry : split_list(text)) {
+    const std::string_view item = entry;
     const std::size_t dash = item.find('-');
     if (dash == std::string_view::npos) {
       cpus.push_back(parse_int(item, "CPU list item"));
     } else {
       const int first = parse_int(item.substr(0, dash), "CPU range start");
       const int last = parse_int(item.substr(dash + 1), "CPU range end");
-      if (last < first) throw usage_error("bad CPU range '" + std::string(item) + "'");
+      if (last < first) throw usage_error("bad CPU range '" + entry + "'");
       for (int cpu = first; cpu <= last; ++cpu) cpus.push_back(cpu);
     }
-    begin = comma + 1;
   }
   return cpus;
 }

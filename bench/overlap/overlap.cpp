@@ -20,6 +20,7 @@
 #include "transform.hpp"
 
 #include "hdb/family.hpp"
+#include "hdb/host/units.hpp"
 #include "hdb/measure.hpp"
 #include "hdb/sizes.hpp"
 #include "hdb/stream.hpp"
@@ -233,7 +234,7 @@ void run_pipeline_case(benchmark::State& state, case_context& ctx, const pipelin
   const double serial = ctx.state.serial_us(ctx.state.buffers(pc.device, pc.host, bytes), pc.work, iterations, gate);
   const double ideal = ideal_time_us(cal.rates(pc.host, pc.work), setup.chunks, pc.streams);
   state.counters["pipeline_time"] = measured;
-  state.counters["throughput"] = static_cast<double>(bytes) / (measured * 1e3);
+  state.counters["throughput"] = gb_per_s(static_cast<double>(bytes), measured);
   state.counters["serial_time"] = serial;
   state.counters["ideal_time"] = ideal;
   state.counters["speedup"] = speedup(serial, measured);

@@ -11,6 +11,7 @@
 #include "transform.hpp"
 
 #include "hdb/cuda_check.hpp"
+#include "hdb/host/units.hpp"
 #include "hdb/host_pattern.hpp"
 #include "hdb/kernels.hpp"
 
@@ -314,7 +315,6 @@ double median_batch_us(std::span<const cudaStream_t> streams, spin_gate* gate, c
   return median(us);
 }
 
-double gbps(double bytes, double us) { return bytes / (us * 1e3); }
 
 }  // namespace
 
@@ -338,9 +338,9 @@ device_calibration calibrate(std::size_t probe_bytes, spin_gate& gate) {
     HDB_CUDA_CALL(cudaStreamSynchronize(s1.get()));
     const auto h2d = [&](cudaStream_t s) { HDB_CUDA_CALL(cudaMemcpyAsync(a.data(), in.data(), probe_bytes, cudaMemcpyHostToDevice, s)); };
     const auto d2h = [&](cudaStream_t s) { HDB_CUDA_CALL(cudaMemcpyAsync(out.data(), b.data(), probe_bytes, cudaMemcpyDeviceToHost, s)); };
-    cal.pinned.h2d_gbps = gbps(copies * probe, median_batch_us(one, &gate, [&] { for (int i = 0; i < copies; ++i) h2d(s1.get()); }, samples));
-    cal.pinned.d2h_gbps = gbps(copies * probe, median_batch_us(one, &gate, [&] { for (int i = 0; i < copies; ++i) d2h(s1.get()); }, samples));
-    cal.pinned.bidir_gbps = gbps(2 * copies * probe, median_batch_us(two, &gate, [&] {
+    cal.pinned.h2d_gbps = gb_per_s(copies * probe, median_batch_us(one, &gate, [&] { for (int i = 0; i < copies; ++i) h2d(s1.get()); }, samples));
+    cal.pinned.d2h_gbps = gb_per_s(copies * probe, median_batch_us(one, &gate, [&] { for (int i = 0; i < copies; ++i) d2h(s1.get()); }, samples));
+    cal.pinned.bidir_gbps = gb_per_s(2 * copies * probe, median_batch_us(two, &gate, [&] {
       for (int i = 0; i < copies; ++i) {
         h2d(s1.get());
         d2h(s2.get());
@@ -362,7 +362,7 @@ device_calibration calibrate(std::size_t probe_bytes, spin_gate& gate) {
     for (regime r : all_regimes) {
       regime_kernel& k = cal.regimes[static_cast<std::size_t>(r)];
       k.iterations = iterations_for(fixed, per_iteration, kernel_to_copy_ratio(r) * copy_us);
-      k.kernel_gbps = gbps(probe, kernel_us(k.iterations));
+      k.kernel_gbps = gb_per_s(probe, kernel_us(k.iterations));
     }
   }
   {
@@ -372,10 +372,10 @@ device_calibration calibrate(std::size_t probe_bytes, spin_gate& gate) {
     fill_pattern_host(in.data(), probe_bytes, input_seed);
     std::memset(out.data(), 0, probe_bytes);  // touch every page: first-touch faults are not the link
     // Pageable copies block the host: no gate, one copy between each event pair.
-    cal.pageable.h2d_gbps = gbps(probe, median_batch_us(one, nullptr, [&] {
+    cal.pageable.h2d_gbps = gb_per_s(probe, median_batch_us(one, nullptr, [&] {
       HDB_CUDA_CALL(cudaMemcpyAsync(a.data(), in.data(), probe_bytes, cudaMemcpyHostToDevice, s1.get()));
     }, samples));
-    cal.pageable.d2h_gbps = gbps(probe, median_batch_us(one, nullptr, [&] {
+    cal.pageable.d2h_gbps = gb_per_s(probe, median_batch_us(one, nullptr, [&] {
       HDB_CUDA_CALL(cudaMemcpyAsync(out.data(), a.data(), probe_bytes, cudaMemcpyDeviceToHost, s1.get()));
     }, samples));
     cal.pageable.bidir_gbps = cal.pinned.bidir_gbps;

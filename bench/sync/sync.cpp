@@ -311,11 +311,11 @@ void measure_graph(benchmark::State& state, issue_api api, int kernels) {
     host_us.push_back(elapsed_us(start, host_now_ns()));
     device_us.push_back(elapsed_ms(begin, end) * 1e3);
   }
-  const double total = percentile(host_us, 0.5);
+  const double total = median(host_us);
   for (auto _ : state) state.SetIterationTime(total / 1e6);
   state.counters["total_time"] = total;
   state.counters["time_per_kernel"] = total / kernels;
-  state.counters["device_time"] = percentile(device_us, 0.5);
+  state.counters["device_time"] = median(device_us);
   if (api == issue_api::graph) state.counters["instantiate_time"] = instantiate_us;
 }
 
@@ -425,7 +425,7 @@ std::int64_t trap_fixture::measure_step_ns() {
     });
     per_step_ns.push_back(t.max_ms * 1e6 / steps);
   }
-  return static_cast<std::int64_t>(percentile(per_step_ns, 0.5));
+  return static_cast<std::int64_t>(median(per_step_ns));
 }
 
 namespace {

@@ -1,5 +1,6 @@
 #include "sync_math.hpp"
 
+#include "hdb/host/lists.hpp"
 #include "hdb/sizes.hpp"
 
 #include <algorithm>
@@ -41,22 +42,9 @@ bool mode_in_force(sched_mode mode, unsigned device_flags) noexcept {
   return mode == sched_mode::automatic || (device_flags & schedule_mask) == schedule_flag(mode);
 }
 
-namespace {
-std::vector<std::string> split_commas(const std::string& text) {
-  std::vector<std::string> items;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    items.push_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return items;
-}
-}  // namespace
-
 std::vector<sched_mode> parse_sched_modes(const std::string& flag, const std::string& text) {
   std::vector<sched_mode> modes;
-  for (const std::string& item : split_commas(text)) {
+  for (const std::string& item : split_list(text)) {
     const auto mode = parse_sched_mode(item);
     if (!mode) {
       throw usage_error("bad value for --" + flag + ": '" + item + "' (expected auto, spin, yield or blocking_sync)");
@@ -89,16 +77,6 @@ std::optional<wait_api> parse_wait_api(std::string_view text) {
   return std::nullopt;
 }
 
-double percentile(std::vector<double> values, double q) {
-  if (values.empty()) throw std::invalid_argument("percentile of no values");
-  std::sort(values.begin(), values.end());
-  const double position = std::clamp(q, 0.0, 1.0) * static_cast<double>(values.size() - 1);
-  const auto below = static_cast<std::size_t>(std::floor(position));
-  const std::size_t above = std::min(below + 1, values.size() - 1);
-  const double fraction = position - static_cast<double>(below);
-  return values[below] + (values[above] - values[below]) * fraction;
-}
-
 double interquartile_mean(std::vector<double> values) {
   if (values.empty()) throw std::invalid_argument("interquartile mean of no values");
   std::sort(values.begin(), values.end());
@@ -122,7 +100,7 @@ std::vector<double> interquartile_means_by_group(std::span<const double> values,
 }
 
 spread summarize(const std::vector<double>& values) {
-  return {percentile(values, 0.5), percentile(values, 0.1), percentile(values, 0.9)};
+  return {median(values), percentile(values, 0.1), percentile(values, 0.9)};
 }
 
 clock_offset calibrate(std::span<const round_trip> trips) {
@@ -177,8 +155,7 @@ wait_summary summarize_waits(std::span<const wait_sample> samples, const clock_m
     process_cpu.push_back(s.process_cpu_us);
     busy.push_back(wait_us > 0 ? 100.0 * s.thread_cpu_us / wait_us : 0.0);
   }
-  return {summarize(wakeup), percentile(wait, 0.5), percentile(thread_cpu, 0.5), percentile(process_cpu, 0.5),
-          percentile(busy, 0.5)};
+  return {summarize(wakeup), median(wait), median(thread_cpu), median(process_cpu), median(busy)};
 }
 
 nlohmann::json to_json(const child_report& report) {
@@ -254,7 +231,7 @@ int requested_repetitions(const std::vector<std::string>& benchmark_args, int fa
 
 std::vector<int> parse_every_list(const std::string& flag, const std::string& text) {
   std::vector<int> list;
-  for (const std::string& item : split_commas(text)) {
+  for (const std::string& item : split_list(text)) {
     int value = 0;
     if (item == "never") {
       value = never;

@@ -1,9 +1,11 @@
 #pragma once
-// The sync family's arithmetic, free of CUDA so host tests check it without a GPU: percentiles,
-// the host-clock <-> %globaltimer calibration, wake-up latency and CPU time per wait, the sync
+// The sync family's arithmetic, free of CUDA so host tests check it without a GPU: spreads, the
+// host-clock <-> %globaltimer calibration, wake-up latency and CPU time per wait, the sync
 // trap's read-back schedule and expected values, and the record a scheduling-mode child sends
 // back to its parent.
 #include "step_value.hpp"
+
+#include "hdb/host/stats.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -41,9 +43,6 @@ enum class wait_api { device_sync, stream_sync, event_sync, event_blocking_sync,
 [[nodiscard]] std::vector<wait_api> all_wait_apis();
 
 // ---- statistics --------------------------------------------------------------------------
-
-// q-quantile (q in [0, 1]) by linear interpolation between order statistics; throws on no values.
-[[nodiscard]] double percentile(std::vector<double> values, double q);
 
 // Mean of the middle half (the values between the quartiles' order statistics, n/4 dropped at
 // each end). For samples quantised at a coarse tick (%globaltimer's 32 ns) a median jumps a whole
