@@ -1,112 +1,37 @@
 #include "hdb/harness/gpu_activity.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <array>
-#include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
 
-#include "hdb/harness/process.hpp"
 #include "hdb/harness/results.hpp"
 #include "hdb/harness/run_dir.hpp"
+#include "hdb/host/lists.hpp"
 
 namespace hdb {
 namespace {
 
-namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-constexpr unsigned long long reason_gpu_idle = 0x1;
-constexpr auto smi_timeout = std::chrono::seconds(30);
-
-// nvmlClocksEventReason* bits, in bit order.
-constexpr std::array<std::pair<unsigned long long, std::string_view>, 9> reason_names = {{
-    {0x1, "gpu_idle"},
-    {0x2, "applications_clocks_setting"},
-    {0x4, "sw_power_cap"},
-    {0x8, "hw_slowdown"},
-    {0x10, "sync_boost"},
-    {0x20, "sw_thermal_slowdown"},
-    {0x40, "hw_thermal_slowdown"},
-    {0x80, "hw_power_brake_slowdown"},
-    {0x100, "display_clock_setting"},
-}};
-
-std::string trim(std::string_view text) {
-  const auto begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string_view::npos) return {};
-  const auto end = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(begin, end - begin + 1));
+// The --query-gpu fields of an activity snapshot, in gpu_clock_state order.
+const std::vector<std::string>& clock_fields() {
+  static const std::vector<std::string> fields = {"index",      "uuid", "clocks.sm", "clocks.max.sm", "clocks.mem",
+                                                  std::string(smi_clock_event_reasons), "temperature.gpu", "power.draw"};
+  return fields;
 }
 
-std::vector<std::string> split(std::string_view text, char separator) {
-  std::vector<std::string> parts;
-  std::size_t begin = 0;
-  for (;;) {
-    const auto at = text.find(separator, begin);
-    parts.push_back(trim(text.substr(begin, at == std::string_view::npos ? std::string_view::npos : at - begin)));
-    if (at == std::string_view::npos) return parts;
-    begin = at + 1;
-  }
-}
-
-std::vector<std::string> lines(std::string_view text) {
-  std::vector<std::string> out;
-  for (auto& line : split(text, '\n')) {
-    if (!line.empty()) out.push_back(std::move(line));
-  }
-  return out;
-}
-
-// "[N/A]", "N/A", "[Not Supported]", "[Unknown Error]" and anything else that is not a whole
-// number read as unknown.
-std::optional<double> smi_number(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size()) return std::nullopt;
-  return value;
-}
-
-std::optional<unsigned long long> smi_mask(const std::string& text) {
-  if (!text.starts_with("0x") || text.size() == 2) return std::nullopt;
-  char* end = nullptr;
-  const auto value = std::strtoull(text.c_str() + 2, &end, 16);
-  if (end != text.c_str() + text.size()) return std::nullopt;
-  return value;
-}
-
-std::optional<fs::path> find_in_path(std::string_view program) {
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) return std::nullopt;
-  for (const auto& dir : split(path, ':')) {
-    if (dir.empty()) continue;
-    const auto candidate = fs::path(dir) / program;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return std::nullopt;
-}
-
-struct smi_output {
-  std::optional<std::string> text;
-  std::string error;
-};
-
-smi_output run_smi(const fs::path& smi, const std::vector<std::string>& arguments) {
-  process_spec spec;
-  spec.argv = {smi.string()};
-  spec.argv.insert(spec.argv.end(), arguments.begin(), arguments.end());
-  spec.timeout = smi_timeout;
-  const auto result = run_process(spec);
-  if (result.end == process_end::exited && result.exit_code == 0) return {result.output, {}};
-  std::string how = !result.start_error.empty() ? "did not start: " + result.start_error
-                    : result.end == process_end::timed_out ? "timed out"
-                    : result.exit_code ? "exit code " + std::to_string(*result.exit_code)
-                                       : "killed by signal " + std::to_string(result.signal.value_or(0));
-  return {std::nullopt, "nvidia-smi " + arguments.front() + " failed (" + how + ")"};
+gpu_clock_state clock_state(const smi_row& row) {
+  gpu_clock_state g;
+  if (const auto index = row.number("index")) g.index = static_cast<int>(*index);
+  g.uuid = row.text("uuid");
+  g.sm_mhz = row.number("clocks.sm");
+  g.sm_max_mhz = row.number("clocks.max.sm");
+  g.mem_mhz = row.number("clocks.mem");
+  g.event_reasons = row.mask(smi_clock_event_reasons);
+  g.temperature_c = row.number("temperature.gpu");
+  g.power_w = row.number("power.draw");
+  return g;
 }
 
 json optional_json(const std::optional<double>& value) { return value ? json(*value) : json(nullptr); }
@@ -175,7 +100,7 @@ void throttle_findings(const std::string& family, const activity_snapshot& snaps
                        const std::set<std::string>& measured, std::vector<std::string>& out) {
   for (const auto& gpu : snapshot.gpus) {
     if (!measured.empty() && !measured.contains(gpu.uuid)) continue;
-    if (!gpu.event_reasons || (*gpu.event_reasons & ~reason_gpu_idle) == 0) continue;
+    if (!gpu.event_reasons || !clocks_held_back(*gpu.event_reasons)) continue;
     out.push_back(family + ": GPU " + gpu_text(&gpu, gpu.uuid) + " clocks held back " + moment + ": " +
                   mask_text(*gpu.event_reasons) + " (" + describe_clock_event_reasons(*gpu.event_reasons) + ")" +
                   (gpu.sm_mhz ? ", SM at " + mhz(*gpu.sm_mhz) : std::string()) +
@@ -185,7 +110,7 @@ void throttle_findings(const std::string& family, const activity_snapshot& snaps
 
 // Only a busy GPU's clock says something: an idle GPU drops its clock by design, and whether a
 // reading was taken a moment after the previous family's work is chance.
-bool busy(const gpu_clock_state& gpu) { return gpu.event_reasons && (*gpu.event_reasons & reason_gpu_idle) == 0; }
+bool busy(const gpu_clock_state& gpu) { return gpu.event_reasons && (*gpu.event_reasons & clock_event_gpu_idle) == 0; }
 
 void clock_drop_findings(const std::string& family, const family_activity& activity,
                          const std::set<std::string>& measured, std::vector<std::string>& out) {
@@ -205,8 +130,9 @@ void clock_drop_findings(const std::string& family, const family_activity& activ
 
 std::vector<compute_process> parse_compute_apps(std::string_view csv) {
   std::vector<compute_process> processes;
-  for (const auto& line : lines(csv)) {
-    const auto fields = split(line, ',');
+  for (std::string_view line : split_nonempty(csv, '\n')) {
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    const auto fields = split_list(line, ',');
     if (fields.size() < 4) continue;
     compute_process p;
     const auto pid = smi_number(fields.front());
@@ -224,53 +150,21 @@ std::vector<compute_process> parse_compute_apps(std::string_view csv) {
 
 std::vector<gpu_clock_state> parse_gpu_clock_states(std::string_view csv) {
   std::vector<gpu_clock_state> gpus;
-  for (const auto& line : lines(csv)) {
-    const auto f = split(line, ',');
-    if (f.size() != 8) continue;
-    gpu_clock_state g;
-    if (const auto index = smi_number(f[0])) g.index = static_cast<int>(*index);
-    g.uuid = f[1];
-    g.sm_mhz = smi_number(f[2]);
-    g.sm_max_mhz = smi_number(f[3]);
-    g.mem_mhz = smi_number(f[4]);
-    g.event_reasons = smi_mask(f[5]);
-    g.temperature_c = smi_number(f[6]);
-    g.power_w = smi_number(f[7]);
-    gpus.push_back(std::move(g));
-  }
+  for (const auto& row : parse_smi_query(csv, clock_fields())) gpus.push_back(clock_state(row));
   return gpus;
-}
-
-std::string describe_clock_event_reasons(unsigned long long mask) {
-  std::string text;
-  for (const auto& [bit, name] : reason_names) {
-    if ((mask & bit) != 0) text += (text.empty() ? "" : ",") + std::string(name);
-  }
-  const unsigned long long known = 0x1ff;
-  if ((mask & ~known) != 0) text += (text.empty() ? "" : ",") + ("unknown " + mask_text(mask & ~known));
-  return text.empty() ? "none" : text;
 }
 
 activity_snapshot take_activity_snapshot(const std::vector<long>& own_pids) {
   activity_snapshot snapshot;
   snapshot.taken_utc = utc_timestamp(std::chrono::system_clock::now());
-  const auto smi = find_in_path("nvidia-smi");
-  if (!smi) {
-    snapshot.error = "nvidia-smi not found in PATH";
+  const auto apps = run_nvidia_smi({"--query-compute-apps=pid,process_name,gpu_uuid,used_memory", "--format=csv,noheader,nounits"});
+  if (!apps.text) {
+    snapshot.error = apps.error;
     return snapshot;
   }
-  const std::string csv = "--format=csv,noheader,nounits";
-  const auto apps = run_smi(*smi, {"--query-compute-apps=pid,process_name,gpu_uuid,used_memory", csv});
-  // Drivers before 535 call the reason mask clocks_throttle_reasons and refuse the new name.
-  smi_output gpus;
-  for (const char* reasons : {"clocks_event_reasons.active", "clocks_throttle_reasons.active"}) {
-    gpus = run_smi(*smi, {std::string("--query-gpu=index,uuid,clocks.sm,clocks.max.sm,clocks.mem,") + reasons +
-                              ",temperature.gpu,power.draw",
-                          csv});
-    if (gpus.text) break;
-  }
-  if (!apps.text || !gpus.text) {
-    snapshot.error = !apps.text ? apps.error : gpus.error;
+  const auto gpus = query_gpus(clock_fields());
+  if (!gpus.error.empty()) {
+    snapshot.error = gpus.error;
     return snapshot;
   }
   snapshot.available = true;
@@ -278,18 +172,16 @@ activity_snapshot take_activity_snapshot(const std::vector<long>& own_pids) {
   for (auto& p : snapshot.processes) {
     p.harness_own = std::find(own_pids.begin(), own_pids.end(), p.pid) != own_pids.end();
   }
-  snapshot.gpus = parse_gpu_clock_states(*gpus.text);
+  for (const auto& row : gpus.gpus) snapshot.gpus.push_back(clock_state(row));
   return snapshot;
 }
 
 std::vector<std::string> measured_gpu_uuids(const raw_family_output& output) {
   std::set<std::string> uuids;
   for (const auto& run : output.runs) {
-    for (const auto& pair : split(run.label, ';')) {
+    for (const auto& pair : split_list(run.label, ';')) {
       if (!pair.starts_with("gpu_uuid=")) continue;
-      for (const auto& uuid : split(pair.substr(9), ',')) {
-        if (!uuid.empty()) uuids.insert(uuid);
-      }
+      for (auto& uuid : split_nonempty(std::string_view(pair).substr(9))) uuids.insert(std::move(uuid));
     }
   }
   // Schema 2 context names each measured GPU as gpu.<index>.uuid; schema 1 had one gpu.uuid.

@@ -25,3 +25,12 @@ TEST_CASE("split_nonempty drops empty items", "[lists]") {
   CHECK(hdb::split_nonempty(",,").empty());
   CHECK(hdb::split_nonempty("0,1", ',') == strings{"0", "1"});
 }
+
+TEST_CASE("join_list is the inverse of split_list", "[lists]") {
+  CHECK(hdb::join_list({"a", "b", "c"}) == "a,b,c");
+  CHECK(hdb::join_list({"base1", "base2"}, ", ") == "base1, base2");
+  CHECK(hdb::join_list({"x"}, "; ") == "x");
+  CHECK(hdb::join_list({}).empty());
+  CHECK(hdb::join_list({"a", "", "b"}) == "a,,b");
+  CHECK(hdb::split_list(hdb::join_list({"a", "", "b"})) == strings{"a", "", "b"});
+}

@@ -32,4 +32,13 @@ std::vector<std::string> split_nonempty(std::string_view text, char separator) {
   return items;
 }
 
+std::string join_list(const std::vector<std::string>& items, std::string_view separator) {
+  std::string text;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) text += separator;
+    text += items[i];
+  }
+  return text;
+}
+
 }  // namespace hdb

@@ -10,12 +10,6 @@
 namespace hdb {
 namespace {
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ",") + item;
-  return out;
-}
-
 std::string hex(unsigned long long value) {
   char text[24];
   std::snprintf(text, sizeof text, "0x%llx", value);
@@ -80,17 +74,17 @@ smi_query query_gpus(const std::vector<std::string>& fields, const std::string& 
     for (std::size_t i = 0; i < fields.size(); ++i) {
       if (fields[i] == smi_clock_event_reasons) asked[i] = reasons;
     }
-    std::vector<std::string> arguments = {"--query-gpu=" + joined(asked), "--format=csv,noheader,nounits"};
+    std::vector<std::string> arguments = {"--query-gpu=" + join_list(asked), "--format=csv,noheader,nounits"};
     if (!gpu.empty()) arguments.insert(arguments.end(), {"-i", gpu});
     const auto out = run_nvidia_smi(arguments, timeout);
     if (out.text) {
       query.gpus = parse_smi_query(*out.text, fields);
-      query.error.clear();
-      if (!query.gpus.empty()) return query;
-      query.error = "nvidia-smi " + arguments.front() + " printed no line of " + std::to_string(fields.size()) + " fields";
-    } else {
-      query.error = out.error;
+      query.error = query.gpus.empty() ? "nvidia-smi " + arguments.front() + " printed no line of " +
+                                             std::to_string(fields.size()) + " fields"
+                                       : std::string();
+      return query;
     }
+    query.error = out.error;
     if (!has_reasons) break;  // nothing to ask for under an old name
   }
   return query;

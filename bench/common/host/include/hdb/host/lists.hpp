@@ -14,4 +14,7 @@ namespace hdb {
 // The same with empty items (after trimming) dropped: "a, ,b," gives {"a", "b"}, "" gives {}.
 [[nodiscard]] std::vector<std::string> split_nonempty(std::string_view text, char separator = ',');
 
+// The inverse: the items with `separator` between them ({"a", "b"}, ", " gives "a, b"; {} gives "").
+[[nodiscard]] std::string join_list(const std::vector<std::string>& items, std::string_view separator = ",");
+
 }  // namespace hdb
