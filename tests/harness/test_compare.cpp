@@ -1,5 +1,6 @@
 // hdbench compare: synthetic runs written with hdb::write_results_csv (one or several baseline
-// runs, typical run-to-run level shifts, a planted slowdown) and the bad-input fixtures.
+// runs, typical run-to-run level shifts, a planted slowdown, multi-GPU cases, a neutral metric)
+// and the bad-input fixtures.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -68,15 +69,15 @@ std::vector<hdb::result_row> make_rows(const run_spec& spec) {
     row.run_id = spec.run_id;
     row.family = "copy";
     row.case_name = metric.case_name;
-    row.params.set("direction", metric.direction);
-    row.params.set("host_kind", "pinned");
-    row.params.set("device", "0");
-    row.params.set("gpu_uuid", spec.gpu_uuid);
+    row.params["direction"] = metric.direction;
+    row.params["host_kind"] = "pinned";
+    row.device = 0;
+    row.gpus = 1;
+    row.gpu_uuid = spec.gpu_uuid;
     row.metric = metric.metric;
     row.unit = metric.unit;
     row.better_direction = metric.better;
     row.headline = true;
-    row.benchmark = "copy/" + metric.case_name + "/" + metric.direction;
     std::vector<double> samples;
     for (std::size_t i = 0; i < spec.repetitions; ++i) {
       // Rotated per metric so no two metrics share a pattern.
@@ -98,7 +99,7 @@ std::vector<hdb::result_row> make_rows(const run_spec& spec) {
 std::filesystem::path write_run(const hdb_test::temp_dir& dir, const std::vector<hdb::result_row>& rows) {
   const auto run_dir = dir.path() / rows.front().run_id;
   std::filesystem::create_directories(run_dir);
-  hdb::atomic_write_file(run_dir / "results.csv", hdb::write_results_csv(rows));
+  hdb::atomic_write_file(run_dir / "results.csv", hdb::write_results_csv(rows, {"direction", "host_kind"}));
   return run_dir;
 }
 
@@ -131,7 +132,7 @@ std::vector<hdb::run_metric> baseline_runs_of(std::size_t metric) {
     hdb::run_metric run;
     for (const auto& row : rows) {
       if (row.case_name != copy_like_metrics()[metric].case_name || row.metric != copy_like_metrics()[metric].metric ||
-          row.params.get("direction") != copy_like_metrics()[metric].direction) {
+          row.param("direction") != copy_like_metrics()[metric].direction) {
         continue;
       }
       if (row.stat == hdb::statistic::sample) run.samples.push_back(*row.value);
@@ -298,7 +299,7 @@ TEST_CASE("a metric in only one of several baselines falls back to its repetitio
   const hdb_test::temp_dir dir;
   auto first = make_rows({"base1", baseline_shifts[0]});
   auto second = make_rows({"base2", baseline_shifts[1]});
-  std::erase_if(second, [](const hdb::result_row& row) { return row.params.get("direction") == "bidir"; });
+  std::erase_if(second, [](const hdb::result_row& row) { return row.param("direction") == "bidir"; });
   const auto result = hdb::compare_runs({write_run(dir, first), write_run(dir, second)},
                                         write_run(dir, make_rows({"current", baseline_shifts[0]})), {});
   CHECK(result.exit_code == 0);
@@ -319,7 +320,7 @@ TEST_CASE("one baseline: a 10 % worse headline with tight repetitions is SLOWER,
   const auto baseline = write_run(dir, make_rows({"base", {}}));
   auto rows = make_rows({"current", {}});
   for (auto& row : rows) {
-    if (row.params.get("direction") == "h2d" && row.metric == "bandwidth") *row.value *= 0.9;
+    if (row.param("direction") == "h2d" && row.metric == "bandwidth") *row.value *= 0.9;
   }
   const auto result = hdb::compare_runs({baseline}, write_run(dir, rows), {});
   CHECK(result.exit_code == 1);
@@ -405,15 +406,15 @@ TEST_CASE("cases present on one side only are listed, never dropped", "[compare]
   const hdb_test::temp_dir dir;
   const auto base = make_rows({"base", {}});
   auto cur = make_rows({"current", {}});
-  std::erase_if(cur, [](const hdb::result_row& row) { return row.params.get("direction") == "bidir"; });
+  std::erase_if(cur, [](const hdb::result_row& row) { return row.param("direction") == "bidir"; });
   for (auto& row : cur) {
-    if (row.metric == "host_latency") row.params.set("host_kind", "pageable");
+    if (row.metric == "host_latency") row.params["host_kind"] = "pageable";
   }
   const auto result = hdb::compare_runs({write_run(dir, base)}, write_run(dir, cur), {});
   CHECK(result.exit_code == 0);
   CHECK(hdb_test::contains(result.output, "only in baseline (3)"));
   CHECK(hdb_test::contains(result.output, "only in current (2)"));
-  CHECK(hdb_test::contains(result.output, "direction=bidir host_kind=pinned device=0] bandwidth"));
+  CHECK(hdb_test::contains(result.output, "copy bandwidth [device=0 direction=bidir host_kind=pinned] bandwidth"));
 }
 
 TEST_CASE("bad inputs: one clear line, exit 2", "[compare]") {
@@ -422,8 +423,9 @@ TEST_CASE("bad inputs: one clear line, exit 2", "[compare]") {
   const auto [bad, expected] = GENERATE(table<std::string, std::string>({
       {"compare/no-such-run", "no such file"},
       {"compare/malformed.csv", "unterminated quoted field"},
-      {"compare/other_schema.csv", "schema_version 3 (this hdbench reads version 2)"},
-      {"compare/schema1_run.csv", "schema_version 1 (this hdbench reads version 2); rebuild it"},
+      {"compare/other_schema.csv", "schema_version 4 (this hdbench reads version 3)"},
+      {"compare/schema2_run.csv", "schema_version 2 (this hdbench reads version 3); rewrite it with `hdbench convert RUN_DIR`"},
+      {"compare/schema1_run.csv", "schema_version 1 (this hdbench reads version 3); rebuild it"},
       {"compare/empty_run.csv", "empty run"},
   }));
   const auto position = GENERATE(0, 1, 2);  // only baseline, second of two baselines, current
@@ -467,4 +469,74 @@ TEST_CASE("a noisy relative never hides a steady metric's change: each keeps its
   const auto noisy = hdb::decide_against_runs(bidir, run(97.8 * 0.95, 0.025), spread, hdb::better::higher, 3, {});
   CHECK(noisy.result == hdb::verdict::same);
   CHECK(noisy.detectable > steady.detectable);
+}
+
+TEST_CASE("a neutral metric is compared but never gates, even as a headline", "[compare]") {
+  const hdb_test::temp_dir dir;
+  auto base = make_rows({"base", {}});
+  auto cur = make_rows({"current", {}});
+  for (auto* rows : {&base, &cur}) {
+    for (auto& row : *rows) {
+      if (row.metric == "host_latency") row.better_direction = hdb::better::neutral;  // say, a chosen chunk size
+    }
+  }
+  for (auto& row : cur) {
+    if (row.metric == "host_latency") *row.value *= 1.5;
+  }
+  const auto baseline = write_run(dir, base), current = write_run(dir, cur);
+  const auto quiet = hdb::compare_runs({baseline}, current, {});
+  CHECK(quiet.exit_code == 0);
+  CHECK(hdb_test::contains(quiet.output, "0 slower, 0 faster, 5 same"));  // the two neutral ones do not count
+  hdb::compare_options all;
+  all.all = true;
+  const auto shown = hdb::compare_runs({baseline}, current, all);
+  CHECK(hdb_test::contains(shown.output, "neutral: a description, never a verdict"));
+  for (const auto& line : verdict_lines(shown.output)) {
+    if (hdb_test::contains(line, "host_latency")) CHECK(line.starts_with("SAME"));
+  }
+  const auto several = hdb::compare_runs({baseline, write_run(dir, make_rows({"base2", baseline_shifts[1]}))}, current, {});
+  CHECK(hdb_test::contains(several.output, "Bonferroni over 5 headline metrics"));
+
+  SECTION("the decisions themselves") {
+    const std::vector<double> tight = {100, 100.2, 99.8, 100.1, 99.9};
+    const std::vector<double> half = {50, 50.1, 49.9, 50.05, 49.95};
+    const auto d = hdb::decide(tight, 100, half, 50, hdb::better::neutral, {});
+    CHECK(d.result == hdb::verdict::same);
+    CHECK(d.change == hdb_test::Approx(-0.5));
+    const std::vector<hdb::run_metric> runs = {{tight, 100}, {tight, 101}, {tight, 99}};
+    const auto spread = hdb::pool_run_spread({runs});
+    CHECK(hdb::decide_against_runs(runs, {half, 50}, spread, hdb::better::neutral, 1, {}).result == hdb::verdict::same);
+  }
+}
+
+TEST_CASE("multi-GPU cases match on the first device and the GPU count", "[compare]") {
+  const hdb_test::temp_dir dir;
+  // The same parameters measured on one GPU and on a pair starting at it: two measurements.
+  const auto rows_of = [](const std::string& run_id, double pair_level, const std::string& uuids) {
+    auto rows = make_rows({run_id, {}});
+    std::erase_if(rows, [](const hdb::result_row& row) { return row.metric != "bandwidth"; });
+    auto pair = rows;
+    for (auto& row : pair) {
+      row.gpus = 2;
+      row.gpu_uuid = uuids;
+      if (row.value) *row.value *= pair_level;
+    }
+    rows.insert(rows.end(), pair.begin(), pair.end());
+    return rows;
+  };
+  const auto baseline = write_run(dir, rows_of("base", 1.0, "GPU-11111111,GPU-33333333"));
+  SECTION("the pair slower, the single GPU not") {
+    const auto result = hdb::compare_runs({baseline}, write_run(dir, rows_of("current", 0.8, "GPU-11111111,GPU-33333333")), {});
+    CHECK(result.exit_code == 1);
+    CHECK(hdb_test::contains(result.output, "3 slower, 0 faster, 3 same"));
+    for (const auto& line : verdict_lines(result.output)) {
+      INFO(line);
+      CHECK(line.starts_with("SLOWER") == hdb_test::contains(line, "gpus=2"));
+    }
+  }
+  SECTION("the second GPU of a pair is not the device: no warning for it") {
+    const auto result = hdb::compare_runs({baseline}, write_run(dir, rows_of("current", 1.0, "GPU-11111111,GPU-44444444")), {});
+    CHECK(result.exit_code == 0);
+    CHECK_FALSE(hdb_test::contains(result.output, "different physical GPU"));
+  }
 }

@@ -1,0 +1,154 @@
+// hdbench compare, the rendering: a comparison_set (compare_model.hpp) as an aligned text
+// table, GitHub markdown or a junit testsuite. Nothing here decides a verdict.
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "hdb/harness/compare.hpp"
+#include "hdb/harness/tables.hpp"
+#include "hdb/host/lists.hpp"
+
+namespace hdb {
+namespace {
+
+std::string signed_percent(double change) {
+  if (!std::isfinite(change)) return change > 0 ? "+inf" : "-inf";
+  return (change >= 0 ? "+" : "") + format_fixed(change * 100, 1) + "%";
+}
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+table_rows table_of(const comparison_set& set, const compare_options& options) {
+  table_rows rows;
+  for (const auto& c : set.compared) {
+    if (!options.all && !c.gates()) continue;
+    std::vector<std::string> row = {std::string(to_string(c.decision.result)), c.key.family, c.key.case_name,
+                                    describe_parameters(c.key), c.key.metric,
+                                    format_figure(c.reference) + " " + c.current->unit,
+                                    format_figure(*c.current->central) + " " + c.current->unit,
+                                    signed_percent(c.decision.change),
+                                    c.decision.p_value ? format_figure(*c.decision.p_value) : "-",
+                                    c.decision.detectable ? percent_text(*c.decision.detectable) : "-",
+                                    c.decision.note};
+    if (options.all) row.insert(row.begin() + 5, c.gates() ? "yes" : "no");
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<std::string> table_header(const compare_options& options, std::size_t baseline_runs) {
+  std::vector<std::string> header = {"verdict", "family", "case", "parameters", "metric",
+                                     baseline_runs > 1 ? "baseline (geo. mean)" : "baseline",
+                                     "current", "change", "p", "detectable", "note"};
+  if (options.all) header.insert(header.begin() + 5, "headline");
+  return header;
+}
+
+std::vector<std::string> rule_lines(std::size_t baseline_runs, const comparison_set& set, const compare_options& options) {
+  const auto threshold = format_figure(options.threshold * 100) + "%";
+  if (baseline_runs < 2) {
+    return {"note: one baseline run, so the run-to-run noise is unknown; the repetitions of one run understate it "
+            "(pass 3 or more baseline runs)",
+            "rule: SLOWER/FASTER = Mann-Whitney U p < " + format_figure(options.alpha) + " and median change beyond " +
+                threshold + " (threshold alone with fewer than 3 repetitions); detectable = from the repetitions only"};
+  }
+  const auto tests = std::max<std::size_t>(set.tests, 1);
+  return {"rule: SLOWER/FASTER = the current median lies outside the run-to-run spread of " + std::to_string(baseline_runs) +
+          " baseline runs (t test on log medians, p < " + format_figure(options.alpha) + "/" + std::to_string(tests) +
+          " = " + format_figure(options.alpha / static_cast<double>(tests)) + ", Bonferroni over " + std::to_string(tests) +
+          " headline metrics) and the change can reach the " + threshold +
+          " threshold; detectable = smallest change this test tells from run-to-run noise"};
+}
+
+std::string summary_text(const comparison_set& set) {
+  return std::to_string(set.slower) + " slower, " + std::to_string(set.faster) + " faster, " + std::to_string(set.same) +
+         " same (headline metrics); " + (set.slower > 0 ? "REGRESSION" : "no regression");
+}
+
+std::vector<std::string> run_names(const std::vector<indexed_run>& runs) {
+  std::vector<std::string> names;
+  for (const auto& r : runs) names.push_back(r.run.name);
+  return names;
+}
+
+std::string render_text(const std::vector<indexed_run>& base, const indexed_run& cur, const comparison_set& set,
+                        const compare_options& options) {
+  std::string out = "hdbench compare: baseline " + join_list(run_names(base), ", ") + "; current " + cur.run.name + "\n";
+  for (const auto& line : rule_lines(base.size(), set, options)) out += line + "\n";
+  for (const auto& note : set.notes) out += note + "\n";
+  out += "\n" + text_table(table_header(options, base.size()), table_of(set, options));
+  for (const auto& [title, list] : {std::pair{"only in baseline", &set.only_baseline}, std::pair{"only in current", &set.only_current}}) {
+    if (list->empty()) continue;
+    out += "\n" + std::string(title) + " (" + std::to_string(list->size()) + "):\n";
+    for (const auto& item : *list) out += "  " + item + "\n";
+  }
+  return out + "\n" + summary_text(set) + "\n";
+}
+
+std::string render_markdown(const std::vector<indexed_run>& base, const indexed_run& cur, const comparison_set& set,
+                            const compare_options& options) {
+  std::string out = "## hdbench compare\n\nBaseline `" + join_list(run_names(base), "`, `") + "`, current `" + cur.run.name + "`.\n\n";
+  for (const auto& line : rule_lines(base.size(), set, options)) out += "> " + line + "\n\n";
+  for (const auto& note : set.notes) out += "> " + note + "\n\n";
+  out += markdown_table(table_header(options, base.size()), table_of(set, options));
+  for (const auto& [title, list] : {std::pair{"Only in baseline", &set.only_baseline}, std::pair{"Only in current", &set.only_current}}) {
+    if (list->empty()) continue;
+    out += "\n**" + std::string(title) + "** (" + std::to_string(list->size()) + "):\n\n";
+    for (const auto& item : *list) out += "- " + item + "\n";
+  }
+  return out + "\n**" + summary_text(set) + "**\n";
+}
+
+std::string render_junit(std::size_t baseline_runs, const comparison_set& set, const compare_options& options) {
+  std::string cases;
+  int tests = 0;
+  for (const auto& c : set.compared) {
+    if (!c.gates()) continue;
+    ++tests;
+    cases += "  <testcase classname=\"hdbench." + xml_escape(c.key.family) + "\" name=\"" + xml_escape(describe(c.key)) + "\">\n";
+    if (c.decision.result == verdict::slower) {
+      cases += "    <failure message=\"" + xml_escape(signed_percent(c.decision.change)) + " median change: " +
+               xml_escape(format_figure(c.reference)) + " -> " + xml_escape(format_figure(*c.current->central)) + " " +
+               xml_escape(c.current->unit) +
+               (c.decision.detectable ? xml_escape(" (detectable " + percent_text(*c.decision.detectable) + ")") : "") + "\"/>\n";
+    }
+    cases += "  </testcase>\n";
+  }
+  for (const auto& item : set.only_baseline) {
+    ++tests;
+    cases += "  <testcase classname=\"hdbench\" name=\"" + xml_escape(item) + "\">\n    <skipped message=\"only in baseline\"/>\n  </testcase>\n";
+  }
+  std::string notes;
+  for (const auto& line : rule_lines(baseline_runs, set, options)) notes += line + "\n";
+  for (const auto& note : set.notes) notes += note + "\n";
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"hdbench compare\" tests=\"" + std::to_string(tests) +
+         "\" failures=\"" + std::to_string(set.slower) + "\">\n" + cases + "  <system-out>" + xml_escape(notes + summary_text(set)) +
+         "</system-out>\n</testsuite>\n";
+}
+
+}  // namespace
+
+std::string render_comparison(const std::vector<indexed_run>& baselines, const indexed_run& current,
+                              const comparison_set& set, const compare_options& options) {
+  switch (options.format) {
+    case compare_format::text: return render_text(baselines, current, set, options);
+    case compare_format::markdown: return render_markdown(baselines, current, set, options);
+    case compare_format::junit: return render_junit(baselines.size(), set, options);
+  }
+  return {};
+}
+
+}  // namespace hdb
