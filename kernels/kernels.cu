@@ -120,16 +120,6 @@ int blocks_for(std::size_t bytes) {
 
 }  // namespace
 
-void preload() {
-  cudaFuncAttributes attributes{};
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, fill_pattern_kernel));
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, verify_pattern_kernel));
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, sm_copy_kernel));
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, spin_gate_kernel));
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, clock_probe_kernel));
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, empty_kernel));
-}
-
 void fill_pattern(void* dst, std::size_t bytes, std::uint32_t seed, cudaStream_t stream) {
   if (bytes == 0) return;
   const on_stream_device on(stream);

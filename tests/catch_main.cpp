@@ -7,4 +7,12 @@
 #include <catch2/catch.hpp>
 #endif
 
-int main(int argc, char* argv[]) { return Catch::Session().run(argc, argv); }
+#include <cstdlib>
+
+int main(int argc, char* argv[]) {
+  // Every kernel module loads when a GPU test's context is created, as in the family binaries
+  // (hdb::family_main): a module loaded lazily at a kernel's first launch behind a held spin gate
+  // would wait for the gated device forever. Before any CUDA call; a value the caller set wins.
+  setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
+  return Catch::Session().run(argc, argv);
+}

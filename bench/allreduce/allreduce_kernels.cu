@@ -76,17 +76,6 @@ void check_typed(const void* out, collective op, int rank, int ranks, std::uint6
 
 }  // namespace
 
-void preload() {
-  cudaFuncAttributes attributes{};
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, fill_kernel<float>));
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, fill_kernel<__half>));
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, fill_kernel<__nv_bfloat16>));
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, check_kernel<float>));
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, check_kernel<__half>));
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, check_kernel<__nv_bfloat16>));
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, busy_kernel));
-}
-
 void fill_input(void* dst, data_type type, std::uint64_t count, int rank, std::uint64_t modulus, cudaStream_t stream) {
   if (count == 0) return;
   switch (type) {

@@ -10,10 +10,6 @@
 
 namespace hdb::allreduce::kernels {
 
-// Loads every kernel of this file on the current device now (lazy module loading would otherwise
-// load one while an NCCL kernel waits for its peers).
-void preload();
-
 // dst[i] = input_value(rank, i, modulus) in `type`, for i < count.
 void fill_input(void* dst, data_type type, std::uint64_t count, int rank, std::uint64_t modulus, cudaStream_t stream);
 

@@ -129,8 +129,6 @@ class nccl_executor final : public rank_executor {
   nccl_executor(int rank, int device)
       : rank_(rank), device_(device), comm_stream_(device), compute_stream_(device), start_(device), stop_(device),
         compute_start_(device), compute_stop_(device) {
-    const device_scope on(device_);
-    kernels::preload();
     HDB_CUDA_CALL(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device_));
   }
 

@@ -4,7 +4,6 @@
 #include "hdb/cuda_check.hpp"
 #include "hdb/fingerprint.hpp"
 #include "hdb/gpu_lock.hpp"
-#include "hdb/kernels.hpp"
 #include "hdb/sizes.hpp"
 #include "hdb/warmup.hpp"
 
@@ -193,6 +192,11 @@ case_spec make_case(std::string_view family, std::string_view kind, label_list p
 }
 
 int family_main(int argc, char** argv, const family_spec& family, std::string_view schema_json) {
+  // Every kernel module is loaded when a context is created, not at the kernel's first launch:
+  // a module loaded lazily behind a held spin gate would wait for the gated device forever. The
+  // driver reads this once, at the process's first CUDA call, so it is set before anything else
+  // (before_cuda's workers included, which inherit it); a value the user set wins.
+  setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
   const std::string program = "hdbench-" + family.name;
   family_schema schema;
   try {
@@ -257,8 +261,7 @@ int family_main(int argc, char** argv, const family_spec& family, std::string_vi
     }
     for (int d : *devices) {
       env.devices.push_back(read_device_info(d));
-      HDB_CUDA_CALL(cudaSetDevice(d));
-      kernels::preload();  // per device: lazy loading behind a held gate would deadlock
+      HDB_CUDA_CALL(cudaSetDevice(d));  // creates the device's context, every module loaded (above)
     }
     HDB_CUDA_CALL(cudaSetDevice(env.devices.front().index));
     env.gate = std::make_unique<spin_gate>(options.gate_timeout);

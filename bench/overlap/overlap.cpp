@@ -463,11 +463,7 @@ void register_cases(const run_options& options, family_env& env, case_registry& 
   auto ctx = std::make_shared<case_context>();
   ctx->config = read_settings(options);
   ctx->env = &env;
-  for (const device_info& d : env.devices) {
-    const device_scope on(d.index);
-    preload_transform();
-    register_device(ctx, d.index, registry);
-  }
+  for (const device_info& d : env.devices) register_device(ctx, d.index, registry);
 }
 
 }  // namespace

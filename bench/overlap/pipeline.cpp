@@ -56,18 +56,8 @@ namespace {
 
 std::byte* bytes_of(void* p) { return static_cast<std::byte*>(p); }
 
-unique_handle<cudaStream_t, cudaStreamDestroy> make_stream(unsigned flags) {
-  cudaStream_t handle = nullptr;
-  HDB_CUDA_CALL(cudaStreamCreateWithFlags(&handle, flags));
-  return unique_handle<cudaStream_t, cudaStreamDestroy>(handle);
-}
-
 // Ordering-only events: no timestamps, so recording them costs the least.
-unique_handle<cudaEvent_t, cudaEventDestroy> make_sync_event() {
-  cudaEvent_t handle = nullptr;
-  HDB_CUDA_CALL(cudaEventCreateWithFlags(&handle, cudaEventDisableTiming));
-  return unique_handle<cudaEvent_t, cudaEventDestroy>(handle);
-}
+event sync_event(int device) { return event(device, cudaEventDisableTiming); }
 
 double us_of(const batch_timing& t) { return t.max_ms * 1e3; }
 
@@ -106,10 +96,11 @@ void pipeline_buffers::verify_output(const std::vector<chunk>& chunks, std::size
 // ---------------------------------------------------------------- pipeline
 
 struct pipeline::graph_state {
-  event_handle fork;
-  std::vector<event_handle> joins;
-  unique_handle<cudaGraph_t, cudaGraphDestroy> graph;
-  unique_handle<cudaGraphExec_t, cudaGraphExecDestroy> exec;
+  explicit graph_state(int device) : fork(sync_event(device)) {}
+  event fork;
+  std::vector<event> joins;
+  graph_handle graph;
+  graph_exec_handle exec;
 };
 
 pipeline::pipeline(const pipeline_config& config, std::shared_ptr<const pipeline_buffers> buffers, spin_gate& gate)
@@ -119,15 +110,16 @@ pipeline::pipeline(const pipeline_config& config, std::shared_ptr<const pipeline
       salt_(next_salt()) {
   if (config_.streams < 1) throw std::invalid_argument("a pipeline needs at least one stream");
   const bool blocking = config_.mode == issue_mode::legacy_default || config_.mode == issue_mode::per_thread_default;
-  for (int i = 0; i < config_.streams; ++i) lanes_.push_back(make_stream(blocking ? cudaStreamDefault : cudaStreamNonBlocking));
+  const int device = buffers_->device;
+  for (int i = 0; i < config_.streams; ++i) lanes_.emplace_back(device, blocking ? cudaStreamDefault : cudaStreamNonBlocking);
   for (const auto& lane : lanes_) batch_streams_.push_back(lane.get());
   if (blocking) {
     separate_kernel_stream_ = true;
     kernel_stream_ = config_.mode == issue_mode::legacy_default ? cudaStreamLegacy : cudaStreamPerThread;
     batch_streams_.push_back(kernel_stream_);
     for (std::size_t i = 0; i < chunks_.size(); ++i) {
-      ready_.push_back(make_sync_event());
-      done_.push_back(make_sync_event());
+      ready_.push_back(sync_event(device));
+      done_.push_back(sync_event(device));
     }
   }
   if (config_.mode == issue_mode::graph) {
@@ -181,13 +173,11 @@ void pipeline::enqueue(const std::vector<event>* marks) const {
 }
 
 void pipeline::capture_graph() {
-  graph_ = std::make_unique<graph_state>();
-  graph_->fork = make_sync_event();
-  for (std::size_t i = 1; i < lanes_.size(); ++i) graph_->joins.push_back(make_sync_event());
+  const int device = buffers_->device;
+  graph_ = std::make_unique<graph_state>(device);
+  for (std::size_t i = 1; i < lanes_.size(); ++i) graph_->joins.push_back(sync_event(device));
   const cudaStream_t origin = lanes_[0].get();
-  // Thread-local: another thread's unrelated CUDA calls cannot invalidate this capture.
-  HDB_CUDA_CALL(cudaStreamBeginCapture(origin, cudaStreamCaptureModeThreadLocal));
-  try {
+  graph_->graph = hdb::capture_graph(origin, [&] {
     HDB_CUDA_CALL(cudaEventRecord(graph_->fork.get(), origin));
     for (std::size_t i = 1; i < lanes_.size(); ++i) HDB_CUDA_CALL(cudaStreamWaitEvent(lanes_[i].get(), graph_->fork.get(), 0));
     enqueue(nullptr);
@@ -195,18 +185,8 @@ void pipeline::capture_graph() {
       HDB_CUDA_CALL(cudaEventRecord(graph_->joins[i - 1].get(), lanes_[i].get()));
       HDB_CUDA_CALL(cudaStreamWaitEvent(origin, graph_->joins[i - 1].get(), 0));
     }
-  } catch (...) {
-    cudaGraph_t abandoned = nullptr;
-    HDB_CUDA_CALL_NOTHROW(cudaStreamEndCapture(origin, &abandoned));
-    if (abandoned != nullptr) HDB_CUDA_CALL_NOTHROW(cudaGraphDestroy(abandoned));
-    throw;
-  }
-  cudaGraph_t captured = nullptr;
-  HDB_CUDA_CALL(cudaStreamEndCapture(origin, &captured));
-  graph_->graph = unique_handle<cudaGraph_t, cudaGraphDestroy>(captured);
-  cudaGraphExec_t exec = nullptr;
-  HDB_CUDA_CALL(cudaGraphInstantiate(&exec, captured, 0));
-  graph_->exec = unique_handle<cudaGraphExec_t, cudaGraphExecDestroy>(exec);
+  });
+  graph_->exec = instantiate(graph_->graph);
 }
 
 double pipeline::run(spin_gate& gate) const {

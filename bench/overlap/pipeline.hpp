@@ -105,8 +105,6 @@ class pipeline {
 
  private:
   struct graph_state;
-  using stream_handle = unique_handle<cudaStream_t, cudaStreamDestroy>;
-  using event_handle = unique_handle<cudaEvent_t, cudaEventDestroy>;
 
   void enqueue(const std::vector<event>* marks) const;
   void capture_graph();
@@ -115,11 +113,11 @@ class pipeline {
   std::shared_ptr<const pipeline_buffers> buffers_;
   std::vector<chunk> chunks_;
   std::uint32_t salt_;
-  std::vector<stream_handle> lanes_;
+  std::vector<stream> lanes_;
   cudaStream_t kernel_stream_ = nullptr;  // legacy / per-thread default stream, when used
   bool separate_kernel_stream_ = false;
-  std::vector<event_handle> ready_;  // h2d done -> kernel may start (separate kernel stream)
-  std::vector<event_handle> done_;   // kernel done -> d2h may start
+  std::vector<event> ready_;  // h2d done -> kernel may start (separate kernel stream)
+  std::vector<event> done_;   // kernel done -> d2h may start
   std::vector<cudaStream_t> batch_streams_;
   std::unique_ptr<graph_state> graph_;
 };

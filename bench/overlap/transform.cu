@@ -54,9 +54,4 @@ void launch_transform(void* data, std::size_t words, std::uint32_t iterations, s
   HDB_CUDA_CALL(cudaGetLastError());
 }
 
-void preload_transform() {
-  cudaFuncAttributes attributes{};
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, transform_kernel));
-}
-
 }  // namespace hdb::overlap

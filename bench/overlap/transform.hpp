@@ -15,8 +15,4 @@ namespace hdb::overlap {
 // words transformed in place on `stream`. Safe inside stream capture.
 void launch_transform(void* data, std::size_t words, std::uint32_t iterations, std::uint32_t salt, cudaStream_t stream);
 
-// Loads the kernel's module on the current device now (lazy loading behind a held spin gate
-// would deadlock: see hdb::kernels::preload).
-void preload_transform();
-
 }  // namespace hdb::overlap

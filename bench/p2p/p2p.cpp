@@ -97,13 +97,6 @@ int blocks_for(std::size_t bytes, int sm_count) {
   return static_cast<int>(std::clamp<std::size_t>(needed, 1, static_cast<std::size_t>(std::max(sm_count, 1)) * 4));
 }
 
-cudaEvent_t sync_only_event(int device) {
-  const device_scope on(device);
-  cudaEvent_t e = nullptr;
-  HDB_CUDA_CALL(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  return e;
-}
-
 }  // namespace
 
 transfer::transfer(method how, ordered_pair pair, std::size_t bytes, int sm_count, void* staging)
@@ -119,8 +112,8 @@ transfer::transfer(method how, ordered_pair pair, std::size_t bytes, int sm_coun
   if (how == method::staged) {
     if (staging_ == nullptr) throw std::logic_error("staged transfer without staging memory");
     for (std::size_t slot = 0; slot < staging_slots; ++slot) {
-      left_source_.emplace_back(sync_only_event(pair.src));
-      reached_target_.emplace_back(sync_only_event(pair.dst));
+      left_source_.emplace_back(pair.src, cudaEventDisableTiming);
+      reached_target_.emplace_back(pair.dst, cudaEventDisableTiming);
     }
   }
 }
@@ -399,12 +392,7 @@ void register_cases(const run_options& options, family_env& env, case_registry& 
   plan.chunk_sweep_size = parse_size_list(options.value("chunk-sweep-size")).front();
   plan.aggregate_sizes = parse_size_list(options.value("aggregate-sizes"));
 
-  std::vector<int> devices;
-  for (const device_info& d : env.devices) {
-    devices.push_back(d.index);
-    const device_scope on(d.index);
-    kernels::preload();
-  }
+  const std::vector<int> devices = device_indices(env);
   // The topology travels with the family's own JSON, so a p2p result can be read without meta.json.
   if (!listing_only(options)) benchmark::AddCustomContext("p2p.topology", read_gpu_topology(devices).dump());
 

@@ -67,7 +67,6 @@ class transfer {
   [[nodiscard]] const ordered_pair& pair() const { return pair_; }
 
  private:
-  using event_handle = unique_handle<cudaEvent_t, cudaEventDestroy>;
   void enqueue_staged() const;
 
   method how_;
@@ -80,8 +79,8 @@ class transfer {
   stream dst_side_;  // on pair.dst: the SM read kernel, the staged H2D, verification
   std::byte* staging_ = nullptr;
   std::size_t chunk_ = 0;
-  std::vector<event_handle> left_source_;      // staged: slot's D2H done (pair.src)
-  std::vector<event_handle> reached_target_;   // staged: slot's H2D done (pair.dst)
+  std::vector<event> left_source_;      // staged: slot's D2H done (pair.src), ordering only
+  std::vector<event> reached_target_;   // staged: slot's H2D done (pair.dst), ordering only
   mutable std::size_t next_slot_ = 0;
 };
 

@@ -26,12 +26,6 @@ __global__ void busy_wait_kernel(std::uint64_t ns) {
 
 }  // namespace
 
-void preload() {
-  cudaFuncAttributes attributes{};
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, peer_copy_kernel));
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, busy_wait_kernel));
-}
-
 void peer_copy(void* dst, const void* src, std::size_t bytes, int blocks, cudaStream_t stream) {
   if (bytes == 0) return;
   peer_copy_kernel<<<blocks, threads_per_block, 0, stream>>>(static_cast<std::uint8_t*>(dst),

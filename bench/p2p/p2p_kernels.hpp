@@ -7,10 +7,6 @@
 
 namespace hdb::p2p::kernels {
 
-// Loads this file's kernels into the current device's context now: with lazy loading the first
-// launch would load them while the spin gate holds the device, and deadlock.
-void preload();
-
 // Copies `bytes` from src to dst with SM loads and stores; either pointer may be a peer GPU's
 // memory (peer access enabled). 16-byte vectors, four loads in flight per thread before any
 // store, so a remote read keeps enough requests outstanding to fill NVLink; any alignment and

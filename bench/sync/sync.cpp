@@ -53,7 +53,7 @@ constexpr std::size_t dependency_words = 8192;  // 64 KiB
 dependency_fixture::dependency_fixture(std::uint64_t producer_spin_ns, std::size_t stream_count)
     : producer_spin_ns_(producer_spin_ns),
       streams_(std::max<std::size_t>(stream_count, 2)),
-      produced_(make_event(cudaEventDisableTiming)),
+      produced_(current_device(), cudaEventDisableTiming),
       data_(dependency_words * sizeof(std::uint64_t)),
       mismatches_(sizeof(unsigned long long)),
       stamps_(host_kind::mapped, 2 * sizeof(std::uint64_t)) {
@@ -115,7 +115,7 @@ std::string_view to_string(sync_call c) {
 
 void measure_sync_cost(benchmark::State& state, sync_call call, int calls) {
   const stream s;
-  const raw_event done = make_event(cudaEventDisableTiming);
+  const event done(s.device(), cudaEventDisableTiming);
   device::empty(s.get());
   HDB_CUDA_CALL(cudaEventRecord(done.get(), s.get()));
   s.synchronize();
@@ -163,7 +163,7 @@ constexpr int need_samples = 10;
 void measure_wait_for_need(benchmark::State& state, need_wait how) {
   const stream a;
   const stream b;
-  const raw_event needed = make_event(cudaEventDisableTiming);
+  const event needed(a.device(), cudaEventDisableTiming);
   const host_buffer stamps(host_kind::mapped, 3 * sizeof(std::uint64_t));
   auto* host_stamps = static_cast<std::uint64_t*>(stamps.data());
   auto* device_stamps = static_cast<std::uint64_t*>(stamps.device_ptr());
@@ -268,8 +268,6 @@ enum class issue_api { launches, graph };
 
 std::string_view to_string(issue_api a) { return a == issue_api::launches ? "launches" : "graph"; }
 
-using graph_handle = unique_handle<cudaGraph_t, cudaGraphDestroy>;
-using graph_exec_handle = unique_handle<cudaGraphExec_t, cudaGraphExecDestroy>;
 constexpr int graph_samples = 20;
 
 void measure_graph(benchmark::State& state, issue_api api, int kernels) {
@@ -279,16 +277,12 @@ void measure_graph(benchmark::State& state, issue_api api, int kernels) {
   graph_exec_handle exec;
   double instantiate_us = 0;
   if (api == issue_api::graph) {
-    cudaGraph_t captured = nullptr;
-    HDB_CUDA_CALL(cudaStreamBeginCapture(s.get(), cudaStreamCaptureModeThreadLocal));
-    for (int k = 0; k < kernels; ++k) device::empty(s.get());
-    HDB_CUDA_CALL(cudaStreamEndCapture(s.get(), &captured));
-    graph = graph_handle(captured);
-    cudaGraphExec_t instance = nullptr;
+    graph = capture_graph(s.get(), [&] {
+      for (int k = 0; k < kernels; ++k) device::empty(s.get());
+    });
     const std::int64_t start = host_now_ns();
-    HDB_CUDA_CALL(cudaGraphInstantiate(&instance, graph.get(), 0));
+    exec = instantiate(graph);
     instantiate_us = elapsed_us(start, host_now_ns());
-    exec = graph_exec_handle(instance);
   }
   const auto issue = [&] {
     if (api == issue_api::graph) {
@@ -347,8 +341,7 @@ trap_fixture::trap_fixture(std::int64_t target_ns, std::size_t steps, spin_gate&
       value_(host_kind::pageable, sizeof(std::uint32_t)),
       history_host_(host_kind::pageable, steps * sizeof(std::uint32_t)),
       ring_(host_kind::pinned, async_ring * sizeof(std::uint32_t)) {
-  device::preload();  // the step kernel first runs behind the held gate, where lazy loading would deadlock
-  for (std::size_t i = 0; i < async_ring; ++i) ring_events_.push_back(make_event(cudaEventDisableTiming));
+  for (std::size_t i = 0; i < async_ring; ++i) ring_events_.emplace_back(s_.device(), cudaEventDisableTiming);
   spin_ns_ = target_ns;
   for (int round = 0; round < 4; ++round) spin_ns_ = next_spin_ns(target_ns, spin_ns_, measure_step_ns());
   step_kernel_us_ = static_cast<double>(measure_step_ns()) / 1e3;
@@ -532,11 +525,6 @@ void register_device_cases(const run_options& options, const device_info& d, spi
 }
 
 void register_cases(const run_options& options, family_env& env, case_registry& registry) {
-  // Lazy module loading would load a kernel at its first launch, inside a timed region.
-  for (const device_info& d : env.devices) {
-    const device_scope on(d.index);
-    device::preload();
-  }
   auto trap_cache = std::make_shared<fixture_cache<trap_fixture>>();
   for (const device_info& d : env.devices) register_device_cases(options, d, *env.gate, trap_cache, registry);
   // Last: these start one child process per scheduling mode.

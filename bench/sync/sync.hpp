@@ -74,7 +74,7 @@ class dependency_fixture {
  private:
   std::uint64_t producer_spin_ns_;
   std::vector<stream> streams_;
-  raw_event produced_;
+  event produced_;
   device_buffer data_;
   device_buffer mismatches_;
   host_buffer stamps_;  // [0] producer end, [1] consumer start
@@ -115,7 +115,7 @@ class trap_fixture {
   host_buffer value_;
   host_buffer history_host_;
   host_buffer ring_;
-  std::vector<raw_event> ring_events_;
+  std::vector<event> ring_events_;
   std::int64_t spin_ns_ = 0;
   double step_kernel_us_ = 0;
 };

@@ -2,7 +2,6 @@
 
 #include "catch_compat.hpp"
 #include "hdb/cuda_check.hpp"
-#include "hdb/kernels.hpp"
 #include "hdb/sizes.hpp"
 
 #include <cuda_runtime_api.h>
@@ -33,8 +32,6 @@ hdb::family_env& gpu_env() {
     hdb::family_env e;
     for (int d : devices) {
       e.devices.push_back(hdb::read_device_info(d));
-      HDB_CUDA_CALL(cudaSetDevice(d));
-      hdb::kernels::preload();
     }
     HDB_CUDA_CALL(cudaSetDevice(devices.front()));
     e.gate = std::make_unique<hdb::spin_gate>(std::chrono::milliseconds(2000));

@@ -8,7 +8,6 @@
 
 #include "overlap_model.hpp"
 #include "pipeline.hpp"
-#include "transform.hpp"
 
 #include "hdb/buffers.hpp"
 
@@ -25,23 +24,13 @@ constexpr std::size_t test_bytes = 1027 * ov::chunk_alignment;
 // Iterations standing in for the three regimes without a calibration: light, medium and heavy.
 constexpr std::uint32_t regime_iterations[] = {1, 37, 1000};
 
-hdb::family_env& env_with_kernels() {
-  auto& env = hdb_test::gpu_env();
-  static const bool loaded = [] {
-    ov::preload_transform();
-    return true;
-  }();
-  static_cast<void>(loaded);
-  return env;
-}
-
 std::shared_ptr<const ov::pipeline_buffers> buffers_for(hdb::host_kind kind, std::size_t bytes = test_bytes) {
-  return std::make_shared<const ov::pipeline_buffers>(env_with_kernels().devices.front().index, kind, bytes);
+  return std::make_shared<const ov::pipeline_buffers>(hdb_test::gpu_env().devices.front().index, kind, bytes);
 }
 }  // namespace
 
 TEST_CASE("every streams x chunks x regime pipeline produces the transformed bytes", "[gpu][overlap]") {
-  auto& env = env_with_kernels();
+  auto& env = hdb_test::gpu_env();
   const auto kind = GENERATE(hdb::host_kind::pinned, hdb::host_kind::pageable);
   const auto buffers = buffers_for(kind);
   for (int streams : {1, 2, 3, 4, 8}) {
@@ -59,7 +48,7 @@ TEST_CASE("every streams x chunks x regime pipeline produces the transformed byt
 }
 
 TEST_CASE("every issue mode produces the transformed bytes", "[gpu][overlap]") {
-  auto& env = env_with_kernels();
+  auto& env = hdb_test::gpu_env();
   const auto buffers = buffers_for(hdb::host_kind::pinned);
   for (auto mode : {ov::issue_mode::nonblocking, ov::issue_mode::legacy_default, ov::issue_mode::per_thread_default,
                     ov::issue_mode::host_sync, ov::issue_mode::graph}) {
@@ -74,7 +63,7 @@ TEST_CASE("every issue mode produces the transformed bytes", "[gpu][overlap]") {
 }
 
 TEST_CASE("pageable pipelines are not queueable and a graph refuses pageable memory", "[gpu][overlap]") {
-  auto& env = env_with_kernels();
+  auto& env = hdb_test::gpu_env();
   const auto buffers = buffers_for(hdb::host_kind::pageable);
   const ov::pipeline p({ov::issue_mode::nonblocking, 2, 8, 1}, buffers, *env.gate);
   CHECK_FALSE(p.queueable());
@@ -82,7 +71,7 @@ TEST_CASE("pageable pipelines are not queueable and a graph refuses pageable mem
 }
 
 TEST_CASE("stale output from another pipeline fails verification", "[gpu][overlap]") {
-  auto& env = env_with_kernels();
+  auto& env = hdb_test::gpu_env();
   const auto buffers = buffers_for(hdb::host_kind::pinned);
   const ov::pipeline first({ov::issue_mode::nonblocking, 2, 4, 37}, buffers, *env.gate);
   const ov::pipeline second({ov::issue_mode::nonblocking, 2, 4, 37}, buffers, *env.gate);
@@ -91,13 +80,13 @@ TEST_CASE("stale output from another pipeline fails verification", "[gpu][overla
 }
 
 TEST_CASE("a bad chunking is refused before anything runs", "[gpu][overlap]") {
-  auto& env = env_with_kernels();
+  auto& env = hdb_test::gpu_env();
   const auto buffers = buffers_for(hdb::host_kind::pinned, 2 * ov::chunk_alignment);
   CHECK_THROWS_AS(ov::pipeline({ov::issue_mode::nonblocking, 1, 3, 1}, buffers, *env.gate), std::invalid_argument);
 }
 
 TEST_CASE("timeline events are ordered within every chunk and inside the pass", "[gpu][overlap]") {
-  auto& env = env_with_kernels();
+  auto& env = hdb_test::gpu_env();
   const auto kind = GENERATE(hdb::host_kind::pinned, hdb::host_kind::pageable);
   const auto buffers = buffers_for(kind, std::size_t{64} << 20);
   for (int streams : {1, 4}) {
@@ -125,7 +114,7 @@ TEST_CASE("timeline events are ordered within every chunk and inside the pass", 
 }
 
 TEST_CASE("every movement-tax variant computes the same result", "[gpu][overlap]") {
-  auto& env = env_with_kernels();
+  auto& env = hdb_test::gpu_env();
   const auto buffers = buffers_for(hdb::host_kind::pinned);
   for (auto variant : ov::all_tax_variants) {
     INFO(std::string(ov::to_string(variant)));
@@ -135,7 +124,7 @@ TEST_CASE("every movement-tax variant computes the same result", "[gpu][overlap]
 }
 
 TEST_CASE("calibration measures positive rates and heavier regimes get more iterations", "[gpu][overlap]") {
-  auto& env = env_with_kernels();
+  auto& env = hdb_test::gpu_env();
   const ov::device_calibration cal = ov::calibrate(std::size_t{16} << 20, *env.gate);
   CHECK(cal.pinned.h2d_gbps > 0);
   CHECK(cal.pinned.d2h_gbps > 0);

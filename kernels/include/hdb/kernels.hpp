@@ -8,11 +8,6 @@
 
 namespace hdb::kernels {
 
-// Loads every kernel of this library now. With lazy module loading (the CUDA 12.2+ default) a
-// kernel's first launch loads its module and waits for the device; if the device is held by
-// the spin gate at that moment, the process deadlocks. Call once per device before gating.
-void preload();
-
 // Writes pattern_byte(i, seed) to dst[0, bytes). dst: device-accessible, 8-byte aligned.
 void fill_pattern(void* dst, std::size_t bytes, std::uint32_t seed, cudaStream_t stream);
 

@@ -1,10 +1,11 @@
 #pragma once
-// Move-only owners of CUDA streams, events and device memory, and a guard that restores the
-// current device.
+// Move-only owners of CUDA streams, events and graphs, and a guard that restores the current
+// device.
 #include "hdb/cuda_check.hpp"
 
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <utility>
 
 namespace hdb {
@@ -38,14 +39,18 @@ class unique_handle {
   Handle handle_ = nullptr;
 };
 
+// The device current on the calling thread.
+[[nodiscard]] int current_device();
+
 class stream {
  public:
-  // Non-blocking: the stream never synchronises implicitly with the legacy default stream, so
-  // a blocking cudaMemcpy elsewhere cannot distort what is timed here.
+  // Non-blocking by default: the stream never synchronises implicitly with the legacy default
+  // stream, so a blocking cudaMemcpy elsewhere cannot distort what is timed here. A case that
+  // studies that synchronisation passes cudaStreamDefault. Priority 0 is CUDA's default.
   // On the current device.
   stream();
   // On `device`; the current device is left as it was.
-  explicit stream(int device);
+  explicit stream(int device, unsigned flags = cudaStreamNonBlocking, int priority = 0);
   [[nodiscard]] cudaStream_t get() const noexcept { return handle_.get(); }
   [[nodiscard]] int device() const noexcept { return device_; }
   void synchronize() const;
@@ -57,10 +62,12 @@ class stream {
 
 // An event belongs to the device that was current when it was created, and can only be recorded
 // on that device's streams and timed against that device's events.
+// Timing events by default; cudaEventDisableTiming makes an ordering-only event (cheapest to
+// record), cudaEventBlockingSync one whose wait sleeps instead of spinning.
 class event {
  public:
   event();
-  explicit event(int device);
+  explicit event(int device, unsigned flags = cudaEventDefault);
   [[nodiscard]] cudaEvent_t get() const noexcept { return handle_.get(); }
   [[nodiscard]] int device() const noexcept { return device_; }
   void record(cudaStream_t on) const;
@@ -77,6 +84,17 @@ class event {
 
 // Milliseconds between two recorded, completed events (device clock, ~0.5 us resolution).
 [[nodiscard]] double elapsed_ms(const event& start, const event& stop);
+
+using graph_handle = unique_handle<cudaGraph_t, cudaGraphDestroy>;
+using graph_exec_handle = unique_handle<cudaGraphExec_t, cudaGraphExecDestroy>;
+
+// What `enqueue` issues on `origin` (and on the streams it forks from it with events), captured
+// in thread-local mode so another thread's CUDA calls cannot invalidate the capture. When
+// `enqueue` throws, the capture is ended and its partial graph destroyed before the exception
+// goes on, so the stream is usable again.
+[[nodiscard]] graph_handle capture_graph(cudaStream_t origin, const std::function<void()>& enqueue);
+// The executable form of `graph` (cudaGraphInstantiate, no flags).
+[[nodiscard]] graph_exec_handle instantiate(const graph_handle& graph);
 
 class device_scope {
  public:
