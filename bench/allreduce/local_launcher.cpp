@@ -1,6 +1,7 @@
 #include "local_launcher.hpp"
 
 #include "hdb/host/lists.hpp"
+#include "hdb/host/process.hpp"
 #include "hdb/sizes.hpp"
 
 #include <algorithm>
@@ -10,42 +11,14 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <fcntl.h>
 #include <poll.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
-#include <thread>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace hdb::allreduce {
 namespace {
 
 using clock = std::chrono::steady_clock;
-
-std::string describe_exit(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    const char* text = strsignal(sig);
-    return "was killed by signal " + std::to_string(sig) + (text ? " (" + std::string(text) + ")" : "");
-  }
-  return "stopped (status " + std::to_string(status) + ")";
-}
-
-// Waits up to `limit` for `pid` to end; its wait status, or -1 when it is still running.
-int reap(pid_t pid, std::chrono::milliseconds limit) {
-  const auto end = clock::now() + limit;
-  while (true) {
-    int status = 0;
-    const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) return status;
-    if (r < 0 || clock::now() >= end) return -1;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-}
 
 bool write_all(int fd, const void* data, std::size_t bytes) {
   const auto* p = static_cast<const char*>(data);
@@ -57,26 +30,6 @@ bool write_all(int fd, const void* data, std::size_t bytes) {
     bytes -= static_cast<std::size_t>(n);
   }
   return true;
-}
-
-// An environment block: ours, with `overrides` replacing or adding variables.
-std::vector<std::string> environment_with(const std::vector<std::pair<std::string, std::string>>& overrides) {
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const std::string entry(*e);
-    const std::string key = entry.substr(0, entry.find('='));
-    const bool replaced = std::any_of(overrides.begin(), overrides.end(), [&](const auto& kv) { return kv.first == key; });
-    if (!replaced) env.push_back(entry);
-  }
-  for (const auto& [key, value] : overrides) env.push_back(key + "=" + value);
-  return env;
-}
-
-std::vector<char*> pointers(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  for (auto& s : strings) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
 }
 
 std::string seconds_text(std::chrono::milliseconds ms) {
@@ -119,9 +72,13 @@ const std::vector<std::pair<std::string, std::string>>& forced_environment() {
 local_group::local_group(const worker_launch& launch) {
   auto overrides = launch.environment;
   for (const auto& kv : forced_environment()) overrides.push_back(kv);
-  std::vector<std::string> env = environment_with(overrides);
-  std::vector<char*> envp = pointers(env);
-  const pid_t parent = getpid();
+  child_spec spec;
+  spec.environment = environment_with(overrides);
+  spec.stdin_from = child_stream::inherit;
+  spec.stdout_to = child_stream::to_stderr;  // the driver's stdout is the benchmark table
+  spec.stderr_to = child_stream::inherit;
+  spec.own_process_group = false;  // in the driver's group: whatever ends that group ends the ranks
+  spec.die_with_parent = true;
   const int world = static_cast<int>(launch.devices.size());
   for (int rank = 0; rank < world; ++rank) {
     int sockets[2] = {-1, -1};
@@ -130,29 +87,21 @@ local_group::local_group(const worker_launch& launch) {
       kill_all();
       throw rank_lost("cannot create a socket for rank " + std::to_string(rank) + ": " + std::strerror(errno));
     }
-    const worker_identity identity{sockets[1], rank, world, launch.devices[static_cast<std::size_t>(rank)]};
-    std::vector<std::string> args = {launch.executable};
-    args.insert(args.end(), launch.arguments.begin(), launch.arguments.end());
-    args.push_back(launch.worker_flag + "=" + format_worker_identity(identity));
-    std::vector<char*> argv = pointers(args);
-
-    const pid_t pid = fork();
-    if (pid == 0) {
-      // Only async-signal-safe calls between fork and exec: the parent has CUDA and NCCL threads.
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) _exit(127);
-      fcntl(sockets[1], F_SETFD, 0);  // this one end survives exec
-      dup2(STDERR_FILENO, STDOUT_FILENO);  // the driver's stdout is the benchmark table
-      execve(argv[0], argv.data(), envp.data());
-      _exit(127);
-    }
-    close(sockets[1]);
-    if (pid < 0) {
-      close(sockets[0]);
+    unique_fd ours(sockets[0]);
+    const unique_fd theirs(sockets[1]);
+    const worker_identity identity{theirs.get(), rank, world, launch.devices[static_cast<std::size_t>(rank)]};
+    spec.argv = {launch.executable};
+    spec.argv.insert(spec.argv.end(), launch.arguments.begin(), launch.arguments.end());
+    spec.argv.push_back(launch.worker_flag + "=" + format_worker_identity(identity));
+    spec.keep_fds = {theirs.get()};  // this one end survives exec
+    pid_t pid = -1;
+    try {
+      pid = start_child(spec);
+    } catch (const std::exception& e) {
       kill_all();
-      throw rank_lost("cannot start rank " + std::to_string(rank) + ": fork failed: " + std::strerror(errno));
+      throw rank_lost("cannot start rank " + std::to_string(rank) + ": " + e.what());
     }
-    workers_.push_back({pid, sockets[0], identity.device});
+    workers_.push_back({pid, ours.release(), identity.device});
   }
 }
 
@@ -162,7 +111,7 @@ local_group::~local_group() {
     quit.kind = command_kind::quit;
     for (const worker& w : workers_) static_cast<void>(write_all(w.fd, &quit, sizeof(quit)));
     for (worker& w : workers_) {
-      if (reap(w.pid, std::chrono::milliseconds(5000)) != -1) w.pid = -1;
+      if (reap_within(w.pid, std::chrono::milliseconds(5000))) w.pid = -1;
     }
   }
   kill_all();
@@ -183,7 +132,7 @@ void local_group::kill_all() noexcept {
   for (worker& w : workers_) {
     if (w.pid > 0) {
       ::kill(w.pid, SIGKILL);
-      static_cast<void>(reap(w.pid, std::chrono::milliseconds(10000)));
+      static_cast<void>(reap_within(w.pid, std::chrono::milliseconds(10000)));
       w.pid = -1;
     }
     if (w.fd >= 0) close(w.fd);
@@ -201,9 +150,9 @@ std::vector<rank_reply> local_group::exchange(const command& cmd, std::chrono::m
   if (lost_) throw rank_lost("the worker processes were lost earlier");
   for (std::size_t r = 0; r < workers_.size(); ++r) {
     if (!write_all(workers_[r].fd, &cmd, sizeof(cmd))) {
-      const int status = reap(workers_[r].pid, std::chrono::milliseconds(1000));
-      if (status != -1) workers_[r].pid = -1;
-      lose(name(r) + " is gone (" + (status == -1 ? "its socket closed" : describe_exit(status)) + ") before " +
+      const auto status = reap_within(workers_[r].pid, std::chrono::milliseconds(1000));
+      if (status) workers_[r].pid = -1;
+      lose(name(r) + " is gone (" + (status ? describe_wait_status(*status) : "its socket closed") + ") before " +
            std::string(to_string(cmd.kind)));
     }
   }
@@ -236,10 +185,10 @@ std::vector<rank_reply> local_group::exchange(const command& cmd, std::chrono::m
       const ssize_t n = ::recv(workers_[r].fd, into, sizeof(rank_reply) - received[r], 0);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
-        const int status = reap(workers_[r].pid, std::chrono::milliseconds(2000));
-        if (status != -1) workers_[r].pid = -1;
+        const auto status = reap_within(workers_[r].pid, std::chrono::milliseconds(2000));
+        if (status) workers_[r].pid = -1;
         lose(name(r) + " died during '" + std::string(to_string(cmd.kind)) + "': " +
-             (status == -1 ? std::string("its socket closed") : describe_exit(status)));
+             (status ? describe_wait_status(*status) : std::string("its socket closed")));
       }
       received[r] += static_cast<std::size_t>(n);
     }

@@ -3,6 +3,7 @@
 #include "hdb/buffers.hpp"
 #include "hdb/cuda_check.hpp"
 #include "hdb/devices.hpp"
+#include "hdb/host/nvidia_smi.hpp"
 #include "hdb/shell.hpp"
 #include "hdb/stream.hpp"
 #include "hdb/topology.hpp"
@@ -20,18 +21,6 @@ namespace hdb {
 namespace {
 
 using nlohmann::json;
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> fields;
-  std::stringstream in(line);
-  std::string field;
-  while (std::getline(in, field, ',')) {
-    const auto first = field.find_first_not_of(" \t\r\n");
-    const auto last = field.find_last_not_of(" \t\r\n");
-    fields.push_back(first == std::string::npos ? "" : field.substr(first, last - first + 1));
-  }
-  return fields;
-}
 
 json number_or_null(const std::string& text) {
   try {
@@ -82,26 +71,17 @@ class link_load {
 };
 
 const std::vector<std::string> smi_fields = {
-    "driver_version",          "pcie.link.gen.current",  "pcie.link.gen.max", "pcie.link.width.current",
-    "pcie.link.width.max",     "clocks.sm",              "clocks.max.sm",     "clocks.mem",
-    "clocks.max.mem",          "persistence_mode",       "ecc.mode.current",  "THROTTLE",
-    "power.draw",              "power.limit",            "temperature.gpu"};
+    "driver_version",      "pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.width.current",
+    "pcie.link.width.max", "clocks.sm",             "clocks.max.sm",     "clocks.mem",
+    "clocks.max.mem",      "persistence_mode",      "ecc.mode.current",  std::string(smi_clock_event_reasons),
+    "power.draw",          "power.limit",           "temperature.gpu"};
 
-// One nvidia-smi row for the GPU with this UUID, keyed by field name. Newer drivers call the
-// throttle mask "clocks_event_reasons", older ones "clocks_throttle_reasons".
-std::optional<std::map<std::string, std::string>> query_smi(const std::string& uuid) {
-  for (const char* throttle : {"clocks_event_reasons.active", "clocks_throttle_reasons.active"}) {
-    std::string list;
-    for (const auto& f : smi_fields) list += (list.empty() ? "" : ",") + (f == "THROTTLE" ? std::string(throttle) : f);
-    const auto out = run_command("nvidia-smi --query-gpu=" + list + " --format=csv,noheader,nounits -i " + uuid);
-    if (!out) continue;
-    const auto values = split_csv_line(out->substr(0, out->find('\n')));
-    if (values.size() != smi_fields.size()) continue;
-    std::map<std::string, std::string> row;
-    for (std::size_t i = 0; i < values.size(); ++i) row[smi_fields[i]] = values[i];
-    return row;
-  }
-  return std::nullopt;
+// The nvidia-smi row of the GPU with this UUID (query_gpus asks older drivers for the reason
+// mask under its old name).
+std::optional<smi_row> query_smi(const std::string& uuid) {
+  auto query = query_gpus(smi_fields, uuid);
+  if (query.gpus.empty()) return std::nullopt;
+  return std::move(query.gpus.front());
 }
 
 json read_pcie_from_sysfs(const std::string& bus_id) {
@@ -128,18 +108,6 @@ int read_nvlink_active(const std::string& uuid) {
 }
 
 }  // namespace
-
-std::string describe_throttle_reasons(unsigned long long mask) {
-  static const std::vector<std::pair<unsigned long long, const char*>> names = {
-      {0x1, "gpu_idle"},          {0x2, "applications_clocks_setting"}, {0x4, "sw_power_cap"},
-      {0x8, "hw_slowdown"},       {0x10, "sync_boost"},                 {0x20, "sw_thermal_slowdown"},
-      {0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"}, {0x100, "display_clock_setting"}};
-  std::string text;
-  for (const auto& [bit, name] : names) {
-    if ((mask & bit) != 0) text += (text.empty() ? "" : ",") + std::string(name);
-  }
-  return text.empty() ? "none" : text;
-}
 
 int pcie_generation_from_speed(const std::string& speed) {
   const json gts = number_or_null(speed.substr(0, speed.find(' ')));
@@ -181,7 +149,7 @@ gpu_fingerprint read_gpu_fingerprint(int device) {
               // DDR: two transfers per memory clock, bus width in bits.
               {"hbm_peak_GBps", 2.0 * mem_clock_khz * 1e3 * (prop.memoryBusWidth / 8.0) / 1e9}};
 
-  std::optional<std::map<std::string, std::string>> smi;
+  std::optional<smi_row> smi;
   bool load_failed = false;
   {
     const link_load load(device);
@@ -191,26 +159,26 @@ gpu_fingerprint read_gpu_fingerprint(int device) {
   }
   const std::string load_note = load_failed ? " (load failed: idle reading)" : " (under load)";
   if (smi) {
-    auto& r = *smi;
-    const auto mask = std::strtoull(r["THROTTLE"].c_str(), nullptr, 16);
-    gpu["pcie"] = {{"gen_current", number_or_null(r["pcie.link.gen.current"])},
-                   {"gen_max", number_or_null(r["pcie.link.gen.max"])},
-                   {"width_current", number_or_null(r["pcie.link.width.current"])},
-                   {"width_max", number_or_null(r["pcie.link.width.max"])},
+    const smi_row& r = *smi;
+    const auto mask = r.mask(smi_clock_event_reasons).value_or(0);
+    gpu["pcie"] = {{"gen_current", number_or_null(r.text("pcie.link.gen.current"))},
+                   {"gen_max", number_or_null(r.text("pcie.link.gen.max"))},
+                   {"width_current", number_or_null(r.text("pcie.link.width.current"))},
+                   {"width_max", number_or_null(r.text("pcie.link.width.max"))},
                    {"source", "nvidia-smi" + load_note}};
-    gpu["clocks"] = {{"sm_mhz", number_or_null(r["clocks.sm"])},
-                     {"sm_max_mhz", number_or_null(r["clocks.max.sm"])},
-                     {"mem_mhz", number_or_null(r["clocks.mem"])},
-                     {"mem_max_mhz", number_or_null(r["clocks.max.mem"])},
-                     {"throttle_reasons", r["THROTTLE"]},
-                     {"throttle_description", describe_throttle_reasons(mask)},
-                     {"power_draw_w", number_or_null(r["power.draw"])},
-                     {"power_limit_w", number_or_null(r["power.limit"])},
-                     {"temperature_c", number_or_null(r["temperature.gpu"])},
+    gpu["clocks"] = {{"sm_mhz", number_or_null(r.text("clocks.sm"))},
+                     {"sm_max_mhz", number_or_null(r.text("clocks.max.sm"))},
+                     {"mem_mhz", number_or_null(r.text("clocks.mem"))},
+                     {"mem_max_mhz", number_or_null(r.text("clocks.max.mem"))},
+                     {"throttle_reasons", r.text(smi_clock_event_reasons)},
+                     {"throttle_description", describe_clock_event_reasons(mask)},
+                     {"power_draw_w", number_or_null(r.text("power.draw"))},
+                     {"power_limit_w", number_or_null(r.text("power.limit"))},
+                     {"temperature_c", number_or_null(r.text("temperature.gpu"))},
                      {"source", "nvidia-smi" + load_note}};
-    gpu["persistence_mode"] = r["persistence_mode"];
-    gpu["ecc_mode"] = r["ecc.mode.current"];
-    gpu["driver_release"] = r["driver_version"];
+    gpu["persistence_mode"] = r.text("persistence_mode");
+    gpu["ecc_mode"] = r.text("ecc.mode.current");
+    gpu["driver_release"] = r.text("driver_version");
   } else {
     gpu["pcie"] = read_pcie_from_sysfs(bus_id);
     gpu["clocks"] = {{"sm_max_mhz", sm_clock_khz / 1000},

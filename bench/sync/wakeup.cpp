@@ -17,6 +17,7 @@
 #include "sync_kernels.hpp"
 
 #include "hdb/cuda_check.hpp"
+#include "hdb/host/process.hpp"
 #include "hdb/sizes.hpp"
 
 #include <atomic>
@@ -25,18 +26,12 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <fcntl.h>
 #include <map>
 #include <memory>
-#include <poll.h>
-#include <spawn.h>
 #include <stdexcept>
 #include <string>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <utility>
-
-extern char** environ;
 
 namespace hdb::sync {
 
@@ -118,84 +113,25 @@ child_report measure_in_child(const child_request& request) {
   return report;
 }
 
-namespace {
-
-class unique_fd {
- public:
-  explicit unique_fd(int fd = -1) noexcept : fd_(fd) {}
-  ~unique_fd() { reset(); }
-  unique_fd(const unique_fd&) = delete;
-  unique_fd& operator=(const unique_fd&) = delete;
-  [[nodiscard]] int get() const noexcept { return fd_; }
-  void reset() noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
-};
-
-std::string describe_status(int status) {
-  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return std::string("signal ") + strsignal(WTERMSIG(status));
-  return "status " + std::to_string(status);
-}
-
-int wait_for(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
-  }
-  return status;
-}
-
-}  // namespace
-
 child_report run_child(const std::string& executable, const child_request& request, int timeout_s) {
-  std::vector<std::string> args = {executable};
-  for (std::string& a : child_arguments(request)) args.push_back(std::move(a));
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  int fds[2] = {-1, -1};
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
-  unique_fd read_end(fds[0]);
-  unique_fd write_end(fds[1]);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, write_end.get(), STDOUT_FILENO);
-  pid_t pid = -1;
-  const int spawned = ::posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  write_end.reset();
+  child_spec spec;
+  spec.argv = {executable};
+  for (std::string& a : child_arguments(request)) spec.argv.push_back(std::move(a));
+  spec.stdin_from = child_stream::inherit;
+  spec.stderr_to = child_stream::inherit;  // its error message lands where ours do
+  spec.die_with_parent = true;             // an interrupted benchmark takes its child along
+  spec.timeout = std::chrono::seconds(timeout_s);
+  spec.kill_grace = std::chrono::seconds(0);
+  const child_result result = run_with_deadline(spec);
   const std::string what = "scheduling-mode child (" + executable + " --sched-child=" + std::string(to_string(request.mode)) + ")";
-  if (spawned != 0) throw std::runtime_error("cannot start " + what + ": " + std::strerror(spawned));
-
-  std::string output;
-  const std::int64_t deadline = host_now_ns() + static_cast<std::int64_t>(timeout_s) * 1'000'000'000;
-  for (;;) {
-    const std::int64_t left_ms = (deadline - host_now_ns()) / 1'000'000;
-    pollfd p{read_end.get(), POLLIN, 0};
-    const int ready = left_ms > 0 ? ::poll(&p, 1, static_cast<int>(left_ms)) : 0;
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) {
-      ::kill(pid, SIGKILL);
-      static_cast<void>(wait_for(pid));
-      throw std::runtime_error(what + " did not finish within " + std::to_string(timeout_s) + " s; killed");
-    }
-    char chunk[4096];
-    const ssize_t n = ::read(read_end.get(), chunk, sizeof(chunk));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    output.append(chunk, static_cast<std::size_t>(n));
+  if (result.end == child_end::not_started) throw std::runtime_error("cannot start " + what + ": " + result.start_error);
+  if (result.end == child_end::timed_out) {
+    throw std::runtime_error(what + " did not finish within " + std::to_string(timeout_s) + " s; killed");
   }
-  const int status = wait_for(pid);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw std::runtime_error(what + " failed (" + describe_status(status) + "); its error is on stderr above");
+  if (!result.succeeded()) {
+    throw std::runtime_error(what + " failed (" + result.describe() + "); its error is on stderr above");
   }
-  return parse_child_report(output);
+  return parse_child_report(result.output);
 }
 
 namespace {

@@ -4,6 +4,10 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -92,8 +96,55 @@ void place(int from, int to) {
   }
 }
 
-// fork + exec. exec_error: the write end of a close-on-exec pipe that receives errno when exec fails.
-pid_t spawn(const child_spec& spec, const wiring& w, int exec_error) {
+// What the child needs, prepared by the parent (the child shares its memory until exec).
+struct spawn_args {
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+  const wiring* w = nullptr;
+  const child_spec* spec = nullptr;
+  pid_t parent = 0;
+  sigset_t mask{};     // the caller's signal mask, restored just before exec
+  int exec_errno = 0;  // set by the child when exec fails
+};
+
+// Runs on its own stack in the parent's address space (CLONE_VM | CLONE_VFORK, as glibc's
+// posix_spawn does), so a CUDA process's mappings are never copied or shared copy-on-write.
+// System calls only, no allocation: another thread of the parent may hold the allocator's lock.
+int child_main(void* raw) {
+  auto& a = *static_cast<spawn_args*>(raw);
+  const child_spec& spec = *a.spec;
+  if (spec.die_with_parent) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != a.parent) ::_exit(127);
+  }
+  if (spec.own_process_group) ::setpgid(0, 0);
+  // A handler of the parent must never run here; INT, TERM and PIPE start at their defaults even
+  // where the parent ignores them (the harness does, the family binaries must not).
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    struct sigaction old {};
+    if (sig == SIGKILL || sig == SIGSTOP || ::sigaction(sig, nullptr, &old) != 0) continue;
+    const bool reset = sig == SIGINT || sig == SIGTERM || sig == SIGPIPE;
+    if (old.sa_handler != SIG_DFL && (old.sa_handler != SIG_IGN || reset)) ::sigaction(sig, &default_action, nullptr);
+  }
+  place(a.w->in.get(), STDIN_FILENO);
+  if (a.w->out_to_stderr) ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  place(a.w->out.get(), STDOUT_FILENO);
+  place(a.w->err.get(), STDERR_FILENO);
+  for (const int fd : spec.keep_fds) ::fcntl(fd, F_SETFD, 0);
+  ::sigprocmask(SIG_SETMASK, &a.mask, nullptr);
+  ::execve(a.argv[0], a.argv, a.envp);
+  a.exec_errno = errno;
+  ::_exit(127);
+}
+
+struct spawned {
+  pid_t pid = -1;
+  int exec_errno = 0;  // non-zero: exec failed and the child has exited with status 127
+};
+
+spawned spawn(const child_spec& spec, const wiring& w) {
   if (spec.argv.empty()) throw std::invalid_argument("a child needs argv[0]");
   std::vector<char*> argv;
   for (const auto& arg : spec.argv) argv.push_back(const_cast<char*>(arg.c_str()));
@@ -103,34 +154,26 @@ pid_t spawn(const child_spec& spec, const wiring& w, int exec_error) {
     for (const auto& entry : *spec.environment) env.push_back(const_cast<char*>(entry.c_str()));
     env.push_back(nullptr);
   }
-  char* const* envp = spec.environment ? env.data() : environ;
-  const pid_t parent = ::getpid();
+  spawn_args args;
+  args.argv = argv.data();
+  args.envp = spec.environment ? env.data() : environ;
+  args.w = &w;
+  args.spec = &spec;
+  args.parent = ::getpid();
 
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(errno_text("fork"));
-  if (pid == 0) {
-    // Async-signal-safe calls only from here to exec.
-    if (spec.die_with_parent) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(127);
-    }
-    if (spec.own_process_group) ::setpgid(0, 0);
-    struct sigaction default_action {};
-    default_action.sa_handler = SIG_DFL;
-    for (const int sig : {SIGINT, SIGTERM, SIGPIPE}) ::sigaction(sig, &default_action, nullptr);
-    place(w.in.get(), STDIN_FILENO);
-    if (w.out_to_stderr) ::dup2(STDERR_FILENO, STDOUT_FILENO);
-    place(w.out.get(), STDOUT_FILENO);
-    place(w.err.get(), STDERR_FILENO);
-    for (const int fd : spec.keep_fds) ::fcntl(fd, F_SETFD, 0);
-    ::execve(argv[0], argv.data(), envp);
-    const int error = errno;
-    if (exec_error >= 0) static_cast<void>(::write(exec_error, &error, sizeof error));
-    ::_exit(127);
-  }
-  // Also from this side, so that a kill of the group right after the fork reaches the child.
-  if (spec.own_process_group) ::setpgid(pid, pid);
-  return pid;
+  constexpr std::size_t stack_bytes = std::size_t{256} << 10;
+  void* stack = ::mmap(nullptr, stack_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) throw std::runtime_error(errno_text("mmap (child stack)"));
+  sigset_t all;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_BLOCK, &all, &args.mask);
+  // Returns once the child has called exec or exited.
+  const pid_t pid = ::clone(child_main, static_cast<char*>(stack) + stack_bytes, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+  const int clone_errno = errno;
+  ::pthread_sigmask(SIG_SETMASK, &args.mask, nullptr);
+  ::munmap(stack, stack_bytes);
+  if (pid < 0) throw std::runtime_error(std::string("clone: ") + std::strerror(clone_errno));
+  return {pid, args.exec_errno};
 }
 
 void signal_child(pid_t pid, bool group, int sig) {
@@ -205,7 +248,7 @@ std::string child_result::describe() const {
 
 pid_t start_child(const child_spec& spec) {
   const wiring w = wire(spec, /*allow_capture=*/false);
-  return spawn(spec, w, -1);
+  return spawn(spec, w).pid;  // an exec failure shows when the caller reaps it (status 127)
 }
 
 child_result run_with_deadline(const child_spec& spec, const std::function<void()>& on_tick) {
@@ -215,19 +258,13 @@ child_result run_with_deadline(const child_spec& spec, const std::function<void(
   capture out, err;
   try {
     wiring w = wire(spec, /*allow_capture=*/true);
-    pipe_ends exec_error = make_pipe();
-    pid = spawn(spec, w, exec_error.write.get());
-    exec_error.write.reset();
-    int error = 0;
-    ssize_t n = 0;
-    do {
-      n = ::read(exec_error.read.get(), &error, sizeof error);
-    } while (n < 0 && errno == EINTR);
-    if (n == static_cast<ssize_t>(sizeof error)) {  // exec failed; the child has exited
+    const auto child = spawn(spec, w);
+    pid = child.pid;
+    if (child.exec_errno != 0) {  // the child has exited already
       int status = 0;
       while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
-      result.start_error = spec.argv[0] + ": " + std::strerror(error);
+      result.start_error = spec.argv[0] + ": " + std::strerror(child.exec_errno);
       return result;
     }
     out = {std::move(w.out_pipe.read), &result.output};

@@ -29,8 +29,6 @@ struct node_fingerprint {
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> context_pairs(const nlohmann::json& node,
                                                                             const nlohmann::json& gpus);
 
-// Decodes an nvidia-smi clocks event/throttle reason bit mask ("0x...4") into names.
-[[nodiscard]] std::string describe_throttle_reasons(unsigned long long mask);
 // PCIe generation from a link speed string ("32.0 GT/s PCIe" -> 5), 0 if unknown.
 [[nodiscard]] int pcie_generation_from_speed(const std::string& speed);
 

@@ -1,11 +1,13 @@
 #pragma once
-// Child processes, one way: fork + exec with an argv and an environment, standard streams wired
-// as asked, and (run_with_deadline) stdout/stderr captured up to a size limit while a deadline
-// runs. Used by the harness for family binaries, hdbench-probe, nvidia-smi and the plots, by
-// hdbench-sync for its scheduling-mode children and by hdbench-allreduce for its ranks.
+// Child processes, one way: a new process (clone with CLONE_VM | CLONE_VFORK, as glibc's
+// posix_spawn does: a CUDA parent's address space is neither copied nor shared copy-on-write)
+// that execs an argv with an environment, standard streams wired as asked, and
+// (run_with_deadline) stdout/stderr captured up to a size limit while a deadline runs. Used by
+// the harness for family binaries, hdbench-probe, nvidia-smi and the plots, by hdbench-sync for
+// its scheduling-mode children and by hdbench-allreduce for its ranks.
 //
-// Between fork and exec the child makes only async-signal-safe calls: the parents have CUDA and
-// NCCL threads, and one of them may hold the allocator's lock at the moment of the fork.
+// Until exec the child makes system calls only: the parents have CUDA and NCCL threads, one of
+// which may hold the allocator's lock at that moment.
 #include <sys/types.h>
 
 #include <chrono>
