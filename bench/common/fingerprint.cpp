@@ -4,6 +4,7 @@
 #include "hdb/cuda_check.hpp"
 #include "hdb/devices.hpp"
 #include "hdb/host/nvidia_smi.hpp"
+#include "hdb/gpu_topology.hpp"
 #include "hdb/shell.hpp"
 #include "hdb/stream.hpp"
 #include "hdb/topology.hpp"
@@ -96,15 +97,21 @@ json read_pcie_from_sysfs(const std::string& bus_id) {
           {"source", "sysfs (under load; a virtual machine may show its virtual bridge)"}};
 }
 
-int read_nvlink_active(const std::string& uuid) {
+// The GPU's NVLinks by `nvidia-smi nvlink --status`, or null when it did not answer: active links
+// and the per-link rate, by the rule the topology uses (hdb/gpu_topology.hpp), so meta.json
+// holds the one rate every NVLink peak is computed from.
+json read_nvlink(const std::string& uuid, int cc_major, int cc_minor) {
   const auto out = run_command("nvidia-smi nvlink --status -i " + uuid);
-  if (!out) return -1;
-  int active = 0;
-  std::istringstream lines(*out);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.find("Link ") != std::string::npos && line.find("GB/s") != std::string::npos) ++active;
-  }
-  return active;
+  if (!out) return nullptr;
+  const auto blocks = parse_smi_nvlink_status(*out);
+  // `-i` prints this GPU's block only; an unparsable answer counts as no active link.
+  static const std::vector<std::optional<double>> no_links;
+  const auto& rates = blocks.size() == 1 ? blocks.begin()->second : no_links;
+  const nvlink_summary s = summarize_nvlinks(rates, cc_major, cc_minor);
+  return {{"links_active", s.links_active},
+          {"per_link_GBps", s.per_link_GBps ? json(*s.per_link_GBps) : json(nullptr)},
+          {"source", "nvidia-smi nvlink --status"},
+          {"rate_source", s.rate_source.empty() ? json(nullptr) : json(s.rate_source)}};
 }
 
 }  // namespace
@@ -186,9 +193,10 @@ gpu_fingerprint read_gpu_fingerprint(int device) {
                      {"source", "CUDA runtime attributes (peak clocks only; nvidia-smi unavailable)"}};
     gpu["persistence_mode"] = nullptr;
   }
-  const int nvlink = read_nvlink_active(uuid);
-  gpu["nvlink"] = {{"links_active", nvlink < 0 ? json(nullptr) : json(nvlink)},
-                   {"source", nvlink < 0 ? "unavailable (nvidia-smi nvlink failed)" : "nvidia-smi nvlink --status"}};
+  gpu["nvlink"] = read_nvlink(uuid, prop.major, prop.minor);
+  if (gpu["nvlink"].is_null()) {
+    gpu["nvlink"] = {{"links_active", nullptr}, {"per_link_GBps", nullptr}, {"source", "unavailable (nvidia-smi nvlink failed)"}};
+  }
   return {gpu};
 }
 

@@ -188,6 +188,39 @@ std::optional<double> nvlink_rate_for_compute_capability(int major, int minor) {
   return std::nullopt;
 }
 
+namespace {
+// The rate most of a GPU's active links report (they are all equal on a healthy GPU).
+std::optional<double> common_rate(const std::vector<std::optional<double>>& rates) {
+  std::map<double, int> votes;
+  for (const auto& r : rates) {
+    if (r) ++votes[*r];
+  }
+  if (votes.empty()) return std::nullopt;
+  return std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+}
+}  // namespace
+
+std::optional<double> nvlink_per_link_rate(const std::vector<std::optional<double>>* smi_rates, int links_active,
+                                           int cc_major, int cc_minor, std::string& rate_source) {
+  if (smi_rates != nullptr) {
+    if (const auto rate = common_rate(*smi_rates)) {
+      rate_source = "nvidia-smi nvlink -s";
+      return rate;
+    }
+  }
+  if (links_active <= 0) return std::nullopt;
+  const auto rate = nvlink_rate_for_compute_capability(cc_major, cc_minor);
+  if (rate) rate_source = "table by compute capability";
+  return rate;
+}
+
+nvlink_summary summarize_nvlinks(const std::vector<std::optional<double>>& smi_rates, int cc_major, int cc_minor) {
+  nvlink_summary s;
+  s.links_active = static_cast<int>(std::count_if(smi_rates.begin(), smi_rates.end(), [](const auto& r) { return r.has_value(); }));
+  s.per_link_GBps = nvlink_per_link_rate(&smi_rates, s.links_active, cc_major, cc_minor, s.rate_source);
+  return s;
+}
+
 // --- assembly ----------------------------------------------------------------------------------
 
 namespace {
@@ -204,16 +237,6 @@ const smi_topology::gpu_row* smi_row(const smi_view& smi, const std::string& bus
   const auto it = smi.index_of_bus.find(bus);
   if (it == smi.index_of_bus.end() || it->second >= static_cast<int>(smi.topology->gpus.size())) return nullptr;
   return &smi.topology->gpus[static_cast<std::size_t>(it->second)];
-}
-
-// The rate most of a GPU's active links report (they are all equal on a healthy GPU).
-std::optional<double> common_rate(const std::vector<std::optional<double>>& rates) {
-  std::map<double, int> votes;
-  for (const auto& r : rates) {
-    if (r) ++votes[*r];
-  }
-  if (votes.empty()) return std::nullopt;
-  return std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
 }
 
 struct nvlink_facts {
@@ -236,16 +259,8 @@ nvlink_facts gpu_nvlink(const gpu_topology_input& gpu, const smi_view& smi) {
   } else {
     facts.source = "unknown";
   }
-  if (smi_links != smi.nvlink.end()) {
-    if (const auto rate = common_rate(smi_links->second)) {
-      facts.per_link_GBps = rate;
-      facts.rate_source = "nvidia-smi nvlink -s";
-    }
-  }
-  if (!facts.per_link_GBps && facts.links_active.value_or(0) > 0) {
-    facts.per_link_GBps = nvlink_rate_for_compute_capability(gpu.cc_major, gpu.cc_minor);
-    if (facts.per_link_GBps) facts.rate_source = "table by compute capability";
-  }
+  facts.per_link_GBps = nvlink_per_link_rate(smi_links != smi.nvlink.end() ? &smi_links->second : nullptr,
+                                             facts.links_active.value_or(0), gpu.cc_major, gpu.cc_minor, facts.rate_source);
   return facts;
 }
 

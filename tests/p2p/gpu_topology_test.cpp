@@ -123,6 +123,24 @@ TEST_CASE("nvlink -s: rates per link, inactive links as none", "[p2p][topology]"
   CHECK(hdb::parse_smi_nvlink_status("").empty());
 }
 
+TEST_CASE("one GPU's NVLinks: active links and the rate most report, else the table", "[p2p][topology]") {
+  const auto links = hdb::parse_smi_nvlink_status(fixture("nvlink_degraded.txt"));
+  const auto h200 = hdb::summarize_nvlinks(links.at("gpu-11111111-2222-3333-4444-555555555555"), 9, 0);
+  CHECK(h200.links_active == 16);
+  REQUIRE(h200.per_link_GBps);
+  CHECK(*h200.per_link_GBps == hdb_test::Approx(26.562));
+  CHECK(h200.rate_source == "nvidia-smi nvlink -s");
+  // Links counted elsewhere (NVML) without nvidia-smi: the table's rate for the generation.
+  std::string source;
+  CHECK(*hdb::nvlink_per_link_rate(nullptr, 18, 9, 0, source) == hdb_test::Approx(26.5625));
+  CHECK(source == "table by compute capability");
+  // No active link: no rate, whatever the generation.
+  const auto none = hdb::summarize_nvlinks({std::nullopt, std::nullopt}, 9, 0);
+  CHECK(none.links_active == 0);
+  CHECK_FALSE(none.per_link_GBps);
+  CHECK(none.rate_source.empty());
+}
+
 TEST_CASE("PCI bus ids normalise across NVML, CUDA and nvidia-smi spellings", "[p2p][topology]") {
   CHECK(hdb::normalize_pci_bus_id("00000000:3B:00.0") == "0000:3b:00.0");
   CHECK(hdb::normalize_pci_bus_id("0000:3b:00.0") == "0000:3b:00.0");

@@ -62,6 +62,23 @@ struct smi_topology {
 // NVLink 5 (B200) 50. nullopt for GPUs without NVLink in this table.
 [[nodiscard]] std::optional<double> nvlink_rate_for_compute_capability(int major, int minor);
 
+// One GPU's NVLinks from its `nvidia-smi nvlink -s` block (one rate per link, nullopt = down):
+// the active links and the rate most of them report, else, when it has active links, the
+// table's rate for its compute capability. The one rule the topology and the fingerprint
+// (meta.json node.gpus[i].nvlink.per_link_GBps, which the harness's NVLink peaks read) share.
+struct nvlink_summary {
+  int links_active = 0;
+  std::optional<double> per_link_GBps;
+  std::string rate_source;  // "nvidia-smi nvlink -s", "table by compute capability" or ""
+};
+[[nodiscard]] nvlink_summary summarize_nvlinks(const std::vector<std::optional<double>>& smi_rates, int cc_major,
+                                               int cc_minor);
+// The same when another source (NVML) counted the active links and nvidia-smi may not have
+// answered (`smi_rates` null).
+[[nodiscard]] std::optional<double> nvlink_per_link_rate(const std::vector<std::optional<double>>* smi_rates,
+                                                         int links_active, int cc_major, int cc_minor,
+                                                         std::string& rate_source);
+
 // --- facts as gathered, and their assembly (pure) ----------------------------------------------
 
 struct gpu_topology_input {
