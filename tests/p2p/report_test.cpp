@@ -1,7 +1,11 @@
-// The p2p family's report rules: peaks from the topology, matrices per method at the largest
-// size, the direct/staged ratio, anomalies, and the one-GPU case.
+// The p2p family's report rules, and the peaks its traffic classes give from the topology.
+// Rules: matrices per method at the largest size, the direct/staged ratio, the one-GPU case, and
+// the anomalies on both sides of their limits: a pair below 80 % of the MEDIAN of the other pairs
+// with the same link (three GPUs, so the median is not any one pair), ce_peer below half its
+// NVLink peak, a GPU with fewer active links, direct P2P no faster than staging.
 #include "catch_compat.hpp"
 #include "hdb/harness/family_rules.hpp"
+#include "hdb/harness/traffic.hpp"
 #include "report_rows.hpp"
 
 #include <algorithm>
@@ -16,32 +20,52 @@ using nlohmann::json;
 
 namespace {
 
-json two_gpu_meta(int links_gpu1 = 18) {
-  json gpu = {{"pcie", {{"gen_current", 5}, {"gen_max", 5}, {"width_current", 16}, {"width_max", 16}}}};
-  json g0 = gpu, g1 = gpu;
-  g0["index"] = 0;
-  g1["index"] = 1;
-  const auto link = [](int links) {
-    return json{{"type", "nvlink"}, {"links", links}, {"per_link_GBps", 26.5625}, {"peak_GBps", links * 26.5625},
-                {"via", "direct"}, {"pcie_path", "SYS"}, {"source", "nvml"}};
-  };
-  json topology = {
-      {"gpus",
-       {{{"index", 0}, {"nvlink", {{"links_active", 18}, {"per_link_GBps", 26.5625}}}},
-        {{"index", 1}, {"nvlink", {{"links_active", links_gpu1}, {"per_link_GBps", 26.5625}}}}}},
-      {"pairs",
-       {{{"src", 0}, {"dst", 1}, {"can_access_peer", true}, {"performance_rank", 0}, {"native_atomics", true}, {"link", link(18)}},
-        {{"src", 1}, {"dst", 0}, {"can_access_peer", true}, {"performance_rank", 0}, {"native_atomics", true},
-         {"link", link(links_gpu1)}}}}};
-  return {{"node", {{"gpus", {g0, g1}}, {"topology", topology}}}};
+// `n` GPUs at PCIe Gen5 x16, every pair joined by NVLink; GPU 1 has `links_gpu1` active links.
+json nvlink_meta(int n, int links_gpu1 = 18) {
+  constexpr double per_link = 26.5625;
+  json gpus = json::array();
+  json topology_gpus = json::array();
+  json pairs = json::array();
+  for (int i = 0; i < n; ++i) {
+    const int links = i == 1 ? links_gpu1 : 18;
+    gpus.push_back({{"index", i},
+                    {"uuid", hdb_test::gpu_uuid(i)},
+                    {"pcie", {{"gen_current", 5}, {"gen_max", 5}, {"width_current", 16}, {"width_max", 16}}},
+                    {"nvlink", {{"links_active", links}, {"per_link_GBps", per_link}}}});
+    topology_gpus.push_back({{"index", i}, {"nvlink", {{"links_active", links}, {"per_link_GBps", per_link}}}});
+    for (int j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const int pair_links = i == 1 ? links_gpu1 : 18;
+      pairs.push_back({{"src", i}, {"dst", j}, {"can_access_peer", true}, {"performance_rank", 0}, {"native_atomics", true},
+                       {"link", {{"type", "nvlink"}, {"links", pair_links}, {"per_link_GBps", per_link},
+                                 {"peak_GBps", pair_links * per_link}, {"via", "direct"}, {"pcie_path", "SYS"},
+                                 {"source", "nvml"}}}});
+    }
+  }
+  return {{"node", {{"gpus", gpus}, {"topology", {{"gpus", topology_gpus}, {"pairs", pairs}}}}}};
 }
 
+json two_gpu_meta(int links_gpu1 = 18) { return nvlink_meta(2, links_gpu1); }
+
+// A p2p median as labelled: src/dst parameters, and the device list of the GPUs it spans (both
+// GPUs of a pair, every GPU for all pairs at once: -1, -1).
 hdb::result_row median(const std::string& case_name, const std::string& api, const std::string& direction, int src, int dst,
                        std::size_t size, const std::string& metric, double value) {
   const auto endpoint = [](int device) { return device >= 0 ? std::to_string(device) : std::string(); };
+  const std::string devices = src < 0 ? "0,1"
+                              : src == dst || dst < 0 ? std::to_string(src)
+                                                      : std::to_string(std::min(src, dst)) + "," + std::to_string(std::max(src, dst));
+  // The traffic class the bench picks for a bandwidth (bench/p2p: direct uni per direction, bidir
+  // both directions, staged between two GPUs the smaller link, a loopback its GPU's link).
+  std::string traffic;
+  if (metric == "bandwidth" && case_name == "bandwidth" && api != "ce_no_peer") {
+    traffic = api == "staged" ? (direction == "loopback" ? "pcie_per_direction" : direction == "uni" ? "pcie_per_direction_per_gpu" : "")
+              : direction == "bidir" ? "nvlink_both_directions"
+                                     : "nvlink_per_direction";
+  }
   return hdb_test::median_row("p2p", case_name,
                               {{"api", api}, {"direction", direction}, {"src", endpoint(src)}, {"dst", endpoint(dst)},
-                               {"size_bytes", std::to_string(size)}},
+                               {"size_bytes", std::to_string(size)}, {"device", devices}, {"traffic", traffic}},
                               metric, "GB/s", value);
 }
 
@@ -53,7 +77,7 @@ std::vector<hdb::result_row> two_gpu_rows(double slow_pair = 393) {
           median("bandwidth", "ce_peer", "uni", 0, 1, 1 << 20, "bandwidth", 200),
           median("bandwidth", "staged", "uni", 0, 1, gib, "bandwidth", 52),
           median("bandwidth", "staged", "uni", 1, 0, gib, "bandwidth", 51),
-          median("bandwidth", "staged", "uni", 0, 1, gib, "chunk_bytes", 8 << 20),
+          median("bandwidth", "staged", "uni", 0, 1, gib, "best_chunk_bytes", 8 << 20),
           median("bandwidth", "ce_peer", "bidir", 0, 1, gib, "bandwidth", 775),
           median("aggregate", "ce_peer", "all_pairs", -1, -1, gib, "bandwidth", 776),
           median("latency", "ce_peer", "uni", 0, 1, 1, "latency", 2.1),
@@ -62,24 +86,32 @@ std::vector<hdb::result_row> two_gpu_rows(double slow_pair = 393) {
 
 }  // namespace
 
-TEST_CASE("peaks: NVLink per pair from the topology, PCIe for staged, x2 both ways", "[p2p][report]") {
-  const auto rules = hdb::p2p_report_rules();
+TEST_CASE("peaks of the traffic classes p2p's rates carry: NVLink per pair, PCIe for staged, x2 both ways", "[p2p][report]") {
   const json meta = two_gpu_meta();
-  const auto direct = rules.peak(median("bandwidth", "ce_peer", "uni", 0, 1, gib, "bandwidth", 394), meta);
+  const auto peak = [&](hdb::result_row row, const std::string& traffic) {
+    row.traffic = traffic;
+    return hdb::row_peak(row, meta);
+  };
+  const auto direct = peak(median("bandwidth", "ce_peer", "uni", 0, 1, gib, "bandwidth", 394), "nvlink_per_direction");
   REQUIRE(direct);
   CHECK(direct->value == hdb_test::Approx(18 * 26.5625));
-  CHECK(direct->basis.find("NVLink 18 x") != std::string::npos);
-  const auto staged = rules.peak(median("bandwidth", "staged", "uni", 0, 1, gib, "bandwidth", 52), meta);
+  const auto reverse = peak(median("bandwidth", "ce_peer", "uni", 1, 0, gib, "bandwidth", 394), "nvlink_per_direction");
+  REQUIRE(reverse);
+  CHECK(reverse->value == hdb_test::Approx(18 * 26.5625));
+  const auto staged = peak(median("bandwidth", "staged", "uni", 0, 1, gib, "bandwidth", 52), "pcie_per_direction_per_gpu");
   REQUIRE(staged);
   CHECK(staged->value == hdb_test::Approx(63.0).epsilon(0.01));
-  const auto bidir = rules.peak(median("bandwidth", "ce_peer", "bidir", 0, 1, gib, "bandwidth", 775), meta);
+  const auto bidir = peak(median("bandwidth", "ce_peer", "bidir", 0, 1, gib, "bandwidth", 775), "nvlink_both_directions");
   REQUIRE(bidir);
   CHECK(bidir->value == hdb_test::Approx(2 * 18 * 26.5625));
-  CHECK_FALSE(rules.peak(median("bandwidth", "ce_no_peer", "uni", 0, 1, gib, "bandwidth", 40), meta));
-  CHECK_FALSE(rules.peak(median("latency", "ce_peer", "uni", 0, 1, 1, "latency", 2), meta));
-  const auto all = rules.peak(median("aggregate", "ce_peer", "all_pairs", -1, -1, gib, "bandwidth", 776), meta);
-  REQUIRE(all);
-  CHECK(all->value == hdb_test::Approx(2 * 18 * 26.5625));
+  // A lost link lowers its pair's peak, read from the topology.
+  const auto degraded = hdb::row_peak([&] {
+    auto row = median("bandwidth", "ce_peer", "uni", 1, 0, gib, "bandwidth", 300);
+    row.traffic = "nvlink_per_direction";
+    return row;
+  }(), two_gpu_meta(16));
+  REQUIRE(degraded);
+  CHECK(degraded->value == hdb_test::Approx(16 * 26.5625));
 }
 
 TEST_CASE("section: matrices at the largest size and the direct/staged ratio", "[p2p][report]") {
@@ -137,4 +169,45 @@ TEST_CASE("one GPU: the section says why the matrices are empty and shows the lo
   CHECK(md.find("needs >= 2 GPUs") != std::string::npos);
   CHECK(md.find("GPU 0 -> host -> GPU 0") != std::string::npos);
   CHECK(md.find("P2P bandwidth per pair") == std::string::npos);
+}
+
+namespace {
+
+// ce_peer uni at 1 GiB for every pair of three GPUs, in this order.
+std::vector<hdb::result_row> three_gpu_rows(const std::vector<double>& values) {
+  const std::vector<std::pair<int, int>> pairs = {{0, 1}, {0, 2}, {1, 0}, {1, 2}, {2, 0}, {2, 1}};
+  std::vector<hdb::result_row> rows;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    rows.push_back(median("bandwidth", "ce_peer", "uni", pairs[i].first, pairs[i].second, gib, "bandwidth", values.at(i)));
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("anomaly: a pair below 80 % of the median of its peers, not of any one peer", "[p2p][report]") {
+  const auto rules = hdb::p2p_report_rules();
+  const json meta = nvlink_meta(3);
+  // 1 -> 2 at 300 is 75 % of its peers' median (400), but twice the broken 0 -> 1 pair that comes first.
+  const auto two_slow = hdb_test::anomalies(rules, three_gpu_rows({150, 400, 400, 300, 400, 400}), meta);
+  for (const auto& line : two_slow) UNSCOPED_INFO(line);
+  CHECK(hdb_test::count_containing(two_slow, "below the median of the 5 other pair(s)") == 2);
+  CHECK(hdb_test::count_containing(two_slow, "GPU 0 -> GPU 1 ce_peer at 1 GiB: 150 GB/s, ") == 1);
+  CHECK(hdb_test::count_containing(two_slow, "GPU 1 -> GPU 2 ce_peer at 1 GiB: 300 GB/s, 25 % below") == 1);
+  // One fast pair first: the others sit at the median, so none is flagged.
+  CHECK(hdb_test::anomalies(rules, three_gpu_rows({600, 390, 390, 390, 390, 390}), meta).empty());
+  // Both sides of 80 %: 315 and 325 against a median of 400.
+  CHECK(hdb_test::count_containing(hdb_test::anomalies(rules, three_gpu_rows({400, 400, 315, 400, 400, 400}), meta),
+                                   "GPU 1 -> GPU 0") == 1);
+  CHECK(hdb_test::anomalies(rules, three_gpu_rows({400, 400, 325, 400, 400, 400}), meta).empty());
+}
+
+TEST_CASE("anomaly: ce_peer below half of its NVLink peak", "[p2p][report]") {
+  const auto rules = hdb::p2p_report_rules();
+  const json meta = nvlink_meta(3);
+  const double peak = 18 * 26.5625;  // 478.1 GB/s
+  const auto low = hdb_test::anomalies(rules, three_gpu_rows(std::vector<double>(6, 0.49 * peak)), meta);
+  for (const auto& line : low) UNSCOPED_INFO(line);
+  CHECK(hdb_test::count_containing(low, "GB/s is 49 % of its NVLink per direction") == 6);
+  CHECK(hdb_test::anomalies(rules, three_gpu_rows(std::vector<double>(6, 0.51 * peak)), meta).empty());
 }
