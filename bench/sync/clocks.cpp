@@ -34,12 +34,6 @@ double cpu_clock_us(clockid_t clock) {
 double thread_cpu_us() { return cpu_clock_us(CLOCK_THREAD_CPUTIME_ID); }
 double process_cpu_us() { return cpu_clock_us(CLOCK_PROCESS_CPUTIME_ID); }
 
-raw_event make_event(unsigned flags) {
-  cudaEvent_t e = nullptr;
-  HDB_CUDA_CALL(cudaEventCreateWithFlags(&e, flags));
-  return raw_event(e);
-}
-
 clock_offset calibrate_device_clock(cudaStream_t stream, int rounds) {
   constexpr std::uint64_t timeout_ns = 2'000'000'000ull;
   const auto count = static_cast<std::size_t>(rounds);

@@ -28,10 +28,6 @@ namespace hdb::sync {
 // offset of %globaltimer against host_now_ns() from the round trip with the smallest RTT.
 [[nodiscard]] clock_offset calibrate_device_clock(cudaStream_t stream, int rounds = 64);
 
-// Events whose flags the sync family chooses (hdb::event keeps timing on).
-using raw_event = unique_handle<cudaEvent_t, cudaEventDestroy>;
-[[nodiscard]] raw_event make_event(unsigned flags);
-
 // ---- scheduling modes (wakeup.cpp) -------------------------------------------------------
 
 // In the child: initialise `request.device` with the mode's flag (before any other CUDA call of

@@ -70,16 +70,6 @@ __global__ void consume_kernel(const std::uint64_t* data, std::size_t words, std
 
 }  // namespace
 
-void preload() {
-  cudaFuncAttributes attributes{};
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, empty_kernel));
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, delay_then_stamp_kernel));
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, trap_step_kernel));
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, clock_echo_kernel));
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, produce_kernel));
-  HDB_CUDA_CALL(cudaFuncGetAttributes(&attributes, consume_kernel));
-}
-
 void empty(cudaStream_t stream) {
   empty_kernel<<<1, 1, 0, stream>>>();
   HDB_CUDA_CALL(cudaGetLastError());

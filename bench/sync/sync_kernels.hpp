@@ -9,10 +9,6 @@
 
 namespace hdb::sync::device {
 
-// Loads every kernel of this file on the current device (lazy module loading would otherwise
-// load one at its first launch, inside a timed region).
-void preload();
-
 // Does nothing: launch cost in its purest form.
 void empty(cudaStream_t stream);
 

@@ -85,11 +85,10 @@ child_report measure_in_child(const child_request& request) {
   child_report report;
   report.mode = request.mode;
   HDB_CUDA_CALL(cudaGetDeviceFlags(&report.device_flags));
-  device::preload();
 
   const stream s;
-  const raw_event plain = make_event(cudaEventDisableTiming);
-  const raw_event blocking = make_event(cudaEventDisableTiming | cudaEventBlockingSync);
+  const event plain(request.device, cudaEventDisableTiming);
+  const event blocking(request.device, cudaEventDisableTiming | cudaEventBlockingSync);
   const host_buffer stamp(host_kind::mapped, sizeof(std::uint64_t));
   const auto spin_ns = static_cast<std::uint64_t>(request.kernel_us) * 1000u;
   const auto apis = all_wait_apis();
