@@ -277,21 +277,20 @@ family_activity family_activity_from_json(const json& j) {
   return a;
 }
 
-std::vector<std::string> activity_anomalies(const json& meta) {
-  std::vector<std::string> out;
-  const auto families = meta.is_object() ? meta.find("families") : meta.end();
-  if (!meta.is_object() || families == meta.end() || !families->is_object()) return out;
-  for (const auto& [family, status] : families->items()) {
-    if (!status.is_object() || !status.contains("activity")) continue;
-    const auto activity = family_activity_from_json(status["activity"]);
-    const std::set<std::string> measured(activity.measured_gpus.begin(), activity.measured_gpus.end());
-    process_findings(family, activity.start, "before the family started", measured, out);
-    process_findings(family, activity.end, "after the family ended", measured, out);
-    throttle_findings(family, activity.start, "before the family started", measured, out);
-    throttle_findings(family, activity.end, "after the family ended", measured, out);
-    clock_drop_findings(family, activity, measured, out);
-  }
-  return out;
+void activity_anomalies(const std::vector<result_row>& family_rows, const json& meta, std::vector<std::string>& out) {
+  if (family_rows.empty() || !meta.is_object()) return;
+  const auto& family = family_rows.front().family;
+  const auto families = meta.find("families");
+  if (families == meta.end() || !families->is_object()) return;
+  const auto status = families->find(family);
+  if (status == families->end() || !status->is_object() || !status->contains("activity")) return;
+  const auto activity = family_activity_from_json((*status)["activity"]);
+  const std::set<std::string> measured(activity.measured_gpus.begin(), activity.measured_gpus.end());
+  process_findings(family, activity.start, "before the family started", measured, out);
+  process_findings(family, activity.end, "after the family ended", measured, out);
+  throttle_findings(family, activity.start, "before the family started", measured, out);
+  throttle_findings(family, activity.end, "after the family ended", measured, out);
+  clock_drop_findings(family, activity, measured, out);
 }
 
 }  // namespace hdb

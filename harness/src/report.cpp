@@ -251,11 +251,12 @@ std::vector<std::string> find_anomalies(const std::vector<result_row>& rows, con
   std::vector<std::string> anomalies;
   link_anomalies(meta, anomalies);
   for (const auto& family : families_of(rows)) {
+    const auto own = rows_of(family, rows);
     const family_rules* rules = rules_for(family);
-    if (rules != nullptr && rules->anomalies) rules->anomalies(rows_of(family, rows), meta, anomalies);
+    if (rules != nullptr && rules->anomalies) rules->anomalies(own, meta, anomalies);
+    activity_anomalies(own, meta, anomalies);  // what else ran on its GPUs: a rule every family has
   }
   noisy_headlines(rows, anomalies);
-  for (auto& line : activity_anomalies(meta)) anomalies.push_back(std::move(line));
   return anomalies;
 }
 

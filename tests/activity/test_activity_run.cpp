@@ -1,9 +1,12 @@
-// `hdbench run` records the GPU activity around each family and a busy GPU becomes an anomaly:
-// a stand-in family under a fake nvidia-smi that reports another process loading the GPU.
+// `hdbench run` records the GPU activity around each family and a busy GPU becomes an anomaly in
+// report.md, listed like every other report rule's: a stand-in family under a fake nvidia-smi
+// that reports another process loading the GPU.
 #include "catch_compat.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/gpu_activity.hpp"
 #include "hdb/harness/meta.hpp"
+#include "hdb/harness/report.hpp"
+#include "hdb/harness/results.hpp"
 #include "hdb/harness/runner.hpp"
 #include "test_helpers.hpp"
 
@@ -48,9 +51,15 @@ void write_fake_smi(const fs::path& dir) {
   ::chmod(script.c_str(), 0755);
 }
 
-nlohmann::json run_good_family(const fs::path& out) {
-  hdb::atomic_write_file(out / "suite.json", R"({"schema_version": 1, "families": [
-                                                  {"name": "good", "binary": "standin-good", "timeout_s": 30}]})");
+struct finished_run {
+  fs::path dir;
+  nlohmann::json meta;
+  std::vector<std::string> anomalies;  // find_anomalies over the run's results.csv and meta.json
+};
+
+finished_run run_good_family(const fs::path& out) {
+  hdb::atomic_write_file(out / "suite.json", R"({"schema_version": 2, "families": [
+      {"name": "good", "folder": "tests/harness/standins", "binary": "standin-good", "plots": "standin", "timeout_s": 30}]})");
   hdb::suite_run_options options;
   options.out_base = out / "results";
   options.manifest = out / "suite.json";
@@ -65,7 +74,8 @@ nlohmann::json run_good_family(const fs::path& out) {
   // The status file carries the same activity as meta.json, so `collect` can rebuild it.
   const auto status = nlohmann::json::parse(hdb::read_text_file(run_dir / "raw" / "good.status.json"));
   CHECK(status["activity"] == (*meta)["families"]["good"]["activity"]);
-  return *meta;
+  const auto rows = hdb::read_results_csv(hdb::read_text_file(run_dir / "results.csv")).rows;
+  return {run_dir, *meta, hdb::find_anomalies(rows, *meta)};
 }
 
 }  // namespace
@@ -76,17 +86,26 @@ TEST_CASE("a run while another program loads the GPU is flagged", "[activity][ru
   write_fake_smi(out.path() / "smi");
   const path_override path((out.path() / "smi").string() + ":/usr/bin:/bin");
 
-  const auto meta = run_good_family(out.path());
-  const auto& activity = meta["families"]["good"]["activity"];
+  const auto run = run_good_family(out.path());
+  const auto& activity = run.meta["families"]["good"]["activity"];
   CHECK(activity["start"]["available"] == true);
   CHECK(activity["start"]["processes"][0]["pid"] == 4242);
   CHECK(activity["end"]["gpus"][0]["sm_mhz"] == 1980);
-  const auto anomalies = hdb::activity_anomalies(meta);
-  REQUIRE(anomalies.size() == 2);
-  CHECK(anomalies[0].starts_with("good: another process used GPU GPU-standin-0 (nvidia-smi index 0) before the "
-                                 "family started: pid 4242 /usr/bin/python3 (30000 MiB)"));
-  CHECK(anomalies[1].starts_with("good: another process used GPU GPU-standin-0 (nvidia-smi index 0) after the "
-                                 "family ended"));
+  std::vector<std::string> found;
+  for (const auto& line : run.anomalies) {
+    if (line.starts_with("good: ")) found.push_back(line);
+  }
+  REQUIRE(found.size() == 2);
+  CHECK(found[0].starts_with("good: another process used GPU GPU-standin-0 (nvidia-smi index 0) before the "
+                             "family started: pid 4242 /usr/bin/python3 (30000 MiB)"));
+  CHECK(found[1].starts_with("good: another process used GPU GPU-standin-0 (nvidia-smi index 0) after the "
+                             "family ended"));
+  // report.md lists them under Anomalies like the other rules' lines.
+  const auto report = hdb::read_text_file(run.dir / "report.md");
+  const auto anomalies_at = report.find("## Anomalies\n");
+  REQUIRE(anomalies_at != std::string::npos);
+  CHECK(report.find("- " + found[0] + "\n", anomalies_at) != std::string::npos);
+  CHECK(report.find("- " + found[1] + "\n", anomalies_at) != std::string::npos);
 }
 
 TEST_CASE("without nvidia-smi the activity is unknown and the run is fine", "[activity][run]") {
@@ -94,9 +113,9 @@ TEST_CASE("without nvidia-smi the activity is unknown and the run is fine", "[ac
   fs::create_directories(out.path() / "empty");
   const path_override path((out.path() / "empty").string());
 
-  const auto meta = run_good_family(out.path());
-  const auto& activity = meta["families"]["good"]["activity"];
+  const auto run = run_good_family(out.path());
+  const auto& activity = run.meta["families"]["good"]["activity"];
   CHECK(activity["start"]["available"] == false);
   CHECK(activity["start"]["error"] == "nvidia-smi not found in PATH");
-  CHECK(hdb::activity_anomalies(meta).empty());
+  for (const auto& line : run.anomalies) CHECK_FALSE(line.starts_with("good: "));
 }

@@ -1,10 +1,11 @@
 // nvidia-smi activity around each family: the parsers (fixtures of real output shapes, with
 // [N/A] and [Not Supported]), the JSON round trip through the status file, and the anomalies
-// report.md lists.
+// report.md lists (through find_anomalies, the path every report rule takes).
 #include "catch_compat.hpp"
 #include "hdb/harness/family_status.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/gpu_activity.hpp"
+#include "hdb/harness/report.hpp"
 
 #include <filesystem>
 
@@ -44,6 +45,16 @@ json meta_with(const hdb::family_activity& activity) {
   status.family = "copy";
   status.activity = activity;
   return {{"families", {{"copy", hdb::to_json(status)}}}};
+}
+
+// report.md's anomalies for a run whose one family, copy, failed (one row) with this meta.json.
+std::vector<std::string> anomalies_of(const json& meta) {
+  hdb::result_row failed;
+  failed.run_id = "r";
+  failed.family = "copy";
+  failed.status = hdb::row_status::failed;
+  failed.reason = "exited with code 1";
+  return hdb::find_anomalies({failed}, meta);
 }
 
 hdb::compute_process process(long pid, const std::string& uuid) {
@@ -154,11 +165,11 @@ TEST_CASE("activity anomalies", "[activity]") {
   activity.end = quiet_snapshot();
   activity.measured_gpus = {gpu_a};
 
-  SECTION("a quiet, idle GPU has none") { CHECK(hdb::activity_anomalies(meta_with(activity)).empty()); }
+  SECTION("a quiet, idle GPU has none") { CHECK(anomalies_of(meta_with(activity)).empty()); }
   SECTION("another process on the measured GPU, before and after") {
     activity.start.processes = {process(4242, gpu_a)};
     activity.end.processes = {process(4242, gpu_a)};
-    const auto found = hdb::activity_anomalies(meta_with(activity));
+    const auto found = anomalies_of(meta_with(activity));
     REQUIRE(found.size() == 2);
     CHECK(contains(found[0], "copy: another process used GPU " + gpu_a + " (nvidia-smi index 0) before the family started"));
     CHECK(contains(found[0], "pid 4242 python3 (2048 MiB)"));
@@ -167,12 +178,12 @@ TEST_CASE("activity anomalies", "[activity]") {
   SECTION("a process on a GPU the family did not measure, or of the harness itself, is not one") {
     activity.start.processes = {process(4242, gpu_b), process(77, gpu_a)};
     activity.start.processes[1].harness_own = true;
-    CHECK(hdb::activity_anomalies(meta_with(activity)).empty());
+    CHECK(anomalies_of(meta_with(activity)).empty());
   }
   SECTION("another hdbench binary is named as such") {
     activity.start.processes = {process(5151, gpu_a)};
     activity.start.processes[0].name = "/opt/hdbench/bin/hdbench-copy";
-    const auto found = hdb::activity_anomalies(meta_with(activity));
+    const auto found = anomalies_of(meta_with(activity));
     REQUIRE(found.size() == 1);
     CHECK(contains(found[0], "copy: another hdbench run used GPU " + gpu_a + " (nvidia-smi index 0) before the family "
                              "started: pid 5151 /opt/hdbench/bin/hdbench-copy (2048 MiB) (the per-GPU lock"));
@@ -180,11 +191,11 @@ TEST_CASE("activity anomalies", "[activity]") {
   SECTION("without measured GPUs every GPU counts") {
     activity.measured_gpus.clear();
     activity.end.processes = {process(4242, gpu_b)};
-    REQUIRE(hdb::activity_anomalies(meta_with(activity)).size() == 1);
+    REQUIRE(anomalies_of(meta_with(activity)).size() == 1);
   }
   SECTION("throttling other than idleness") {
     activity.end.gpus[0] = gpu(gpu_a, 1500, 0x4);
-    const auto found = hdb::activity_anomalies(meta_with(activity));
+    const auto found = anomalies_of(meta_with(activity));
     REQUIRE(found.size() == 1);
     CHECK(found[0] ==
           "copy: GPU " + gpu_a + " (nvidia-smi index 0) clocks held back after the family ended: 0x4 (sw_power_cap), "
@@ -193,23 +204,23 @@ TEST_CASE("activity anomalies", "[activity]") {
   SECTION("an SM clock drop while busy") {
     activity.start.gpus[0] = gpu(gpu_a, 1980, 0x0);
     activity.end.gpus[0] = gpu(gpu_a, 1600, 0x0);
-    const auto found = hdb::activity_anomalies(meta_with(activity));
+    const auto found = anomalies_of(meta_with(activity));
     REQUIRE(found.size() == 1);
     CHECK(contains(found[0], "SM clock fell from 1980 MHz before the family started to 1600 MHz after it ended"));
   }
   SECTION("a lower clock on an idle GPU, or a small drop, is not a drop") {
     activity.start.gpus[0] = gpu(gpu_a, 1980, 0x0);
     activity.end.gpus[0] = gpu(gpu_a, 345, 0x1);
-    CHECK(hdb::activity_anomalies(meta_with(activity)).empty());
+    CHECK(anomalies_of(meta_with(activity)).empty());
     activity.end.gpus[0] = gpu(gpu_a, 1900, 0x0);
-    CHECK(hdb::activity_anomalies(meta_with(activity)).empty());
+    CHECK(anomalies_of(meta_with(activity)).empty());
   }
   SECTION("unknown activity and old meta files add nothing") {
     activity.start = hdb::activity_snapshot{};
     activity.end = hdb::activity_snapshot{};
-    CHECK(hdb::activity_anomalies(meta_with(activity)).empty());
-    CHECK(hdb::activity_anomalies(json{{"families", {{"copy", {{"status", "ok"}}}}}}).empty());
-    CHECK(hdb::activity_anomalies(json::object()).empty());
-    CHECK(hdb::activity_anomalies(json()).empty());
+    CHECK(anomalies_of(meta_with(activity)).empty());
+    CHECK(anomalies_of(json{{"families", {{"copy", {{"status", "ok"}}}}}}).empty());
+    CHECK(anomalies_of(json::object()).empty());
+    CHECK(anomalies_of(json()).empty());
   }
 }

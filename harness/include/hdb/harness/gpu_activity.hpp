@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hdb/harness/raw_json.hpp"
+#include "hdb/harness/results.hpp"
 #include "hdb/host/nvidia_smi.hpp"  // the runner, describe_clock_event_reasons
 
 namespace hdb {
@@ -77,11 +78,16 @@ struct family_activity {
 [[nodiscard]] activity_snapshot activity_snapshot_from_json(const nlohmann::json& object);
 [[nodiscard]] family_activity family_activity_from_json(const nlohmann::json& object);
 
-// One line per finding over meta["families"][*]["activity"]: another process on a measured GPU
-// (at the start or the end of a family), a measured GPU whose clocks were held back by anything
-// but idleness, and an SM clock that fell by more than activity_clock_drop_limit between the
-// start and the end while the GPU was busy at both. Families without activity add nothing.
-[[nodiscard]] std::vector<std::string> activity_anomalies(const nlohmann::json& meta);
+// The report rule of the GPU activity around one family's run, in the shape of every anomaly
+// rule (family_rules::anomalies): `family_rows` are one family's rows, and the activity is
+// meta["families"][<family>]["activity"]. report.cpp's find_anomalies passes every family's rows
+// through it right after the family's own rules. One line per finding: another process on a
+// measured GPU (at the start or the end of the family), a measured GPU whose clocks were held
+// back by anything but idleness, and an SM clock that fell by more than
+// activity_clock_drop_limit between the start and the end while the GPU was busy at both. A
+// family without activity adds nothing.
+void activity_anomalies(const std::vector<result_row>& family_rows, const nlohmann::json& meta,
+                        std::vector<std::string>& out);
 
 // A busy GPU's SM clock may wander by a few percent; more than this is reported.
 inline constexpr double activity_clock_drop_limit = 0.10;
