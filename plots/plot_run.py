@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Draw every figure of one hdbench run: results.csv (+ meta.json) in, PNG/SVG files out.
 
-    python3 plots/plot_run.py results/<run-id> [-o OUTDIR] [--format png,svg]
+    python3 plots/plot_run.py results/<run-id> [-o OUTDIR] [--format png,svg] [--dpi 150] [--strict]
+    python3 plots/plot_run.py results/<run-id> --list-expected
 
-Rows are dispatched on the `family` column to `hdbplots/<family>.py`; a family without a module
-is listed, not an error. One figure that fails is reported on stderr and the others are still
-drawn. Written paths go to stdout, one per line, so the harness (or a shell) can collect them.
+Each family's rows are drawn by the plot module its declaration names (meta.json
+`families.<name>.plots`, found by hdbplots.load_module); the module's FIGURES say which figures
+the run's rows call for (hdbplots.common.plan), and exactly those are drawn. A family without a
+module is listed, not an error. One figure that fails is reported on stderr and the others are
+still drawn. Written paths go to stdout, one per line, so the harness (or a shell) can collect
+them; --list-expected prints the file names (no extension) the run must produce instead.
 
-Exit status: 0 = at least one figure written; 1 = nothing could be drawn;
-2 = bad usage or unreadable input (one line on stderr).
+Exit status: 0 = at least one figure written (with --strict: every expected figure written);
+1 = nothing could be drawn (with --strict: an expected figure is missing, or a plot module is
+broken); 2 = bad usage or unreadable input (one line on stderr).
 """
 from __future__ import annotations
 
@@ -21,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: fin
 try:
     import matplotlib
 
-    from hdbplots import family_module
-    from hdbplots.common import FigureJob, InputError, Row, Run, format_bytes, load_run
+    from hdbplots import load_module
+    from hdbplots.common import InputError, Planned, Row, Run, check_figures, format_bytes, load_run, plan
 except ImportError as missing:  # e.g. a venv without matplotlib: say so in one line
     print(f"plot_run: {missing}; needs matplotlib and numpy (apt install python3-matplotlib, "
           f"or point HDBENCH_PYTHON at a Python that has them)", file=sys.stderr)
@@ -42,6 +47,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="where figures go (default: DIR/plots)")
     parser.add_argument("--format", default="png,svg", type=parse_formats,
                         help=f"comma-separated file formats among {', '.join(FORMATS)} (default: png,svg)")
+    parser.add_argument("--dpi", type=int, default=150, metavar="N",
+                        help="resolution of PNG files (default: 150; the tests draw smaller, faster files)")
+    parser.add_argument("--list-expected", action="store_true",
+                        help="print the figures the run's data calls for (file names without extension) and exit")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 unless every expected figure was written")
     return parser.parse_args(argv)
 
 
@@ -58,40 +69,67 @@ def describe_not_ok(rows: list[Row]) -> list[str]:
     """One line per skipped/failed case (sizes folded together, GPUs not), so nothing vanishes silently."""
     folded: dict[tuple, list[int]] = {}
     for r in rows:
-        key = (r.status, r.family, r.case, r.direction, r.host_kind, r.api, r.extra, r.device, r.reason)
+        params = tuple((k, v) for k, v in r.params().items() if k != "size_bytes")
+        key = (r.status, r.family, r.case, params, r.device, r.gpus, r.reason)
         folded.setdefault(key, [])
-        if r.size_bytes is not None:
-            folded[key].append(r.size_bytes)
+        if r.get("size_bytes") is not None:
+            folded[key].append(r["size_bytes"])
     lines = []
-    for (status, family, case, direction, host_kind, api, extra, device, reason), sizes in folded.items():
+    for (status, family, case, params, device, gpus, reason), sizes in folded.items():
         what = "/".join(p for p in (family, case or "(whole family)") if p)
-        params = " ".join(f"{k}={v}" for k, v in (("direction", direction), ("host_kind", host_kind),
-                                                   ("api", api), ("extra", extra), ("device", device)) if v)
+        labels = [f"{k}={v}" for k, v in params]
+        if device is not None:
+            labels.append(f"device={device}")
+        if gpus is not None and gpus > 1:
+            labels.append(f"gpus={gpus}")
         size_text = ",".join(format_bytes(s) for s in sorted(set(sizes)))
-        details = " ".join(p for p in (params, f"size={size_text}" if size_text else "") if p)
-        lines.append(f"{status}: {' '.join(p for p in (what, details) if p)}: {reason or 'no reason given'}")
+        if size_text:
+            labels.append(f"size={size_text}")
+        lines.append(f"{status}: {' '.join([what] + labels)}: {reason or 'no reason given'}")
     return lines
 
 
-def family_jobs(run: Run, family: str) -> list[FigureJob]:
-    module = family_module(family)
-    if module is None:
-        print(f"plot_run: no plots for family {family}", file=sys.stderr)
-        return []
-    return list(module.figures(run))
+def expected_figures(run: Run) -> tuple[list[Planned], list[str]]:
+    """Every figure the run's declarations and rows call for, and one line per family that has
+    no plots or whose module is broken (the caller prints them)."""
+    planned: list[Planned] = []
+    problems: list[str] = []
+    for family in run.families():
+        declaration = run.declarations.get(family)
+        name = declaration.plots if declaration else None
+        if not name:
+            problems.append(f"no plots for family {family} (its declaration names no plot module)")
+            continue
+        try:
+            figures = check_figures(name, getattr(load_module(name), "FIGURES", None))
+        except LookupError as error:
+            problems.append(f"no plots for family {family}: {error}")
+            continue
+        except Exception as error:  # a broken module must not stop other families
+            problems.append(f"family {family}: plot module {name} is broken: {type(error).__name__}: {error}")
+            continue
+        planned += plan(run, family, figures)
+    names = [p.file_name for p in planned]
+    for repeated in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(f"figure {repeated} is declared by more than one family; drawing the first only")
+    unique = {}
+    for p in planned:
+        unique.setdefault(p.file_name, p)
+    return list(unique.values()), problems
 
 
-def save(job: FigureJob, output: Path, formats: list[str]) -> list[Path]:
-    """Draw one figure and write it in every format; [] when the job found nothing to draw."""
-    figure = job.draw()
+def save(job: Planned, output: Path, formats: list[str], dpi: int = 150) -> list[Path]:
+    """Draw one figure and write it in every format; [] when the draw found nothing to draw."""
+    figure = job.figure.draw(job.scope)
     if figure is None:
-        print(f"plot_run: {job.name}: nothing to draw", file=sys.stderr)
+        print(f"plot_run: {job.file_name}: nothing to draw although its data is there "
+              f"(a defect of plot module for {job.family})", file=sys.stderr)
         return []
     paths = []
     for fmt in formats:
-        path = output / f"{job.name}.{fmt}"
+        path = output / f"{job.file_name}.{fmt}"
         metadata = {"Date": None} if fmt in ("svg", "pdf") else None  # reproducible files
-        figure.savefig(path, dpi=150, metadata=metadata)
+        figure.savefig(path, dpi=dpi, metadata=metadata)
         paths.append(path)
     return paths
 
@@ -104,32 +142,39 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, OSError, UnicodeDecodeError) as error:
         print(f"plot_run: {error}", file=sys.stderr)
         return 2
-    for line in warnings + describe_not_ok(run.not_ok_rows()):
+    planned, problems = expected_figures(run)
+    broken = any(" is broken: " in p for p in problems)
+    if args.list_expected:
+        for line in warnings + describe_not_ok(run.not_ok_rows()) + problems:
+            print(f"plot_run: {line}", file=sys.stderr)
+        for job in planned:
+            print(job.file_name)
+        return 1 if broken else 0
+    for line in warnings + describe_not_ok(run.not_ok_rows()) + problems:
         print(f"plot_run: {line}", file=sys.stderr)
 
     output = args.output or args.run_dir / "plots"
     output.mkdir(parents=True, exist_ok=True)
-    written = 0
+    drawn = []
     with matplotlib.rc_context(STYLE):
-        for family in run.families():
+        for job in planned:
             try:
-                jobs = family_jobs(run, family)
-            except Exception as error:  # a broken module must not stop other families
-                print(f"plot_run: family {family}: {type(error).__name__}: {error}", file=sys.stderr)
+                paths = save(job, output, args.format, args.dpi)
+            except Exception as error:  # one bad figure must not stop the others
+                print(f"plot_run: {job.file_name} failed: {type(error).__name__}: {error}", file=sys.stderr)
                 continue
-            for job in jobs:
-                try:
-                    paths = save(job, output, args.format)
-                except Exception as error:  # one bad figure must not stop the others
-                    print(f"plot_run: {job.name} failed: {type(error).__name__}: {error}", file=sys.stderr)
-                    continue
-                for path in paths:
-                    print(path)
-                written += len(paths)
-    if written == 0:
+            for path in paths:
+                print(path)
+            if paths:
+                drawn.append(job.file_name)
+    missing = [job.file_name for job in planned if job.file_name not in drawn]
+    if missing:
+        print(f"plot_run: {len(missing)} of {len(planned)} expected figures not drawn: {', '.join(missing)}",
+              file=sys.stderr)
+    if not drawn:
         print(f"plot_run: nothing could be drawn from {args.run_dir / 'results.csv'}", file=sys.stderr)
         return 1
-    return 0
+    return 1 if args.strict and (missing or broken) else 0
 
 
 if __name__ == "__main__":

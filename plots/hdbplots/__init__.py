@@ -1,31 +1,74 @@
-"""hdbench plot families, found by module name.
+"""hdbench plot modules, imported by the name a family declares.
 
-A family's figures live in `hdbplots/<family>.py`, which defines
-`figures(run: common.Run) -> list[common.FigureJob]`. plot_run.py asks `family_module(name)`
-for the `family` column's value, so a new family (overlap, sync, p2p, allreduce) is one new
-module and no change anywhere else.
+A family's manifest entry (harness/suite.json) names its plot module (`"plots": "copy"`); the
+harness copies it into the run's meta.json (`families.<name>.plots`), and plot_run imports
+exactly that module, never one guessed from the CSV's `family` column. A module is looked up as
+`<name>.py` in this package's directory first, then in each directory of the environment
+variable HDBENCH_PLOT_MODULES (os.pathsep-separated), so a family that lives outside plots/
+(the stand-in family of the tests) brings its own module with no edit here. A module declares
+`FIGURES = [hdbplots.common.Figure(...)]` (see common.Figure and docs/plots.md).
 """
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import re
+import sys
+from pathlib import Path
 from types import ModuleType
 
-_FAMILY_NAME = re.compile(r"[a-z][a-z0-9_]*")
+PLOT_MODULES_ENV = "HDBENCH_PLOT_MODULES"
+_MODULE_NAME = re.compile(r"[a-z][a-z0-9_]*")
+_NOT_PLOT_MODULES = {"common"}
 
 
-def family_module(family: str) -> ModuleType | None:
-    """The plotting module of a family, or None when there is none.
+def search_path() -> list[Path]:
+    """Where plot modules are looked for, in order: this package, then HDBENCH_PLOT_MODULES."""
+    extra = [Path(p) for p in os.environ.get(PLOT_MODULES_ENV, "").split(os.pathsep) if p.strip()]
+    return [Path(__file__).resolve().parent] + extra
 
-    Only plain lowercase identifiers are looked up, and only modules that define `figures`
-    count, so a CSV value can never import an arbitrary module or a helper like `common`.
-    An error *inside* an existing module propagates: that is a bug to report, not "no plots".
+
+def find_module(name: str) -> Path | None:
+    """The file of plot module `name`, or None when no directory of the search path has it.
+
+    Only plain lowercase identifiers are looked up, so a value in meta.json can never import an
+    arbitrary module; `common` is the shared helper, not a family's module.
     """
-    if not _FAMILY_NAME.fullmatch(family):
+    if not _MODULE_NAME.fullmatch(name) or name in _NOT_PLOT_MODULES:
         return None
-    name = f"{__name__}.{family}"
-    if importlib.util.find_spec(name) is None:
-        return None
-    module = importlib.import_module(name)
-    return module if callable(getattr(module, "figures", None)) else None
+    for directory in search_path():
+        candidate = directory / f"{name}.py"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_module(name: str) -> ModuleType:
+    """Import plot module `name` (LookupError when it is not on the search path).
+
+    A module of this package is imported as hdbplots.<name> (it may use relative imports); one
+    from HDBENCH_PLOT_MODULES as hdbplots_extra_<name>, and imports `hdbplots.common` by its full
+    name. An error inside the module propagates: that is a bug to report, not "no plots".
+    """
+    path = find_module(name)
+    if path is None:
+        where = ", ".join(str(p) for p in search_path())
+        raise LookupError(f"plot module {name!r} not found (searched {where}; set {PLOT_MODULES_ENV} "
+                          f"to add a directory)")
+    if path.parent == Path(__file__).resolve().parent:
+        return importlib.import_module(f"{__name__}.{name}")
+    qualified = f"hdbplots_extra_{name}"
+    if qualified in sys.modules:
+        return sys.modules[qualified]
+    spec = importlib.util.spec_from_file_location(qualified, path)
+    if spec is None or spec.loader is None:
+        raise LookupError(f"plot module {name!r}: cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[qualified] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[qualified]
+        raise
+    return module

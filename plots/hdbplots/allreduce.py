@@ -1,6 +1,6 @@
 """Figures of the `allreduce` family: what NCCL collectives reach over NVLink, and why.
 
-Figures (each title states what the data shows):
+Figures (FIGURES below says when each is drawn; each title states what the data shows):
   allreduce_busbw        all-reduce busbw vs size, one curve per rank count n, NVLink line rate
   allreduce_collectives  all-reduce vs its two halves (reduce-scatter, all-gather) at the largest n
   allreduce_interconnect the same all-reduce with NCCL_P2P_DISABLE=1 (through host memory) beside NVLink
@@ -8,67 +8,44 @@ Figures (each title states what the data shows):
   allreduce_overlap      communication and compute alone, then together: slowdowns, fraction hidden
 
 busbw is nccl-tests' bus bandwidth (algbw x 2(n-1)/n for all-reduce, x (n-1)/n for the halves): it
-compares with one GPU's per-direction link rate whatever n is, so the NVLink line is drawn as
-links_active x 26.5625 GB/s of the slowest GPU in meta.json (the rule the harness's report uses).
+compares with one GPU's per-direction link rate whatever n is, so the NVLink line is the slowest
+rank's links_active x per_link_GBps from meta.json (node.gpus[i].nvlink), the harness's
+`nvlink_bus` traffic class. The first four need a collective of two ranks or more (the
+`ranks` parameter: under MPI a node's CSV row spans one local GPU, so core `gpus` is not n); on
+one GPU the collective is a local copy and only the overlap figure is drawn.
 """
 from __future__ import annotations
 
-from functools import partial
 from typing import Sequence
 
-from matplotlib.figure import Figure
+from matplotlib.figure import Figure as MplFigure
 from matplotlib.patches import Patch
 
-from .common import (FigureJob, Row, Run, axes_handles, by_size, figure_legend, finish, format_bytes,
-                     format_number, format_time_us, load_meta, new_figure, plot_band, reference_line,
+from .common import (Figure, GpuInfo, Need, Row, Scope, axes_handles, by_size, figure_legend, finish,
+                     format_bytes, format_number, format_time_us, new_figure, plot_band, reference_line,
                      size_axis)
 
-NVLINK_LINK_GBPS = 26.5625  # NVLink 4 per link per direction (signalling rate)
 RANK_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+COLLECTIVES = ("all_reduce", "reduce_scatter", "all_gather")
 COLLECTIVE_COLORS = {"all_reduce": "#0072B2", "reduce_scatter": "#009E73", "all_gather": "#D55E00"}
 COLLECTIVE_NAMES = {"all_reduce": "all-reduce", "reduce_scatter": "reduce-scatter", "all_gather": "all-gather"}
-
-
-def figures(run: Run) -> list[FigureJob]:
-    rows = run.ok_rows("allreduce")
-    jobs = []
-    if lesson_rows(rows, n_min=2):
-        jobs.append(FigureJob("allreduce_busbw", partial(busbw_figure, run, rows)))
-    if len({param(r, "api") for r in rows if r.metric == "busbw"}) > 1:
-        jobs.append(FigureJob("allreduce_collectives", partial(collectives_figure, run, rows)))
-    if any(param(r, "interconnect") == "p2p_disabled" for r in rows):
-        jobs.append(FigureJob("allreduce_interconnect", partial(interconnect_figure, run, rows)))
-    if lesson_rows(rows, n_min=1):
-        jobs.append(FigureJob("allreduce_scaling", partial(scaling_figure, run, rows)))
-    if any(r.case == "overlap" for r in rows):
-        jobs.append(FigureJob("allreduce_overlap", partial(overlap_figure, run, rows)))
-    return jobs
+# The curve every lesson is about: float sums, out of place, NCCL's default transport.
+LESSON = {"api": "all_reduce", "dtype": "float", "placement": "out_of_place", "interconnect": "default"}
+OVERLAP_METRICS = ("comm_time", "compute_time", "overlapped_time")
 
 
 # ---------------------------------------------------------------- rows
 
-def param(row: Row, key: str) -> str:
-    """A label of the row: its own column when common.Row has one (schema 2), else from `extra`."""
-    value = getattr(row, key, None)
-    if value not in (None, ""):
-        return str(value)
-    for item in row.extra.split(";"):
-        name, _, text = item.partition("=")
-        if name == key:
-            return text
-    return ""
+def select_curve(rows: Sequence[Row], *, api: str = "all_reduce", dtype: str = "float",
+                 placement: str = "out_of_place", interconnect: str = "default", n: int | None = None) -> list[Row]:
+    return [r for r in rows if r.case == "collective" and r.get("api") == api and r.get("dtype") == dtype
+            and r.get("placement") == placement and r.get("interconnect") == interconnect
+            and (n is None or ranks(r) == n)]
 
 
 def ranks(row: Row) -> int:
-    text = param(row, "gpus")
-    return int(text) if text.isdigit() else 0
-
-
-def select_curve(rows: Sequence[Row], *, api: str = "all_reduce", dtype: str = "float",
-                 placement: str = "out_of_place", interconnect: str = "default", n: int | None = None) -> list[Row]:
-    return [r for r in rows if r.case == "collective" and param(r, "api") == api and param(r, "dtype") == dtype
-            and param(r, "placement") == placement and param(r, "interconnect") == interconnect
-            and (n is None or ranks(r) == n)]
+    """n of the collective (the `ranks` parameter), 0 when the row does not say."""
+    return row.get("ranks") or 0
 
 
 def lesson_rows(rows: Sequence[Row], n_min: int) -> list[Row]:
@@ -83,35 +60,32 @@ def largest(curve: dict[int, float]) -> tuple[int, float] | None:
     return (max(curve), curve[max(curve)]) if curve else None
 
 
-def nvlink_line_rate(run: Run) -> tuple[float, int] | None:
-    """(GB/s, links) of the slowest GPU's NVLink per direction, from meta.json; None without NVLink."""
-    meta, _ = load_meta(run.directory / "meta.json")
-    gpus = meta.get("node", {}).get("gpus", []) if isinstance(meta.get("node"), dict) else []
-    links = []
-    for gpu in gpus if isinstance(gpus, list) else []:
-        nvlink = gpu.get("nvlink") if isinstance(gpu, dict) else None
-        count = nvlink.get("links_active") if isinstance(nvlink, dict) else None
-        if isinstance(count, (int, float)) and count > 0:
-            links.append(int(count))
-    if not links:
-        return None
-    return min(links) * NVLINK_LINK_GBPS, min(links)
+def line_rate(scope: Scope, rows: Sequence[Row]) -> tuple[float, GpuInfo] | None:
+    """(GB/s, slowest GPU) of NVLink per direction over the GPUs the rows ran on (every GPU of the
+    node when the rows name none that meta.json knows); None without NVLink facts in meta.json."""
+    gpus = {g.index: g for r in rows for g in scope.run.row_gpus(r) if g is not None}
+    return scope.run.nvlink_bus_rate(list(gpus.values()) or None)
 
 
-def draw_line_rate(ax, run: Run) -> float | None:
-    rate = nvlink_line_rate(run)
+def draw_line_rate(ax, scope: Scope, rows: Sequence[Row]) -> float | None:
+    rate = line_rate(scope, rows)
     if rate:
-        reference_line(ax, rate[0], f"NVLink line rate: {rate[1]} links × {NVLINK_LINK_GBPS} GB/s per direction "
-                                    f"= {format_number(rate[0])} GB/s")
-        return rate[0]
+        value, gpu = rate
+        reference_line(ax, value, f"NVLink line rate: {gpu.nvlink_links} links × "
+                                  f"{format_number(gpu.nvlink_per_link_gbps or 0, 4)} GB/s per direction "
+                                  f"= {format_number(value)} GB/s")
+        return value
     return None
 
 
 # ---------------------------------------------------------------- busbw vs size per n
 
-def busbw_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+def busbw_figure(scope: Scope) -> MplFigure | None:
+    rows = scope.rows
+    counts = rank_counts(lesson_rows(rows, 2))
+    if not counts:
+        return None
     fig, (ax,) = new_figure()
-    counts = [n for n in rank_counts(lesson_rows(rows, 2))]
     best: tuple[int, int, float] | None = None
     for i, n in enumerate(counts):
         curve = select_curve(rows, n=n)
@@ -120,12 +94,12 @@ def busbw_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
         top = largest(by_size(curve, "busbw", "median"))
         if top and (best is None or top[1] > best[2]):
             best = (n, top[0], top[1])
-    line = draw_line_rate(ax, run)
-    size_axis(ax, [r.size_bytes for r in lesson_rows(rows, 2) if r.size_bytes], label="message size S (bytes)")
+    line = draw_line_rate(ax, scope, lesson_rows(rows, 2))
+    size_axis(ax, [r["size_bytes"] for r in lesson_rows(rows, 2) if r.get("size_bytes")], label="message size S (bytes)")
     ax.set_ylabel("busbw (GB/s) = S / time × 2(n−1)/n")
     ax.set_ylim(0, max([line or 0] + [r.value for r in lesson_rows(rows, 2) if r.metric == "busbw"]) * 1.12)
     legend = figure_legend(fig, *axes_handles([ax]), title="float sum, out of place; median, band: min–max")
-    return finish(fig, busbw_lesson(rows, best, line), run.subtitle(), legend)
+    return finish(fig, busbw_lesson(rows, best, line), scope.subtitle, legend)
 
 
 def busbw_lesson(rows: Sequence[Row], best: tuple[int, int, float] | None, line: float | None) -> str:
@@ -143,19 +117,20 @@ def busbw_lesson(rows: Sequence[Row], best: tuple[int, int, float] | None, line:
 
 # ---------------------------------------------------------------- the two halves
 
-def collectives_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+def collectives_figure(scope: Scope) -> MplFigure | None:
+    rows = scope.rows
     n = max(rank_counts([r for r in rows if r.metric == "busbw"]), default=0)
     if n < 2:
         return None
     fig, (ax,) = new_figure()
     values = {}
-    for api in ("all_reduce", "reduce_scatter", "all_gather"):
+    for api in COLLECTIVES:
         curve = select_curve(rows, api=api, n=n)
         if plot_band(ax, curve, "busbw", color=COLLECTIVE_COLORS[api], linestyle="-", marker="o",
                      label=COLLECTIVE_NAMES[api]):
             values[api] = largest(by_size(curve, "busbw", "median"))
-    draw_line_rate(ax, run)
-    size_axis(ax, [r.size_bytes for r in rows if r.size_bytes and ranks(r) == n], label="message size S (bytes)")
+    draw_line_rate(ax, scope, select_curve(rows, n=n))
+    size_axis(ax, [r["size_bytes"] for r in rows if r.get("size_bytes") and ranks(r) == n], label="message size S (bytes)")
     ax.set_ylabel("busbw (GB/s)")
     ax.set_ylim(bottom=0)
     legend = figure_legend(fig, *axes_handles([ax]), title=f"n = {n}, float, out of place")
@@ -167,13 +142,14 @@ def collectives_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
         halves = [f"{COLLECTIVE_NAMES[a]} {format_number(v[1])}" for a, v in values.items() if a != "all_reduce" and v]
         if halves:
             lesson += ", " + ", ".join(halves) + " GB/s at their largest size"
-    return finish(fig, lesson, run.subtitle(), legend)
+    return finish(fig, lesson, scope.subtitle, legend)
 
 
 # ---------------------------------------------------------------- NVLink vs host-staged
 
-def interconnect_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
-    staged_counts = rank_counts([r for r in rows if param(r, "interconnect") == "p2p_disabled"])
+def interconnect_figure(scope: Scope) -> MplFigure | None:
+    rows = scope.rows
+    staged_counts = rank_counts(select_curve(rows, interconnect="p2p_disabled"))
     if not staged_counts:
         return None
     n = max(staged_counts)
@@ -184,7 +160,7 @@ def interconnect_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
               label="default (NVLink P2P)")
     plot_band(ax, select_curve(rows, n=n, interconnect="p2p_disabled"), "busbw", color="#E69F00", linestyle="--",
               marker="s", label="NCCL_P2P_DISABLE=1 (through host memory)")
-    draw_line_rate(ax, run)
+    draw_line_rate(ax, scope, select_curve(rows, n=n))
     size_axis(ax, list(default) + list(staged), label="message size S (bytes)")
     ax.set_yscale("log")
     ax.set_ylabel("busbw (GB/s, log scale)")
@@ -197,12 +173,13 @@ def interconnect_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
                   f"at {format_bytes(size)}")
     else:
         lesson = "All-reduce with and without NCCL's peer-to-peer transport"
-    return finish(fig, lesson, run.subtitle(), legend)
+    return finish(fig, lesson, scope.subtitle, legend)
 
 
 # ---------------------------------------------------------------- scaling
 
-def scaling_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+def scaling_figure(scope: Scope) -> MplFigure | None:
+    rows = scope.rows
     counts = rank_counts(lesson_rows(rows, 1))
     bandwidth: dict[int, tuple[int, float]] = {}
     latency: dict[int, tuple[int, float]] = {}
@@ -226,7 +203,8 @@ def scaling_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
         if n > 1 and base and base[0] == bandwidth[n][0]:
             note += f"\n{bandwidth[n][1] / base[1]:.2f}× n=2"
         ax_bw.annotate(note, (i, bandwidth[n][1]), xytext=(0, 3), textcoords="offset points", ha="center", fontsize=8)
-    draw_line_rate(ax_bw, run)
+    line = draw_line_rate(ax_bw, scope, lesson_rows(rows, 2))
+    ax_bw.set_ylim(0, max([line or 0] + [bandwidth[n][1] for n in xs]) * 1.2)  # room for the labels
     ax_bw.set_xlabel("ranks n (one process per GPU)")
     ax_bw.set_ylabel("busbw at the largest size (GB/s)")
     ax_bw.set_title("bandwidth: ideal busbw stays flat as n grows", loc="left")
@@ -238,7 +216,7 @@ def scaling_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
     ax_lat.set_title("latency: the smallest message pays every hop", loc="left")
     handles = [Patch(facecolor="#0072B2", edgecolor="0.2", label="busbw, median")]
     legend = figure_legend(fig, handles, [h.get_label() for h in handles], title="all-reduce, float, out of place")
-    return finish(fig, scaling_lesson(bandwidth, latency), run.subtitle(), legend)
+    return finish(fig, scaling_lesson(bandwidth, latency), scope.subtitle, legend)
 
 
 def scaling_lesson(bandwidth: dict[int, tuple[int, float]], latency: dict[int, tuple[int, float]]) -> str:
@@ -261,13 +239,12 @@ def scaling_lesson(bandwidth: dict[int, tuple[int, float]], latency: dict[int, t
 
 # ---------------------------------------------------------------- overlap
 
-def overlap_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
-    data = [r for r in rows if r.case == "overlap"]
+def overlap_figure(scope: Scope) -> MplFigure | None:
+    data = [r for r in scope.rows if r.case == "overlap"]
     medians = {r.metric: r.value for r in data if r.statistic == "median"}
-    needed = ("comm_time", "compute_time", "overlapped_time")
-    if not all(m in medians for m in needed):
+    if not all(m in medians for m in OVERLAP_METRICS):
         return None
-    comm, compute, both = (medians[m] for m in needed)
+    comm, compute, both = (medians[m] for m in OVERLAP_METRICS)
     fig, (ax,) = new_figure(width=8.0)
     labels = ["all-reduce\nalone", "compute\nalone", "one after\nthe other", "both at once"]
     ax.bar(labels[:2], [comm, compute], color=["#0072B2", "#009E73"], edgecolor="0.2")
@@ -282,7 +259,7 @@ def overlap_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
     hidden = medians.get("comm_hidden")
     comm_slow = medians.get("comm_slowdown")
     compute_slow = medians.get("compute_slowdown")
-    ax.set_title(f"n = {param(sample, 'gpus')}, {format_bytes(sample.size_bytes or 0)} float all-reduces "
+    ax.set_title(f"n = {sample.get('ranks') or '?'}, {format_bytes(sample.get('size_bytes') or 0)} {sample.get('dtype') or ''} all-reduces "
                  f"on one stream, a busy FMA kernel on another", loc="left", fontsize=9)
     lesson = "Communication beside compute"
     if hidden is not None:
@@ -293,4 +270,22 @@ def overlap_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
                Patch(facecolor="#009E73", edgecolor="0.2", label="compute kernel (sized to match)"),
                Patch(facecolor="0.55", edgecolor="0.2", label="both at once: start to the later end")]
     legend = figure_legend(fig, handles, [h.get_label() for h in handles], title="medians, slowest rank")
-    return finish(fig, lesson, run.subtitle(), legend)
+    return finish(fig, lesson, scope.subtitle, legend)
+
+
+# ---------------------------------------------------------------- what is drawn, and when
+
+MULTI = {"ranks": 2}  # a collective between GPUs, not a local copy
+
+FIGURES = [
+    Figure("allreduce_busbw", draw=busbw_figure, needs=[Need("collective", "busbw", where=LESSON, at_least=MULTI)]),
+    Figure("allreduce_collectives", draw=collectives_figure,
+           needs=[Need("collective", "busbw", where={**LESSON, "api": api}, at_least=MULTI) for api in COLLECTIVES]),
+    Figure("allreduce_interconnect", draw=interconnect_figure,
+           needs=[Need("collective", "busbw", where=LESSON, at_least=MULTI),
+                  Need("collective", "busbw", where={**LESSON, "interconnect": "p2p_disabled"}, at_least=MULTI)]),
+    Figure("allreduce_scaling", draw=scaling_figure,
+           needs=[Need("collective", "busbw", where=LESSON, at_least=MULTI),
+                  Need("collective", "time", where=LESSON, at_least=MULTI)]),
+    Figure("allreduce_overlap", needs=[Need("overlap", metric) for metric in OVERLAP_METRICS], draw=overlap_figure),
+]

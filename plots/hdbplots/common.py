@@ -1,30 +1,40 @@
-"""Shared plumbing for hdbench plots: load a run, pick rows, format sizes, peaks, finish figures.
+"""Shared plumbing for hdbench plots: load a run, declare figures, pick rows, format, finish figures.
 
-Every family module draws from the same tidy results.csv (docs/csv-schema.md) and meta.json.
-Keeping parsing, units, theoretical peaks and the house figure layout here lets a family module
-be only about its lesson. Only the csv module and numpy are used: CI has no pandas.
+Every family module draws from the same tidy results.csv (schema 3, docs/csv-schema.md) and
+meta.json. A row is generic: every column by name (`row["chunks"]`, `row.get("regime")`), typed
+from the families' declarations that the harness copies into meta.json
+(`families.<name>.schema.parameters`), so no module parses the CSV or a packed string itself.
+A module declares what it draws (`FIGURES = [Figure(...)]`); `plan()` turns the declarations and
+the rows into the list of files a run must produce, which plot_run draws and the tests compare.
+Only the csv module and numpy are used: CI has no pandas.
 """
 from __future__ import annotations
 
 import csv
 import json
 import math
+import re
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+from matplotlib.figure import Figure as MplFigure
 from matplotlib.legend import Legend
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-SCHEMA_VERSION = "2"
-REQUIRED_COLUMNS = ("schema_version", "run_id", "family", "case", "direction", "host_kind",
-                    "api", "size_bytes", "device", "gpu_uuid", "metric", "unit", "statistic", "value",
-                    "status")
-STATISTICS_ORDER = ("sample", "median", "mean", "min", "max", "stddev", "cv", "fit")
+SCHEMA_VERSION = "3"
+# The columns every schema-3 results.csv has, in order around the parameter columns
+# (docs/csv-schema.md): core identity first, then the run's declared parameters, then the value.
+LEADING_COLUMNS = ("schema_version", "run_id", "family", "case", "device", "gpus", "gpu_uuid")
+TRAILING_COLUMNS = ("metric", "unit", "better", "headline", "traffic", "statistic", "sample_index",
+                    "value", "status", "reason")
+CORE_COLUMNS = LEADING_COLUMNS + TRAILING_COLUMNS
+INT_CORE_COLUMNS = frozenset({"device", "gpus", "sample_index"})
+STATISTICS = ("sample", "median", "mean", "min", "max", "stddev", "cv", "fit")
+_INT_TEXT = re.compile(r"-?[0-9]+")
 
 # Colours (Okabe-Ito, colour-blind safe): one per host memory kind, the same in every figure.
 HOST_KIND_COLORS = {
@@ -42,39 +52,101 @@ PCIE_GT_PER_S = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
 
 
 class InputError(Exception):
-    """The run directory cannot be read as schema 2; plot_run prints the message and exits 2."""
+    """The run directory cannot be read as schema 3; plot_run prints the message and exits 2."""
 
 
-@dataclass(frozen=True)
+# ---------------------------------------------------------------- rows
+
 class Row:
-    """One results.csv row, typed; empty fields become '' (text) or None (numbers)."""
-    family: str
-    case: str
-    direction: str
-    host_kind: str
-    api: str
-    size_bytes: int | None
-    streams: int | None
-    extra: str
-    metric: str
-    unit: str
-    statistic: str
-    value: float | None
-    status: str
-    reason: str
-    device: str = ""    # CUDA index, or "0,1" for a case spanning GPUs
-    gpu_uuid: str = ""  # the matching UUID(s), same order
+    """One results.csv row with every column by name, typed.
 
-    @property
-    def devices(self) -> list[str]:
-        """The CUDA indices the row ran on: [] when unknown, several for a case spanning GPUs."""
-        return split_list(self.device)
+    `row["chunks"]` is the column's value (KeyError for a column the CSV does not have, so a
+    misspelt name fails loudly); `row.get("regime")` is None (or the default) when the column is
+    absent or the cell empty. Parameter columns hold an int (declared `int`, or all digits when
+    undeclared), a str, or None when the case does not set them. The core columns are also
+    attributes: family, case, metric, unit, better, headline, traffic, statistic, status,
+    reason, gpu_uuid ('' when empty), device, gpus, sample_index (int or None), value (float or None).
+    """
+    __slots__ = ("_index", "_values")
 
-    @property
-    def line_key(self) -> tuple[str, str, str]:
-        """What distinguishes one curve from another inside a direction."""
-        return (self.host_kind, self.api, self.extra)
+    def __init__(self, index: Mapping[str, int], values: Sequence[Any]) -> None:
+        self._index = index
+        self._values = tuple(values)
 
+    @classmethod
+    def of(cls, **fields: Any) -> "Row":
+        """A row from keyword fields (tests, derived rows); core columns left out are empty."""
+        values = {c: ("" if c not in INT_CORE_COLUMNS and c != "value" else None) for c in CORE_COLUMNS}
+        values.update(status="ok")
+        values.update(fields)
+        names = list(values)
+        return cls({n: i for i, n in enumerate(names)}, [values[n] for n in names])
+
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return self._values[self._index[name]]
+        except KeyError:
+            raise KeyError(f"results.csv has no column {name!r}") from None
+
+    def get(self, name: str, default: Any = None) -> Any:
+        position = self._index.get(name)
+        value = self._values[position] if position is not None else None
+        return default if value is None or value == "" else value
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._index
+
+    def columns(self) -> list[str]:
+        return list(self._index)
+
+    def params(self) -> dict[str, Any]:
+        """The parameters this row sets (non-core columns with a value), in column order."""
+        return {n: self._values[i] for n, i in self._index.items()
+                if n not in CORE_COLUMNS and self._values[i] not in (None, "")}
+
+    def replace(self, **changes: Any) -> "Row":
+        """A copy with some columns changed (every name must be a column of the row)."""
+        values = list(self._values)
+        for name, value in changes.items():
+            values[self._index[name]] = value
+        return Row(self._index, values)
+
+    def key(self, *leave_out: str) -> tuple:
+        """Every value but the named columns: what identifies a row's case and metric."""
+        skip = {self._index[n] for n in leave_out if n in self._index}
+        return tuple(v for i, v in enumerate(self._values) if i not in skip)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Row) and dict(self.items()) == dict(other.items())
+
+    def __hash__(self) -> int:
+        return hash(self._values)
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        return ((n, self._values[i]) for n, i in self._index.items())
+
+    def __repr__(self) -> str:
+        shown = {n: v for n, v in self.items() if v not in (None, "")}
+        return f"Row({shown})"
+
+    family = property(lambda self: self["family"])
+    case = property(lambda self: self["case"])
+    device = property(lambda self: self["device"])
+    gpus = property(lambda self: self["gpus"])
+    gpu_uuid = property(lambda self: self["gpu_uuid"])
+    metric = property(lambda self: self["metric"])
+    unit = property(lambda self: self["unit"])
+    better = property(lambda self: self["better"])
+    headline = property(lambda self: self["headline"])
+    traffic = property(lambda self: self["traffic"])
+    statistic = property(lambda self: self["statistic"])
+    sample_index = property(lambda self: self["sample_index"])
+    value = property(lambda self: self["value"])
+    status = property(lambda self: self["status"])
+    reason = property(lambda self: self["reason"])
+
+
+# ---------------------------------------------------------------- node facts
 
 @dataclass(frozen=True)
 class GpuInfo:
@@ -85,6 +157,8 @@ class GpuInfo:
     pcie_gen: int | None = None
     pcie_width: int | None = None
     hbm_peak_gbps: float | None = None
+    nvlink_links: int | None = None            # node.gpus[i].nvlink.links_active
+    nvlink_per_link_gbps: float | None = None  # node.gpus[i].nvlink.per_link_GBps, one direction
 
     @property
     def link(self) -> str | None:
@@ -96,6 +170,13 @@ class GpuInfo:
         """One direction's theoretical rate of this GPU's own link (see pcie_peak_gbps())."""
         return pcie_peak_gbps(self.pcie_gen, self.pcie_width)
 
+    @property
+    def nvlink_gbps(self) -> float | None:
+        """This GPU's NVLink rate per direction: active links × the node's per-link rate."""
+        if self.nvlink_links and self.nvlink_per_link_gbps:
+            return self.nvlink_links * self.nvlink_per_link_gbps
+        return None
+
     def describe(self) -> str:
         """'NVIDIA H200, PCIe Gen5 x16': what the card is and how it reaches the host."""
         return ", ".join(p for p in (self.name or "unknown GPU", self.link) if p)
@@ -105,8 +186,8 @@ class GpuInfo:
 class NodeInfo:
     """The few meta.json facts plots need; every field may be unknown (None).
 
-    gpu_name, pcie_* and hbm_peak_gbps describe the first GPU listed (what schema 1 plots used);
-    `gpus` holds every GPU of the node, for figures about one device or about all of them.
+    gpu_name, pcie_* and hbm_peak_gbps describe the first GPU listed; `gpus` holds every GPU of
+    the node, for figures about one device or about all of them; `topology` is node.topology.
     """
     gpu_name: str | None = None
     pcie_gen: int | None = None
@@ -115,15 +196,19 @@ class NodeInfo:
     driver: str | None = None
     cuda_runtime: str | None = None
     gpus: tuple[GpuInfo, ...] = ()
+    topology: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Run:
-    """One run directory: its rows and node facts."""
+    """One run directory: its rows, its parameter columns, node facts and meta.json."""
     directory: Path
     run_id: str
     node: NodeInfo
     rows: tuple[Row, ...]
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    param_columns: tuple[str, ...] = ()
+    declarations: Mapping[str, "FamilyDeclaration"] = field(default_factory=dict)
 
     def families(self) -> list[str]:
         """Families in CSV order, each once."""
@@ -137,6 +222,12 @@ class Run:
     def not_ok_rows(self) -> list[Row]:
         return [r for r in self.rows if r.status != "ok"]
 
+    def family_meta(self, family: str) -> Mapping[str, Any]:
+        """meta.json's families.<name> record ({} when absent)."""
+        families = self.meta.get("families")
+        record = families.get(family) if isinstance(families, dict) else None
+        return record if isinstance(record, dict) else {}
+
     def subtitle(self) -> str:
         """The node's GPUs and links, software identity and run id, so a saved PNG is
         self-describing: '2 × NVIDIA H200, PCIe Gen5 x16 each  ·  driver …  ·  run …'."""
@@ -144,35 +235,55 @@ class Run:
                               else GpuInfo(name=self.node.gpu_name, pcie_gen=self.node.pcie_gen,
                                            pcie_width=self.node.pcie_width).describe())
 
-    def device_subtitle(self, device: str | int, uuid: str = "") -> str:
+    def device_subtitle(self, device: int | str | None, uuid: str = "") -> str:
         """The subtitle of a figure about one GPU: 'GPU 1: NVIDIA H200, PCIe Gen5 x16  ·  …'."""
         gpu = self.gpu_info(device, uuid)
         name = gpu.describe() if gpu else "unknown GPU"
-        return self._identity(f"GPU {device}: {name}" if str(device) != "" else name)
+        return self._identity(f"GPU {device}: {name}" if device not in (None, "") else name)
 
-    def gpu_info(self, device: str | int, uuid: str = "") -> GpuInfo | None:
+    def gpu_info(self, device: int | str | None, uuid: str = "") -> GpuInfo | None:
         """meta.json's record of the GPU a row ran on: by UUID (exact even when CUDA and
-        nvidia-smi number the cards differently), else by index; "" means the first GPU."""
+        nvidia-smi number the cards differently), else by index; None/"" means the first GPU."""
         if uuid:
             for gpu in self.node.gpus:
                 if gpu.uuid == uuid:
                     return gpu
-        if str(device) == "":
+        if device in (None, ""):
             return self.node.gpus[0] if self.node.gpus else None
         for gpu in self.node.gpus:
             if gpu.index is not None and str(gpu.index) == str(device).strip():
                 return gpu
         return None
 
-    def pcie_peak(self, device: str | int, uuid: str = "") -> float | None:
+    def pcie_peak(self, device: int | str | None, uuid: str = "") -> float | None:
         """One direction's PCIe peak of the GPU a row ran on (GB/s), None when unknown."""
         gpu = self.gpu_info(device, uuid)
         return gpu.pcie_peak_gbps if gpu else None
 
+    def row_devices(self, row: Row) -> list[int]:
+        """The CUDA indices of every GPU a row spans, in device order: from its UUIDs through
+        meta.json when they are known there, else `device`, `device`+1, … (`gpus` of them)."""
+        uuids = split_list(row.gpu_uuid)
+        count = row.gpus or max(1, len(uuids))
+        known = [self.gpu_info(None, u) for u in uuids]
+        if len(uuids) == count and all(g is not None and g.uuid == u for g, u in zip(known, uuids)):
+            return [g.index for g in known if g is not None and g.index is not None]
+        return [] if row.device is None else list(range(row.device, row.device + count))
+
     def row_gpus(self, row: Row) -> list[GpuInfo | None]:
         """The GPU record of every device of a row, in the row's order (None where unknown)."""
         uuids = split_list(row.gpu_uuid)
-        return [self.gpu_info(d, uuids[i] if i < len(uuids) else "") for i, d in enumerate(row.devices)]
+        return [self.gpu_info(d, uuids[i] if i < len(uuids) else "") for i, d in enumerate(self.row_devices(row))]
+
+    def nvlink_bus_rate(self, gpus: Iterable[GpuInfo | None] | None = None) -> tuple[float, GpuInfo] | None:
+        """(GB/s, GPU) of the slowest GPU's NVLink per direction (links_active × per_link_GBps of
+        meta.json, the harness's `nvlink_bus` class), over `gpus` or every GPU of the node;
+        None when meta.json does not give both numbers for every one of them."""
+        chosen = [g for g in (self.node.gpus if gpus is None else gpus)]
+        if not chosen or any(g is None or g.nvlink_gbps is None for g in chosen):
+            return None
+        slowest = min(chosen, key=lambda g: g.nvlink_gbps)  # type: ignore[arg-type,return-value]
+        return slowest.nvlink_gbps, slowest  # type: ignore[return-value,union-attr]
 
     def _identity(self, gpus: str) -> str:
         parts = [gpus]
@@ -184,11 +295,121 @@ class Run:
         return "  ·  ".join(parts)
 
 
+# ---------------------------------------------------------------- figure declarations
+
 @dataclass(frozen=True)
-class FigureJob:
-    """A named figure and the function that draws it (None: nothing to draw after all)."""
+class Need:
+    """Rows a figure cannot be drawn without: at least one ok row of this case and metric (and
+    statistic, `median` unless said otherwise) whose columns equal `where`'s values (a list or
+    tuple = any of them) and hold at least `at_least`'s numbers (e.g. {"ranks": 2})."""
+    case: str
+    metric: str
+    where: Mapping[str, Any] = field(default_factory=dict)
+    statistic: str = "median"
+    at_least: Mapping[str, float] = field(default_factory=dict)
+
+    def matches(self, row: Row) -> bool:
+        if row.case != self.case or row.metric != self.metric or row.statistic != self.statistic:
+            return False
+        for name, minimum in self.at_least.items():
+            value = row.get(name)
+            if not isinstance(value, (int, float)) or value < minimum:
+                return False
+        for name, wanted in self.where.items():
+            value = row.get(name)
+            if isinstance(wanted, (list, tuple, set, frozenset)):
+                if value not in wanted:
+                    return False
+            elif value != wanted:
+                return False
+        return True
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What one figure is drawn from: the run, the family's ok rows (only one GPU's for a
+    per-device figure) and that GPU (None: the figure is about the run as a whole)."""
+    run: Run
+    rows: tuple[Row, ...]
+    device: int | None = None
+
+    @property
+    def uuid(self) -> str:
+        return next((r.gpu_uuid for r in self.rows if r.gpu_uuid and (r.gpus or 1) == 1), "")
+
+    @property
+    def gpu(self) -> GpuInfo | None:
+        return self.run.gpu_info(self.device, self.uuid) if self.device is not None else None
+
+    @property
+    def subtitle(self) -> str:
+        return self.run.device_subtitle(self.device, self.uuid) if self.device is not None else self.run.subtitle()
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure a family module draws (its `FIGURES` list holds them, in reading order).
+
+    It is expected for a run exactly when every `needs` entry has a matching ok row (with
+    gpus >= `min_gpus` when that is given). `per_device=True`: one figure per device whose rows
+    satisfy the needs, drawn from that device's rows and named `<name>_gpu<N>` when more than one
+    device qualifies (else `<name>`). `draw(scope)` returns the matplotlib figure; returning None
+    for an expected figure is a defect that the figure-list tests report.
+    """
     name: str
-    draw: Callable[[], Figure | None]
+    needs: Sequence[Need]
+    draw: Callable[[Scope], MplFigure | None]
+    per_device: bool = False
+    min_gpus: int | None = None
+
+    def satisfied(self, rows: Sequence[Row]) -> bool:
+        return bool(self.needs) and all(any(n.matches(r) and self._enough_gpus(r) for r in rows) for n in self.needs)
+
+    def _enough_gpus(self, row: Row) -> bool:
+        return self.min_gpus is None or (row.gpus or 1) >= self.min_gpus
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One file a run must produce: its name (no extension), the declaration and its scope."""
+    file_name: str
+    family: str
+    figure: Figure
+    scope: Scope
+
+
+def plan(run: Run, family: str, figures: Sequence[Figure]) -> list[Planned]:
+    """The figures a family's declarations expect for this run, from the CSV rows only."""
+    rows = run.ok_rows(family)
+    planned = []
+    for figure in figures:
+        if not figure.per_device:
+            if figure.satisfied(rows):
+                planned.append(Planned(figure.name, family, figure, Scope(run, tuple(rows))))
+            continue
+        by_device: dict[int | None, list[Row]] = {}
+        for row in rows:
+            by_device.setdefault(row.device, []).append(row)
+        qualifying = [d for d in sorted(by_device, key=lambda d: (d is None, d or 0))
+                      if figure.satisfied(by_device[d])]
+        for device in qualifying:
+            name = per_device_name(figure.name, device, len(qualifying) > 1)
+            planned.append(Planned(name, family, figure, Scope(run, tuple(by_device[device]), device)))
+    return planned
+
+
+def check_figures(module_name: str, figures: object) -> list[Figure]:
+    """A module's FIGURES as a list, or a ValueError saying what is wrong with it."""
+    if not isinstance(figures, (list, tuple)) or not all(isinstance(f, Figure) for f in figures):
+        raise ValueError(f"plot module {module_name}: FIGURES must be a list of hdbplots.common.Figure")
+    names = [f.name for f in figures]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"plot module {module_name}: figure names declared twice: {', '.join(repeated)}")
+    for f in figures:
+        if not f.needs or not callable(f.draw):
+            raise ValueError(f"plot module {module_name}: figure {f.name} needs at least one Need and a draw function")
+    return list(figures)
 
 
 # ---------------------------------------------------------------- loading
@@ -198,68 +419,196 @@ def load_run(directory: Path) -> tuple[Run, list[str]]:
     csv_path = directory / "results.csv"
     if not csv_path.is_file():
         raise InputError(f"{csv_path}: no such file (is {directory} a run directory?)")
-    run_id, rows = load_rows(csv_path)
     meta, warnings = load_meta(directory / "meta.json")
+    header, records = read_csv(csv_path)
+    family_at = header.index("family")
+    families = list(dict.fromkeys(r[family_at].strip() for r in records if family_at < len(r) and r[family_at].strip()))
+    declarations, notes = family_declarations(meta, families)
+    run_id, params, rows = parse_rows(csv_path, header, records, declared_types(declarations.values()))
     run_id = run_id or str(meta.get("run_id") or directory.name)
-    return Run(directory, run_id, node_info(meta), tuple(rows)), warnings
+    return (Run(directory, run_id, node_info(meta), tuple(with_spread(rows)), meta, tuple(params), declarations),
+            warnings + notes)
 
 
-def load_rows(path: Path) -> tuple[str, list[Row]]:
-    """Parse results.csv; refuse any schema but 2 and any malformed number, naming the line.
+@dataclass(frozen=True)
+class FamilyDeclaration:
+    """What a family declares for plots: its plot module's name and its schema (parameters with
+    types), from meta.json (`families.<name>.plots`, `.schema`) or, for a run whose meta.json
+    lacks them, from this checkout's manifest (harness/suite.json) and bench/<f>/schema.json."""
+    family: str
+    plots: str | None = None
+    schema: Mapping[str, Any] = field(default_factory=dict)
+    source: str = "meta.json"
 
-    The version is checked before the columns: a schema 1 file lacks `device`, and "rebuild it"
+
+def manifest_path() -> Path:
+    """harness/suite.json of the checkout this plots/ directory belongs to."""
+    return Path(__file__).resolve().parents[2] / "harness" / "suite.json"
+
+
+def family_declarations(meta: Mapping[str, Any], families: Sequence[str]
+                        ) -> tuple[dict[str, FamilyDeclaration], list[str]]:
+    """Each family's plot module and schema: meta.json first, the checkout's manifest for what
+    meta.json does not say (one warning line per family that needed it)."""
+    recorded = meta.get("families") if isinstance(meta.get("families"), dict) else {}
+    manifest = _manifest_entries()
+    found: dict[str, FamilyDeclaration] = {}
+    warnings = []
+    for family in families:
+        record = _dict(recorded.get(family))
+        schema = record.get("schema")
+        if isinstance(schema, str):
+            try:
+                schema = json.loads(schema)
+            except ValueError:
+                schema = None
+        plots = _text(record.get("plots"))
+        if isinstance(schema, dict) and plots:
+            found[family] = FamilyDeclaration(family, plots, schema)
+            continue
+        entry = manifest.get(family, {})
+        fallback_schema = _read_json(manifest_path().parent.parent / str(entry.get("folder", "")) / "schema.json") \
+            if entry.get("folder") else None
+        schema = schema if isinstance(schema, dict) else fallback_schema
+        plots = plots or _text(entry.get("plots"))
+        if entry:
+            warnings.append(f"meta.json does not declare family {family} (schema and plot module); "
+                            f"using {manifest_path()} and {entry.get('folder')}/schema.json of this checkout")
+        found[family] = FamilyDeclaration(family, plots, schema if isinstance(schema, dict) else {},
+                                          "meta.json" if not entry else "manifest")
+    return found, warnings
+
+
+def _manifest_entries() -> dict[str, dict]:
+    manifest = _read_json(manifest_path())
+    entries = manifest.get("families") if isinstance(manifest, dict) else None
+    return {e["name"]: e for e in entries or [] if isinstance(e, dict) and isinstance(e.get("name"), str)}
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def declared_types(declarations: Iterable[FamilyDeclaration]) -> dict[str, str]:
+    """Parameter name → 'int' | 'text' from the families' schemas (`parameters.<name>.type`)."""
+    types: dict[str, str] = {}
+    for declaration in declarations:
+        parameters = declaration.schema.get("parameters")
+        for name, spec in (parameters.items() if isinstance(parameters, dict) else []):
+            kind = spec.get("type") if isinstance(spec, dict) else None
+            if kind in ("int", "text"):
+                types.setdefault(name, kind)
+    return types
+
+
+def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
+    """Header and records of results.csv; refuse any schema but 3, naming the first bad line.
+
+    The version is checked before the columns: an older file lacks columns, and "convert it"
     helps its owner more than "missing columns".
     """
     with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        columns = reader.fieldnames or []
-        missing = [c for c in REQUIRED_COLUMNS if c not in columns]
-        if "schema_version" in missing:
-            raise InputError(f"{path}: not an hdbench results.csv (missing columns: {', '.join(missing)})")
-        run_id = ""
-        rows = []
-        for line, record in enumerate(reader, start=2):
-            version = (record["schema_version"] or "").strip()
-            if version != SCHEMA_VERSION:
-                raise InputError(schema_message(path, version, line))
-            if missing:
-                raise InputError(f"{path}: not an hdbench results.csv (missing columns: {', '.join(missing)})")
-            run_id = run_id or record["run_id"]
-            rows.append(parse_row(record, path, line))
-        if not rows and missing:
-            raise InputError(f"{path}: not an hdbench results.csv (missing columns: {', '.join(missing)})")
-    return run_id, rows
+        reader = csv.reader(handle)
+        header = [h.strip() for h in next(reader, None) or []]
+        records = list(reader)
+    if "schema_version" not in header:
+        raise InputError(f"{path}: not an hdbench results.csv (no schema_version column)")
+    version_at = header.index("schema_version")
+    for line, record in enumerate(records, start=2):
+        version = record[version_at].strip() if version_at < len(record) else ""
+        if version != SCHEMA_VERSION:
+            raise InputError(schema_message(path, version, line))
+    missing = [c for c in CORE_COLUMNS if c not in header]
+    if missing:
+        raise InputError(f"{path}: not an hdbench results.csv of schema {SCHEMA_VERSION} "
+                         f"(missing columns: {', '.join(missing)})")
+    return header, records
+
+
+def parse_rows(path: Path, header: Sequence[str], records: Sequence[Sequence[str]],
+               declared: Mapping[str, str]) -> tuple[str, list[str], list[Row]]:
+    """Typed rows of the CSV (a malformed number names its line), the parameter columns and the run id."""
+    params = [c for c in header if c not in CORE_COLUMNS]
+    kinds = column_kinds(header, records, declared)
+    index = {name: i for i, name in enumerate(header)}
+    rows = []
+    for line, record in enumerate(records, start=2):
+        if len(record) != len(header):
+            raise InputError(f"{path}:{line}: {len(record)} fields, the header has {len(header)}")
+        rows.append(Row(index, [typed(path, line, name, kinds[name], text.strip())
+                                for name, text in zip(header, record)]))
+    run_id = next((r["run_id"] for r in rows if r["run_id"]), "")
+    return run_id, params, rows
+
+
+def column_kinds(header: Sequence[str], records: Sequence[Sequence[str]],
+                 declared: Mapping[str, str]) -> dict[str, str]:
+    """'int', 'float' or 'text' per column: core columns by the schema, parameters by their
+    declaration, an undeclared parameter 'int' when every value it holds is all digits."""
+    kinds = {}
+    for position, name in enumerate(header):
+        if name in INT_CORE_COLUMNS:
+            kinds[name] = "int"
+        elif name == "value":
+            kinds[name] = "float"
+        elif name in CORE_COLUMNS:
+            kinds[name] = "text"
+        elif name in declared:
+            kinds[name] = declared[name]
+        else:
+            values = [r[position].strip() for r in records if position < len(r) and r[position].strip()]
+            kinds[name] = "int" if values and all(_INT_TEXT.fullmatch(v) for v in values) else "text"
+    return kinds
+
+
+def typed(path: Path, line: int, column: str, kind: str, text: str) -> Any:
+    """One cell as its column's type: '' → None (parameters, numbers) or '' (core text)."""
+    if not text:
+        return "" if kind == "text" and column in CORE_COLUMNS else None
+    if kind == "text":
+        return text
+    try:
+        return int(text) if kind == "int" else float(text)
+    except ValueError:
+        raise InputError(f"{path}:{line}: column {column} is not {'an integer' if kind == 'int' else 'a number'}: "
+                         f"{text!r}") from None
+
+
+def with_spread(rows: list[Row]) -> list[Row]:
+    """The rows plus `min` and `max` rows derived from each case's `sample` rows (schema 3 keeps
+    only samples, medians and fits; figures draw the min–max band of the repetitions)."""
+    groups: dict[tuple, list[Row]] = {}
+    stored: set[tuple] = set()
+    for row in rows:
+        if row.status != "ok" or row.value is None or not math.isfinite(row.value):
+            continue
+        if row.statistic == "sample":
+            groups.setdefault(row.key("statistic", "sample_index", "value"), []).append(row)
+        elif row.statistic in ("min", "max"):
+            stored.add(row.key("sample_index", "value"))
+    derived = []
+    for samples in groups.values():
+        first = samples[0]
+        values = [r.value for r in samples]
+        for statistic, value in (("min", min(values)), ("max", max(values))):
+            row = first.replace(statistic=statistic, sample_index=None, value=value)
+            if row.key("sample_index", "value") not in stored:
+                derived.append(row)
+    return rows + derived
 
 
 def schema_message(path: Path, version: str, line: int) -> str:
-    """Why a CSV is refused, and for an older run how to make it readable again."""
-    text = f"{path}: schema_version {version or '(empty)'} on line {line}; this plotter reads schema_version {SCHEMA_VERSION} only"
-    if version.isdigit() and int(version) < int(SCHEMA_VERSION):
+    """Why a CSV is refused, and for an older run how to make it readable again (one line)."""
+    text = (f"{path}: schema_version {version or '(empty)'} on line {line}; "
+            f"this plotter reads schema_version {SCHEMA_VERSION} only")
+    if version == "2":
+        return text + f" (convert it with `hdbench convert {path.parent}`)"
+    if version.isdigit() and int(version) < 2:
         return text + f" (rebuild it from raw/ with `hdbench collect {path.parent}`)"
     return text
-
-
-def parse_row(record: dict[str, str | None], path: Path, line: int) -> Row:
-    """Turn one csv.DictReader record into a Row; optional columns may be absent."""
-    def text(column: str) -> str:
-        return (record.get(column) or "").strip()
-
-    def number(column: str, kind: Callable[[str], float | int]) -> float | int | None:
-        field = text(column)
-        if not field:
-            return None
-        try:
-            return kind(field)
-        except ValueError:
-            raise InputError(f"{path}:{line}: column {column} is not a number: {field!r}") from None
-
-    return Row(family=text("family"), case=text("case"), direction=text("direction"),
-               host_kind=text("host_kind"), api=text("api"),
-               size_bytes=number("size_bytes", int), streams=number("streams", int),
-               extra=text("extra"), metric=text("metric"), unit=text("unit"),
-               statistic=text("statistic"), value=number("value", float),
-               status=text("status") or "ok", reason=text("reason"),
-               device=",".join(split_list(text("device"))), gpu_uuid=",".join(split_list(text("gpu_uuid"))))
 
 
 def load_meta(path: Path) -> tuple[dict, list[str]]:
@@ -275,31 +624,50 @@ def load_meta(path: Path) -> tuple[dict, list[str]]:
     return meta, []
 
 
-def node_info(meta: dict) -> NodeInfo:
-    """Every GPU's name, PCIe link and HBM peak (the first one also flat, as before); tolerate
+def node_info(meta: Mapping[str, Any]) -> NodeInfo:
+    """Every GPU's name, PCIe link, HBM peak and NVLink (the first one also flat); tolerate
     any missing level."""
     node = _dict(meta.get("node"))
     records = [_dict(g) for g in node.get("gpus")] if isinstance(node.get("gpus"), list) else []
-    gpus = tuple(parse_gpu(g, position) for position, g in enumerate(records))
+    topology = _dict(node.get("topology"))
+    gpus = tuple(parse_gpu(g, position, topology) for position, g in enumerate(records))
     first = gpus[0] if gpus else GpuInfo()
     return NodeInfo(gpu_name=first.name, pcie_gen=first.pcie_gen, pcie_width=first.pcie_width,
                     hbm_peak_gbps=first.hbm_peak_gbps,
                     driver=_text(node.get("driver_release"))
                     or (_text(records[0].get("driver_release")) if records else None),
-                    cuda_runtime=_text(node.get("cuda_runtime")), gpus=gpus)
+                    cuda_runtime=_text(node.get("cuda_runtime")), gpus=gpus, topology=topology)
 
 
-def parse_gpu(gpu: dict, position: int) -> GpuInfo:
-    """One node.gpus record; without an "index" the list position stands in for it."""
+def parse_gpu(gpu: Mapping[str, Any], position: int, topology: Mapping[str, Any] | None = None) -> GpuInfo:
+    """One node.gpus record; without an "index" the list position stands in for it. The NVLink
+    per-link rate is node.gpus[i].nvlink.per_link_GBps; a meta.json written before the
+    fingerprint recorded it there has it in node.topology.gpus (same GPU by uuid or index)."""
     pcie = _dict(gpu.get("pcie"))
     # The maximum is the link's capability; an idle link often trains down, so "current" is a fallback.
     gen = _positive(pcie.get("gen_max")) or _positive(pcie.get("gen_current"))
     width = _positive(pcie.get("width_max")) or _positive(pcie.get("width_current"))
-    index = gpu.get("index")
-    return GpuInfo(index=index if isinstance(index, int) and not isinstance(index, bool) else position,
-                   name=_text(gpu.get("name")), uuid=_text(gpu.get("uuid")),
+    raw_index = gpu.get("index")
+    index = raw_index if isinstance(raw_index, int) and not isinstance(raw_index, bool) else position
+    nvlink = _dict(gpu.get("nvlink"))
+    links = _positive(nvlink.get("links_active"))
+    per_link = _positive(nvlink.get("per_link_GBps"))
+    if per_link is None or links is None:
+        same = _topology_gpu(topology or {}, _text(gpu.get("uuid")), index)
+        links = links or _positive(same.get("links_active"))
+        per_link = per_link or _positive(same.get("per_link_GBps"))
+    return GpuInfo(index=index, name=_text(gpu.get("name")), uuid=_text(gpu.get("uuid")),
                    pcie_gen=int(gen) if gen else None, pcie_width=int(width) if width else None,
-                   hbm_peak_gbps=_positive(gpu.get("hbm_peak_GBps")))
+                   hbm_peak_gbps=_positive(gpu.get("hbm_peak_GBps")),
+                   nvlink_links=int(links) if links else None, nvlink_per_link_gbps=per_link)
+
+
+def _topology_gpu(topology: Mapping[str, Any], uuid: str | None, index: int) -> dict:
+    """node.topology.gpus[k].nvlink of the GPU with this uuid (else index), {} when absent."""
+    gpus = [_dict(g) for g in topology.get("gpus") or []] if isinstance(topology.get("gpus"), list) else []
+    match = next((g for g in gpus if uuid and g.get("uuid") == uuid), None) \
+        or next((g for g in gpus if g.get("index") == index), None)
+    return _dict(match.get("nvlink")) if match else {}
 
 
 def describe_gpus(gpus: Sequence[GpuInfo]) -> str:
@@ -329,7 +697,7 @@ def index_ranges(indices: Iterable[int | None]) -> str:
 
 
 def split_list(text: str) -> list[str]:
-    """'0, 1' → ['0', '1']: the device and gpu_uuid columns of a case spanning GPUs."""
+    """'GPU-a, GPU-b' → ['GPU-a', 'GPU-b']: the gpu_uuid column of a case spanning GPUs."""
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
@@ -342,6 +710,8 @@ def _text(value: object) -> str | None:
 
 
 def _positive(value: object) -> float | None:
+    if isinstance(value, bool):
+        return None
     try:
         number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -368,42 +738,43 @@ def pcie_peak_gbps(gen: int | None, width: int | None) -> float | None:
 # ---------------------------------------------------------------- selecting rows
 
 def select(rows: Iterable[Row], **criteria: object) -> list[Row]:
-    """Rows whose named fields equal the given values, e.g. select(rows, case="alloc")."""
-    return [r for r in rows if all(getattr(r, k) == v for k, v in criteria.items())]
+    """Rows whose named columns equal the given values, e.g. select(rows, case="alloc", streams=2);
+    None selects rows that leave the column empty."""
+    return [r for r in rows if all(r.get(k) == v for k, v in criteria.items())]
 
 
 def by_size(rows: Iterable[Row], metric: str, statistic: str) -> dict[int, float]:
     """size_bytes → value for one metric and statistic."""
-    return {r.size_bytes: r.value for r in rows
+    return {r["size_bytes"]: r.value for r in rows
             if r.metric == metric and r.statistic == statistic
-            and r.size_bytes is not None and r.value is not None}
+            and r.get("size_bytes") is not None and r.value is not None}
 
 
-def devices_in(rows: Iterable[Row], spanning: bool = False) -> list[str]:
-    """The `device` values of the rows, in index order: the GPUs a family measured one at a time
-    (a figure each), or with spanning=True only the multi-GPU values such as '0,1'."""
-    values = {r.device for r in rows if r.device and (len(r.devices) > 1) == spanning}
-    return sorted(values, key=lambda d: [int(p) if p.isdigit() else -1 for p in split_list(d)] + [d])
+def devices_in(rows: Iterable[Row]) -> list[int]:
+    """The `device` values of the rows, in index order."""
+    return sorted({r.device for r in rows if r.device is not None})
 
 
-def per_device_name(name: str, device: str, several: bool) -> str:
-    """'copy_bandwidth_h2d' + '_gpu1' when the run measured several GPUs; a single-GPU run keeps
+def per_device_name(name: str, device: int | None, several: bool) -> str:
+    """'copy_bandwidth_h2d' + '_gpu1' when several devices have the figure; a single-GPU run keeps
     the plain name so its figures stay comparable with older runs and references."""
-    return f"{name}_gpu{device.replace(',', '_')}" if several and device else name
+    return f"{name}_gpu{device}" if several and device is not None else name
 
 
 def group(rows: Iterable[Any], key: Callable[[Any], tuple]) -> dict[tuple, list[Any]]:
     """Rows grouped by key, groups in first-seen order."""
-    groups: dict[tuple, list[Row]] = {}
+    groups: dict[tuple, list[Any]] = {}
     for row in rows:
         groups.setdefault(key(row), []).append(row)
     return groups
 
 
-def ordered(values: Iterable[str], preferred: Sequence[str]) -> list[str]:
-    """Distinct values, the preferred ones first in that order, the rest alphabetically."""
-    distinct = set(values)
-    return [v for v in preferred if v in distinct] + sorted(distinct - set(preferred))
+def ordered(values: Iterable[Any], preferred: Sequence[Any]) -> list[Any]:
+    """Distinct values (None dropped), the preferred ones first in that order, the rest sorted
+    (numbers before text)."""
+    distinct = {v for v in values if v is not None}
+    rest = sorted(distinct - set(preferred), key=lambda v: (isinstance(v, str), v if isinstance(v, str) else float(v)))
+    return [v for v in preferred if v in distinct] + rest
 
 
 # ---------------------------------------------------------------- formatting
@@ -434,25 +805,26 @@ def format_time_us(value_us: float) -> str:
     return f"{format_number(value_us)} µs"
 
 
-def api_label(api: str) -> str:
+def api_label(api: str | None) -> str:
     """'async' → 'cudaMemcpyAsync': the call a reader would write."""
     return API_LABELS.get(api, api or "?")
 
 
-def line_label(host_kind: str, api: str, extra: str = "") -> str:
-    """'pinned · cudaMemcpyAsync' — what a curve is, in the reader's words."""
+def line_label(host_kind: str | None, api: str | None, detail: str = "") -> str:
+    """'pinned · cudaMemcpyAsync' — what a curve is, in the reader's words (detail in brackets)."""
     label = f"{host_kind or '?'} · {api_label(api)}"
-    return f"{label} ({extra})" if extra else label
+    return f"{label} ({detail})" if detail else label
 
 
-def host_color(host_kind: str) -> str:
+def host_color(host_kind: str | None) -> str:
     """The house colour of a host memory kind; unknown kinds get a stable fallback."""
+    host_kind = host_kind or ""
     if host_kind in HOST_KIND_COLORS:
         return HOST_KIND_COLORS[host_kind]
     return FALLBACK_COLORS[sum(map(ord, host_kind)) % len(FALLBACK_COLORS)]
 
 
-def api_style(api: str) -> tuple[str | tuple, str]:
+def api_style(api: str | None) -> tuple[str | tuple, str]:
     """(linestyle, marker) of an API; unknown APIs are dotted with diamonds."""
     return API_STYLES.get(api, (":", "D"))
 
@@ -504,12 +876,12 @@ def plot_band(ax: Axes, rows: Sequence[Row], metric: str, *, color: str, linesty
 
 
 def new_figure(ncols: int = 1, width: float = 8.5, height: float = 5.4,
-               sharey: bool = False) -> tuple[Figure, list[Axes]]:
+               sharey: bool = False) -> tuple[MplFigure, list[Axes]]:
     """A pyplot-free figure (no global figure registry) with `ncols` side-by-side axes.
 
     The Agg canvas is attached explicitly so layout code can measure text before saving.
     """
-    fig = Figure(figsize=(width, height))
+    fig = MplFigure(figsize=(width, height))
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, ncols, squeeze=False, sharey=sharey)[0]
     for ax in axes:
@@ -529,7 +901,7 @@ def axes_handles(axes: Iterable[Axes]) -> tuple[list, list[str]]:
     return list(found.values()), list(found)
 
 
-def figure_legend(fig: Figure, handles: Sequence, labels: Sequence[str], title: str | None = None,
+def figure_legend(fig: MplFigure, handles: Sequence, labels: Sequence[str], title: str | None = None,
                   max_cols: int = 4) -> Legend | None:
     """One legend below all axes, never on top of data: as many columns as the width allows."""
     if not handles:
@@ -544,7 +916,7 @@ def figure_legend(fig: Figure, handles: Sequence, labels: Sequence[str], title: 
     return None
 
 
-def finish(fig: Figure, lesson: str, subtitle: str, legend: Legend | None = None) -> Figure:
+def finish(fig: MplFigure, lesson: str, subtitle: str, legend: Legend | None = None) -> MplFigure:
     """Title band on top (the lesson, bold and wrapped, then the run identity), the figure
     legend's band at the bottom, and a tight layout of the axes in between."""
     width, height = fig.get_size_inches()

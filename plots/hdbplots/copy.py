@@ -1,6 +1,6 @@
 """Figures of the `copy` family: how host memory kind and API decide what a copy costs.
 
-Figures (each title states what the data shows):
+Figures (FIGURES at the end says when each is drawn; each title states what the data shows):
   copy_bandwidth_<dir>     median bandwidth vs size per host kind × API, min–max band, link peak
   copy_fit_<dir>           the harness's α–β fit t(n) = α + n/β over the measured points, n½ marked
   copy_pinned_speedup      pinned ÷ pageable bandwidth vs size, per direction and API
@@ -8,9 +8,9 @@ Figures (each title states what the data shows):
   copy_alloc               what allocating/pinning costs per call and per MiB; cached pool vs cudaMalloc
   copy_bandwidth_all_gpus  each GPU alone vs all GPUs copying at once, against the links added up
 
-The first five are about one GPU. When the run measured several, each is drawn once per GPU,
-named with a _gpu<N> suffix and graded against that GPU's own link; a single-GPU run keeps the
-plain names, so it stays comparable with older runs and results/reference/.
+All but the last are about one GPU (per_device). When the run measured several, each is drawn
+once per GPU, named with a _gpu<N> suffix and graded against that GPU's own link; a single-GPU
+run keeps the plain names, so it stays comparable with older runs and results/reference/.
 """
 from __future__ import annotations
 
@@ -20,15 +20,14 @@ from typing import Sequence
 
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure
+from matplotlib.figure import Figure as MplFigure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from .common import (REFERENCE_LINE, FigureJob, GpuInfo, Row, Run, api_label, api_style,
-                     axes_handles, by_size, devices_in, figure_legend, finish, format_bytes,
-                     format_number, format_time_us, group, host_color, line_label, new_figure,
-                     ordered, per_device_name, plot_band, reference_line, select, size_axis,
-                     split_list)
+from .common import (REFERENCE_LINE, Figure, GpuInfo, Need, Row, Scope, api_label, api_style,
+                     axes_handles, by_size, figure_legend, finish, format_bytes, format_number,
+                     format_time_us, group, host_color, line_label, new_figure, ordered, plot_band,
+                     reference_line, select, size_axis)
 
 DIRECTIONS = ("h2d", "d2h", "bidir", "d2d")
 DIRECTION_NAMES = {"h2d": "host→device", "d2h": "device→host",
@@ -37,6 +36,9 @@ DIRECTION_COLORS = {"h2d": "#332288", "d2h": "#117733", "bidir": "#AA4499", "d2d
 HOST_KINDS = ("pinned", "registered", "write_combined", "mapped", "pageable", "device")
 APIS = ("async", "sync", "kernel")
 FIT_METRICS = ("fit_latency", "fit_bandwidth", "fit_n_half")
+# What tells curves apart inside a figure is host kind × API; any other declared parameter of the
+# case (but these axes) is named in the curve's label, so two curves are never merged silently.
+CURVE_AXES = ("direction", "host_kind", "api", "size_bytes", "streams")
 # cudaMallocAsync is device memory like cudaMalloc, but a different mechanism: its own colour.
 ALLOC_API_COLORS = {"cudaMallocAsync": "#882255"}
 # All-GPUs figure: one GPU's bars in the pinned blue (every such copy is pinned), the total darker.
@@ -49,10 +51,14 @@ SCALING_LIMIT = 0.9
 @dataclass(frozen=True)
 class Target:
     """The GPU a figure is about: its rows, the subtitle naming it, and its own link's limits."""
-    device: str
+    device: int | None
     rows: tuple[Row, ...]
     subtitle: str
     gpu: GpuInfo | None
+
+    @classmethod
+    def of(cls, scope: Scope) -> "Target":
+        return cls(scope.device, scope.rows, scope.subtitle, scope.gpu or scope.run.gpu_info(None))
 
     @property
     def pcie(self) -> float | None:
@@ -67,50 +73,26 @@ class Target:
         return self.gpu.hbm_peak_gbps if self.gpu else None
 
 
-def figures(run: Run) -> list[FigureJob]:
-    """The copy figures this run has data for, in reading order: each GPU's, then all at once."""
-    rows = run.ok_rows("copy")
-    devices = devices_in(rows) or [""]
-    jobs = [job for device in devices for job in gpu_jobs(target(run, rows, device), len(devices) > 1)]
-    together = devices_in(select(rows, case="bandwidth_all_gpus"), spanning=True)
-    for device_set in together:
-        name = per_device_name("copy_bandwidth_all_gpus", device_set, len(together) > 1)
-        jobs.append(FigureJob(name, partial(all_gpus_figure, run, rows, device_set)))
-    return jobs
+def detail(row: Row) -> str:
+    """The row's parameters beyond the curve axes, 'k=v;…' ('' for the plain curves)."""
+    return ";".join(f"{k}={v}" for k, v in row.params().items() if k not in CURVE_AXES)
 
 
-def target(run: Run, rows: Sequence[Row], device: str) -> Target:
-    """One GPU's rows and identity; device "" (rows that name none) is the run as a whole."""
-    own = tuple(select(rows, device=device))
-    uuid = next((r.gpu_uuid for r in own if r.gpu_uuid), "")
-    subtitle = run.device_subtitle(device, uuid) if device else run.subtitle()
-    return Target(device, own, subtitle, run.gpu_info(device, uuid))
+def line_key(row: Row) -> tuple[str, str, str]:
+    """What distinguishes one curve from another inside a direction."""
+    return (row.get("host_kind") or "", row.get("api") or "", detail(row))
 
 
-def gpu_jobs(gpu: Target, several: bool) -> list[FigureJob]:
-    """The figures about one GPU, suffixed _gpu<N> when the run has several."""
-    def job(name: str, draw, *args) -> FigureJob:
-        return FigureJob(per_device_name(name, gpu.device, several), partial(draw, gpu, *args))
-
-    bandwidth = select(gpu.rows, case="bandwidth")
-    directions = ordered((r.direction for r in bandwidth if r.metric == "bandwidth"), DIRECTIONS)
-    fit_directions = ordered((r.direction for r in bandwidth if r.statistic == "fit"), DIRECTIONS)
-    jobs = [job(f"copy_bandwidth_{d}", bandwidth_figure, d) for d in directions]
-    jobs += [job(f"copy_fit_{d}", fit_figure, d) for d in fit_directions]
-    if speedup_curves(bandwidth):
-        jobs.append(job("copy_pinned_speedup", speedup_figure))
-    if select(gpu.rows, case="latency"):
-        jobs.append(job("copy_latency", latency_figure))
-    if select(gpu.rows, case="alloc"):
-        jobs.append(job("copy_alloc", alloc_figure))
-    return jobs
+def plain(rows: Sequence[Row]) -> list[Row]:
+    """The rows of the plain curves (no parameter beyond the curve axes)."""
+    return [r for r in rows if not detail(r)]
 
 
 # ---------------------------------------------------------------- helpers
 
 def curves(rows: Sequence[Row]) -> list[tuple[tuple[str, str, str], list[Row]]]:
     """Rows split into curves (host kind × API × extra), pinned first, async first."""
-    groups = group(rows, lambda r: r.line_key)
+    groups = group(rows, line_key)
     rank = {k: i for i, k in enumerate(HOST_KINDS)}
     api_rank = {a: i for i, a in enumerate(APIS)}
     return sorted(groups.items(), key=lambda item: (rank.get(item[0][0], len(rank)), item[0][0],
@@ -132,7 +114,7 @@ def largest_size_median(rows: Sequence[Row], metric: str, host_kind: str) -> flo
 def repetitions(rows: Sequence[Row]) -> int:
     """Repetitions per case, from the sample rows of one case (0 when the CSV has none)."""
     per_case = group((r for r in rows if r.statistic == "sample"),
-                     lambda r: (r.direction, r.host_kind, r.api, r.extra, r.size_bytes, r.metric))
+                     lambda r: r.key("sample_index", "value"))
     return max((len(v) for v in per_case.values()), default=0)
 
 
@@ -158,8 +140,9 @@ def link_peaks(gpu: Target, direction: str) -> list[tuple[float, str]]:
 
 # ---------------------------------------------------------------- bandwidth vs size
 
-def bandwidth_figure(gpu: Target, direction: str) -> Figure:
+def bandwidth_figure(scope: Scope, direction: str) -> MplFigure:
     """Median bandwidth vs size, one curve per host kind × API, against the link's peak."""
+    gpu = Target.of(scope)
     data = select(gpu.rows, case="bandwidth", direction=direction)
     fig, (ax,) = new_figure()
     for (host_kind, api, extra), curve in curves(data):
@@ -173,7 +156,7 @@ def bandwidth_figure(gpu: Target, direction: str) -> Figure:
         reference_line(ax, value, text)
     top = max([r.value for r in data if r.metric == "bandwidth"] + [p for p, _ in peaks])
     ax.set_ylim(0, top * 1.12)
-    size_axis(ax, [r.size_bytes for r in data if r.size_bytes])
+    size_axis(ax, [r.get("size_bytes") for r in data if r.get("size_bytes")])
     ax.set_ylabel("bandwidth (GB/s, 1 GB = 10⁹ B)")
     ax.set_title(f"{direction}: {DIRECTION_NAMES.get(direction, direction)}", loc="left")
     legend = figure_legend(fig, *axes_handles([ax]), title=band_note(data))
@@ -221,12 +204,13 @@ def fit_params(rows: Sequence[Row], direction: str) -> dict[tuple[str, str, str]
     """(host kind, API, extra) → {fit_latency, fit_bandwidth, fit_n_half} for complete fits."""
     fits: dict[tuple[str, str, str], dict[str, float]] = {}
     for r in select(rows, case="bandwidth", direction=direction, statistic="fit"):
-        fits.setdefault(r.line_key, {})[r.metric] = r.value  # type: ignore[assignment]
+        fits.setdefault(line_key(r), {})[r.metric] = r.value  # type: ignore[assignment]
     return {k: v for k, v in fits.items() if all(m in v for m in FIT_METRICS[:2])}
 
 
-def fit_figure(gpu: Target, direction: str) -> Figure | None:
+def fit_figure(scope: Scope, direction: str) -> MplFigure | None:
     """Measured time and bandwidth per copy against the harness's t(n) = α + n/β model."""
+    gpu = Target.of(scope)
     data = select(gpu.rows, case="bandwidth", direction=direction)
     fits = fit_params(gpu.rows, direction)
     if not fits:
@@ -297,11 +281,11 @@ def fit_lesson(fits: dict[tuple[str, str, str], dict[str, float]], direction: st
 def speedup_curves(bandwidth: Sequence[Row]) -> dict[tuple[str, str], dict[int, float]]:
     """(direction, API) → size → pinned median ÷ pageable median, where both were measured."""
     ratios = {}
-    for direction in ordered((r.direction for r in bandwidth), DIRECTIONS):
-        for api in ordered((r.api for r in bandwidth), APIS):
-            pinned = by_size(select(bandwidth, direction=direction, api=api, host_kind="pinned", extra=""),
+    for direction in ordered((r.get("direction") for r in bandwidth), DIRECTIONS):
+        for api in ordered((r.get("api") for r in bandwidth), APIS):
+            pinned = by_size(select(plain(bandwidth), direction=direction, api=api, host_kind="pinned"),
                              "bandwidth", "median")
-            pageable = by_size(select(bandwidth, direction=direction, api=api, host_kind="pageable", extra=""),
+            pageable = by_size(select(plain(bandwidth), direction=direction, api=api, host_kind="pageable"),
                                "bandwidth", "median")
             common = sorted(s for s in set(pinned) & set(pageable) if pageable[s] > 0)
             if common:
@@ -309,8 +293,9 @@ def speedup_curves(bandwidth: Sequence[Row]) -> dict[tuple[str, str], dict[int, 
     return ratios
 
 
-def speedup_figure(gpu: Target) -> Figure:
+def speedup_figure(scope: Scope) -> MplFigure:
     """How many times faster pinned memory is than pageable, at each size."""
+    gpu = Target.of(scope)
     ratios = speedup_curves(select(gpu.rows, case="bandwidth"))
     fig, (ax,) = new_figure()
     for (direction, api), ratio in ratios.items():
@@ -342,10 +327,11 @@ def speedup_lesson(ratios: dict[tuple[str, str], dict[int, float]]) -> str:
 
 # ---------------------------------------------------------------- latency
 
-def latency_figure(gpu: Target) -> Figure | None:
+def latency_figure(scope: Scope) -> MplFigure | None:
     """Grouped bars, one panel per small size: what the GPU spends vs what the caller waits."""
+    gpu = Target.of(scope)
     data = select(gpu.rows, case="latency")
-    sizes = sorted({r.size_bytes for r in data if r.size_bytes is not None and r.metric == "latency"})[:4]
+    sizes = sorted({r.get("size_bytes") for r in data if r.get("size_bytes") is not None and r.metric == "latency"})[:4]
     if not sizes:
         return None
     panel_groups = [latency_groups(select(data, size_bytes=size)) for size in sizes]
@@ -377,7 +363,7 @@ def latency_figure(gpu: Target) -> Figure | None:
 
 def latency_groups(rows: Sequence[Row]) -> list[tuple[tuple[str, str, str, str], list[Row]]]:
     """(direction, host kind, API, extra) → rows, h2d first, pinned first; only measured ones."""
-    groups = [((d,) + key, curve) for d in ordered((r.direction for r in rows), DIRECTIONS)
+    groups = [((d,) + key, curve) for d in ordered((r.get("direction") for r in rows), DIRECTIONS)
               for key, curve in curves(select(rows, direction=d))]
     return [g for g in groups if medians_of(g[1], "latency") is not None]
 
@@ -424,8 +410,9 @@ def draw_bar(ax: Axes, x: float, rows: Sequence[Row], metric: str, width: float,
 
 # ---------------------------------------------------------------- allocation
 
-def alloc_figure(gpu: Target) -> Figure | None:
+def alloc_figure(scope: Scope) -> MplFigure | None:
     """Cost of allocating (and pinning) a buffer, per call and per MiB, vs size."""
+    gpu = Target.of(scope)
     data = select(gpu.rows, case="alloc")
     fig, (ax_call, ax_mib) = new_figure(ncols=2, width=13.5, height=5.4)
     drawn = False
@@ -444,7 +431,7 @@ def alloc_figure(gpu: Target) -> Figure | None:
         reference_line(ax_mib, copy_us_per_mib,
                        f"copying 1 MiB host→device from pinned memory: {format_time_us(copy_us_per_mib)}",
                        color="#0072B2")
-    sizes = [r.size_bytes for r in data if r.size_bytes]
+    sizes = [r.get("size_bytes") for r in data if r.get("size_bytes")]
     for ax in (ax_call, ax_mib):
         size_axis(ax, sizes, label="buffer size", max_ticks=6)
         ax.set_yscale("log")
@@ -528,17 +515,19 @@ def alloc_lesson(rows: Sequence[Row], data: Sequence[Row]) -> str:
 
 # ---------------------------------------------------------------- all GPUs at once
 
-def all_gpus_figure(run: Run, rows: Sequence[Row], device_set: str) -> Figure | None:
+def all_gpus_figure(scope: Scope) -> MplFigure | None:
     """Per direction: each GPU copying alone, the slowest GPU and the total while all copy at once,
-    against each link's peak and the links added up."""
-    together = select(rows, case="bandwidth_all_gpus", device=device_set)
-    directions = ordered((r.direction for r in together if r.metric == "bandwidth" and r.statistic == "median"),
+    against each link's peak and the links added up (the case spanning the most GPUs)."""
+    run, rows = scope.run, scope.rows
+    cases = select(rows, case="bandwidth_all_gpus")
+    most = max((r.gpus or 0 for r in cases), default=0)
+    together = [r for r in cases if (r.gpus or 0) == most]
+    directions = ordered((r.get("direction") for r in together if r.metric == "bandwidth" and r.statistic == "median"),
                          DIRECTIONS)
     if not directions:
         return None
-    devices = split_list(device_set)
-    uuids = split_list(together[0].gpu_uuid)
-    gpus = [run.gpu_info(d, uuids[i] if i < len(uuids) else "") for i, d in enumerate(devices)]
+    devices = run.row_devices(together[0])
+    gpus = run.row_gpus(together[0])
     fig, axes = new_figure(ncols=len(directions), width=max(8.5, len(directions) * (0.9 * len(devices) + 3.4)),
                            height=5.8, sharey=True)
     results = {d: draw_all_gpus_panel(ax, rows, select(together, direction=d), devices, gpus)
@@ -558,14 +547,14 @@ def all_gpus_figure(run: Run, rows: Sequence[Row], device_set: str) -> Figure | 
     return finish(fig, all_gpus_lesson(results, len(devices)), run.subtitle(), legend)
 
 
-def draw_all_gpus_panel(ax: Axes, rows: Sequence[Row], together: Sequence[Row], devices: Sequence[str],
+def draw_all_gpus_panel(ax: Axes, rows: Sequence[Row], together: Sequence[Row], devices: Sequence[int],
                         gpus: Sequence[GpuInfo | None]) -> tuple[float | None, float | None]:
     """One direction's bars and limits; returns (total at once, alone bandwidths added up)."""
-    direction, size = together[0].direction, together[0].size_bytes
+    direction, size = together[0].get("direction"), together[0].get("size_bytes")
     width = 0.62
     alone = []
     for i, device in enumerate(devices):
-        solo = select(rows, case="bandwidth", direction=direction, host_kind="pinned", api="async", extra="",
+        solo = select(plain(rows), case="bandwidth", direction=direction, host_kind="pinned", api="async",
                       device=device, size_bytes=size)
         value, _ = draw_bar(ax, i, solo, "bandwidth", width, ALL_GPU_COLORS["alone"], hatch=None)
         alone.append(value)
@@ -578,7 +567,7 @@ def draw_all_gpus_panel(ax: Axes, rows: Sequence[Row], together: Sequence[Row], 
             ax.annotate(f"{'one link' if len(set(peaks)) == 1 else 'link'}: {format_number(peak)} GB/s", (i, peak),
                         xytext=(0, 3), textcoords="offset points", ha="center", va="bottom", fontsize=8, color="0.25")
     slowest_x, total_x = len(devices) + 0.2, len(devices) + 1.4
-    draw_bar(ax, slowest_x, together, "bandwidth_slowest_gpu", width, ALL_GPU_COLORS["alone"], hatch="///")
+    draw_bar(ax, slowest_x, together, "bandwidth_slowest", width, ALL_GPU_COLORS["alone"], hatch="///")
     total, top = draw_bar(ax, total_x, together, "bandwidth", width, ALL_GPU_COLORS["together"], hatch=None)
     links = [g.pcie_peak_gbps for g in gpus if g and g.pcie_peak_gbps]
     if len(links) == len(gpus):
@@ -623,3 +612,20 @@ def all_gpus_lesson(results: dict[str, tuple[float | None, float | None]], count
     scaling = [d for d in shares if d not in shared]
     return (f"{count} GPUs at once share the host's bandwidth for {', '.join(shared)} but not for "
             f"{', '.join(scaling)}: together they reach {detail} of their alone bandwidths added up")
+
+
+# ---------------------------------------------------------------- what is drawn, and when
+
+FIGURES = (
+    [Figure(f"copy_bandwidth_{d}", per_device=True, draw=partial(bandwidth_figure, direction=d),
+            needs=[Need("bandwidth", "bandwidth", where={"direction": d})]) for d in DIRECTIONS]
+    + [Figure(f"copy_fit_{d}", per_device=True, draw=partial(fit_figure, direction=d),
+              needs=[Need("bandwidth", m, where={"direction": d}, statistic="fit") for m in FIT_METRICS[:2]])
+       for d in DIRECTIONS]
+    + [Figure("copy_pinned_speedup", per_device=True, draw=speedup_figure,
+              needs=[Need("bandwidth", "bandwidth", where={"host_kind": kind}) for kind in ("pinned", "pageable")]),
+       Figure("copy_latency", per_device=True, draw=latency_figure, needs=[Need("latency", "latency")]),
+       Figure("copy_alloc", per_device=True, draw=alloc_figure, needs=[Need("alloc", "time_per_call")]),
+       Figure("copy_bandwidth_all_gpus", min_gpus=2, draw=all_gpus_figure,
+              needs=[Need("bandwidth_all_gpus", "bandwidth")])]
+)

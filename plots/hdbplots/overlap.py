@@ -1,6 +1,6 @@
 """Figures of the `overlap` family: when streams overlap copies with kernels, and what it is worth.
 
-Figures (each title states what the data shows; one set per GPU when a run measured several):
+Figures (FIGURES at the end says when each is drawn; one set per GPU when a run measured several):
   overlap_timeline          Gantt chart of one pass: 1 vs 4 streams × pinned vs pageable, one lane
                             per stream, H2D / kernel / D2H in three colours, the ideal bound marked
   overlap_speedup           speedup over one stream vs stream count, per regime, with the ideal bound
@@ -9,27 +9,25 @@ Figures (each title states what the data shows; one set per GPU when a run measu
   overlap_stream_semantics  the same two-stream pipeline under four stream semantics, and a CUDA graph
 
 How the family writes timelines into results.csv (docs/overlap.md): case `timeline`, one case per
-chunk (extra `chunk=i;chunks=C;regime=balanced`, columns host_kind and streams), metrics
-h2d_start … d2h_end in µs after the pass's origin event; repetition r of every chunk case is
-pass r. Chunk i ran on stream i mod streams.
+chunk (parameters chunk, chunks, regime, host_kind, streams), metrics h2d_start … d2h_end in µs
+after the pass's origin event; repetition r of every chunk case is pass r. Chunk i ran on stream
+i mod streams.
 """
 from __future__ import annotations
 
 import math
-from functools import partial
 from typing import Iterable, Sequence
 
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+from matplotlib.figure import Figure as MplFigure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from .common import (FigureJob, Row, Run, figure_legend, finish, format_bytes, format_number,
+from .common import (Figure, Need, Row, Scope, figure_legend, finish, format_bytes, format_number,
                      format_time_us, group, host_color, new_figure, ordered)
 
-FAMILY = "overlap"
 REGIMES = ("balanced", "compute_heavy", "copy_heavy")
 REGIME_NAMES = {"balanced": "balanced (kernel ≈ copy)", "compute_heavy": "compute-heavy (kernel ≈ 4× copy)",
                 "copy_heavy": "copy-heavy (kernel ≈ ¼ copy)"}
@@ -44,45 +42,10 @@ TAX_NAMES = {"resident": "kernel alone\n(data resident)", "device_generated": "i
 TAX_COLORS = {"resident": "#E69F00", "device_generated": "#D55E00", "round_trip": "#0072B2",
               "host_generated": "#56B4E9"}
 IDEAL_STYLE = {"color": "#CC0000", "linestyle": (0, (4, 2)), "linewidth": 1.6}
-
-
-def figures(run: Run) -> list[FigureJob]:
-    """The overlap figures this run has data for, per GPU, in reading order."""
-    rows = run.ok_rows(FAMILY)
-    devices = ordered((device_of(r) for r in rows), [])
-    jobs: list[FigureJob] = []
-    for device in devices:
-        mine = [r for r in rows if device_of(r) == device]
-        suffix = f"_gpu{device}" if len(devices) > 1 and device else ""
-        if timeline_configs(mine):
-            jobs.append(FigureJob(f"overlap_timeline{suffix}", partial(timeline_figure, run, mine)))
-        if sweep(mine, "speedup"):
-            jobs.append(FigureJob(f"overlap_speedup{suffix}", partial(speedup_figure, run, mine)))
-        if sweep(mine, "efficiency"):
-            jobs.append(FigureJob(f"overlap_efficiency{suffix}", partial(efficiency_figure, run, mine)))
-        if [r for r in mine if r.case == "movement_tax"]:
-            jobs.append(FigureJob(f"overlap_movement_tax{suffix}", partial(tax_figure, run, mine)))
-        if [r for r in mine if r.case in ("stream_semantics", "graph")]:
-            jobs.append(FigureJob(f"overlap_stream_semantics{suffix}", partial(semantics_figure, run, mine)))
-    return jobs
+TIMELINE_METRICS = tuple(f"{stage}_{edge}" for stage, _, _ in STAGES for edge in ("start", "end"))
 
 
 # ---------------------------------------------------------------- reading rows
-
-def device_of(row: Row) -> str:
-    """The row's GPU (CSV schema 2 `device` column), '' when the reader does not carry it."""
-    return str(getattr(row, "device", "") or "")
-
-
-def extras(row: Row) -> dict[str, str]:
-    """The `extra` column as a dict: 'chunks=32;regime=balanced' → {'chunks': '32', ...}."""
-    return dict(item.split("=", 1) for item in row.extra.split(";") if "=" in item)
-
-
-def extra_int(row: Row, key: str) -> int | None:
-    value = extras(row).get(key)
-    return int(value) if value and value.isdigit() else None
-
 
 def median_of(rows: Iterable[Row], metric: str) -> float | None:
     for r in rows:
@@ -100,8 +63,8 @@ def stat_of(rows: Iterable[Row], metric: str, statistic: str) -> float | None:
 
 def sweep(rows: Sequence[Row], metric: str) -> dict[tuple[str, str, int, int], list[Row]]:
     """(regime, host kind, streams, chunks) → rows of the stream sweep that carry `metric`."""
-    groups = group((r for r in rows if r.case == "pipeline" and r.api == "nonblocking"),
-                   lambda r: (extras(r).get("regime", ""), r.host_kind, r.streams or 0, extra_int(r, "chunks") or 0))
+    groups = group((r for r in rows if r.case == "pipeline" and r.get("api") == "nonblocking"),
+                   lambda r: (r.get("regime"), r.get("host_kind"), r.get("streams") or 0, r.get("chunks") or 0))
     return {k: v for k, v in groups.items() if median_of(v, metric) is not None}
 
 
@@ -121,15 +84,16 @@ def timeline_configs(rows: Sequence[Row]) -> dict[tuple[str, int], dict[int, lis
     """(host kind, streams) → chunk index → that chunk case's rows."""
     configs: dict[tuple[str, int], dict[int, list[Row]]] = {}
     for r in rows:
-        chunk = extra_int(r, "chunk")
-        if r.case == "timeline" and chunk is not None and r.streams:
-            configs.setdefault((r.host_kind, r.streams), {}).setdefault(chunk, []).append(r)
+        chunk = r.get("chunk")
+        if r.case == "timeline" and chunk is not None and r.get("streams"):
+            configs.setdefault((r.get("host_kind"), r.get("streams")), {}).setdefault(chunk, []).append(r)
     return configs
 
 
 def samples(rows: Sequence[Row], metric: str) -> list[float]:
-    """A metric's sample values in repetition order (the CSV lists them by sample_index)."""
-    return [r.value for r in rows if r.metric == metric and r.statistic == "sample"]
+    """A metric's sample values in repetition order (by sample_index)."""
+    found = [r for r in rows if r.metric == metric and r.statistic == "sample"]
+    return [r.value for r in sorted(found, key=lambda r: r.sample_index if r.sample_index is not None else -1)]
 
 
 def one_pass(chunks: dict[int, list[Row]]) -> tuple[dict[int, dict[str, float]], float, str]:
@@ -137,7 +101,7 @@ def one_pass(chunks: dict[int, list[Row]]) -> tuple[dict[int, dict[str, float]],
     plus that pass time and a note. Without sample rows, each time's median (medians keep each
     chunk's order: H2D end ≤ kernel start … holds in every repetition, so in the medians)."""
     totals = samples(chunks[min(chunks)], "pipeline_time")
-    metrics = [f"{stage}_{edge}" for stage, _, _ in STAGES for edge in ("start", "end")]
+    metrics = TIMELINE_METRICS
     complete = totals and all(len(samples(c, m)) == len(totals) for c in chunks.values() for m in metrics)
     if complete:
         pick = sorted(range(len(totals)), key=lambda i: totals[i])[(len(totals) - 1) // 2]
@@ -147,12 +111,13 @@ def one_pass(chunks: dict[int, list[Row]]) -> tuple[dict[int, dict[str, float]],
     return times, median_of(chunks[min(chunks)], "pipeline_time") or 0.0, "medians of every time"
 
 
-def timeline_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+def timeline_figure(scope: Scope) -> MplFigure | None:
     """1 vs 4 streams (columns) × pinned vs pageable (rows): one lane per stream."""
+    rows = scope.rows
     configs = timeline_configs(rows)
     hosts = ordered((h for h, _ in configs), ("pinned", "pageable"))
     stream_counts = sorted({s for _, s in configs})
-    fig = Figure(figsize=(13.5, 2.2 + 2.1 * len(hosts)))
+    fig = MplFigure(figsize=(13.5, 2.2 + 2.1 * len(hosts)))
     FigureCanvasAgg(fig)
     axes = fig.subplots(len(hosts), len(stream_counts), squeeze=False)
     summary: dict[tuple[str, int], tuple[float, float | None]] = {}
@@ -172,7 +137,7 @@ def timeline_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
     handles = [Patch(color=color, label=label) for _, label, color in STAGES]
     handles.append(Line2D([], [], label="ideal bound (measured link and kernel rates)", **IDEAL_STYLE))
     legend = figure_legend(fig, handles, [h.get_label() for h in handles], max_cols=4)
-    return finish(fig, timeline_lesson(summary), run.subtitle(), legend)
+    return finish(fig, timeline_lesson(summary), scope.subtitle, legend)
 
 
 def draw_gantt(ax: Axes, host: str, streams: int, chunks: dict[int, list[Row]]) -> tuple[float, float | None]:
@@ -195,7 +160,7 @@ def draw_gantt(ax: Axes, host: str, streams: int, chunks: dict[int, list[Row]]) 
     ax.set_yticklabels([f"stream {s}" for s in range(streams)])
     ax.set_ylim(streams - 0.5, -0.5)
     ax.set_xlabel("time since the pass's origin event (ms)")
-    size = next((r.size_bytes for rows in chunks.values() for r in rows if r.size_bytes), None)
+    size = next((r.get("size_bytes") for rows in chunks.values() for r in rows if r.get("size_bytes")), None)
     what = f"{host}, {streams} stream{'s' if streams > 1 else ''}, {count} chunks"
     if size:
         what += f" of {format_bytes(size / count)}"
@@ -221,7 +186,8 @@ def timeline_lesson(summary: dict[tuple[str, int], tuple[float, float | None]]) 
 
 # ---------------------------------------------------------------- speedup vs streams
 
-def speedup_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+def speedup_figure(scope: Scope) -> MplFigure | None:
+    rows = scope.rows
     best = best_over_chunks(rows, "speedup")
     regimes = ordered((k[0] for k in best), REGIMES)
     fig, axes = new_figure(ncols=len(regimes), width=4.6 * len(regimes) + 1, height=5.0, sharey=True)
@@ -256,7 +222,7 @@ def speedup_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
     axes[0].set_ylim(0, top * 1.25)
     handles, labels = axes[0].get_legend_handles_labels()
     legend = figure_legend(fig, handles, labels, title="median, whiskers: min–max of the repetitions")
-    return finish(fig, speedup_lesson(best), run.subtitle(), legend)
+    return finish(fig, speedup_lesson(best), scope.subtitle, legend)
 
 
 def speedup_lesson(best: dict[tuple[str, str, int], tuple[int, list[Row]]]) -> str:
@@ -278,7 +244,8 @@ def speedup_lesson(best: dict[tuple[str, str, int], tuple[int, list[Row]]]) -> s
 
 # ---------------------------------------------------------------- efficiency heatmap
 
-def efficiency_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+def efficiency_figure(scope: Scope) -> MplFigure | None:
+    rows = scope.rows
     data = {k: median_of(v, "efficiency") for k, v in sweep(rows, "efficiency").items() if k[1] == "pinned"}
     if not data:
         return None
@@ -307,7 +274,7 @@ def efficiency_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
         ax.set_title(REGIME_NAMES.get(regime, regime), loc="left")
         ax.grid(False)
     axes[0].set_ylabel("chunks per pass")
-    fig = finish(fig, efficiency_lesson(data), run.subtitle())
+    fig = finish(fig, efficiency_lesson(data), scope.subtitle)
     if image is not None:
         # After the layout: a colorbar axes of its own, right of the panels, never on top of them.
         fig.subplots_adjust(right=0.9)
@@ -329,17 +296,18 @@ def efficiency_lesson(data: dict[tuple[str, str, int, int], float | None]) -> st
 
 # ---------------------------------------------------------------- movement tax
 
-def tax_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+def tax_figure(scope: Scope) -> MplFigure | None:
+    rows = scope.rows
     data = [r for r in rows if r.case == "movement_tax"]
-    regimes = ordered((extras(r).get("regime", "") for r in data), REGIMES)
-    variants = ordered((r.api for r in data), TAX_VARIANTS)
+    regimes = ordered((r.get("regime") for r in data), REGIMES)
+    variants = ordered((r.get("api") for r in data), TAX_VARIANTS)
     fig, (ax,) = new_figure(width=10.5, height=5.4)
     width = 0.8 / max(len(variants), 1)
     top = 0.0
     for vi, variant in enumerate(variants):
         for ri, regime in enumerate(regimes):
-            config = [r for r in data if r.api == variant and extras(r).get("regime") == regime]
-            call = median_of(config, "call_time")
+            config = [r for r in data if r.get("api") == variant and r.get("regime") == regime]
+            call = median_of(config, "device_call_time")
             if call is None:
                 continue
             x = ri + (vi - (len(variants) - 1) / 2) * width
@@ -354,17 +322,17 @@ def tax_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
     ax.set_xticklabels([REGIME_NAMES.get(r, r) for r in regimes])
     ax.set_ylabel("time per call (ms); label: × the kernel alone")
     ax.set_ylim(0, top * 1.15 if top else 1)
-    size = next((r.size_bytes for r in data if r.size_bytes), None)
+    size = next((r.get("size_bytes") for r in data if r.get("size_bytes")), None)
     if size:
         ax.set_title(f"the same kernel over {format_bytes(size)}, pinned host memory", loc="left")
     handles, labels = ax.get_legend_handles_labels()
     legend = figure_legend(fig, handles, labels)
-    return finish(fig, tax_lesson(data), run.subtitle(), legend)
+    return finish(fig, tax_lesson(data), scope.subtitle, legend)
 
 
 def tax_lesson(data: Sequence[Row]) -> str:
     def ratio(variant: str, regime: str) -> float | None:
-        return median_of([r for r in data if r.api == variant and extras(r).get("regime") == regime], "tax_ratio")
+        return median_of([r for r in data if r.get("api") == variant and r.get("regime") == regime], "tax_ratio")
     for regime in ("copy_heavy", "balanced", "compute_heavy"):
         round_trip, host = ratio("round_trip", regime), ratio("host_generated", regime)
         if round_trip:
@@ -378,12 +346,13 @@ def tax_lesson(data: Sequence[Row]) -> str:
 
 # ---------------------------------------------------------------- stream semantics
 
-def semantics_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+def semantics_figure(scope: Scope) -> MplFigure | None:
+    rows = scope.rows
     fig, axes = new_figure(ncols=2, width=12.5, height=5.0)
-    bars = [(mode, [r for r in rows if r.case == "stream_semantics" and r.api == mode]) for mode in SEMANTICS]
+    bars = [(mode, [r for r in rows if r.case == "stream_semantics" and r.get("api") == mode]) for mode in SEMANTICS]
     bars = [(m, c) for m, c in bars if median_of(c, "pipeline_time") is not None]
-    graph = [(("graph_streams" if r.api == "nonblocking" else r.api),
-              [x for x in rows if x.case == "graph" and x.api == r.api]) for r in rows
+    graph = [(("graph_streams" if r.get("api") == "nonblocking" else r.get("api")),
+              [x for x in rows if x.case == "graph" and x.get("api") == r.get("api")]) for r in rows
              if r.case == "graph" and r.metric == "pipeline_time" and r.statistic == "median"]
     for ax, entries, title in ((axes[0], bars, "one two-stream pipeline, four stream semantics"),
                                (axes[1], graph, "the four-stream pipeline: launches vs one graph")):
@@ -416,7 +385,7 @@ def semantics_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
         ax.set_ylabel("pass time (ms)")
         ax.set_ylim(0, max(times + [serial / 1e3 if serial else 0]) * 1.2)
         ax.set_title(title, loc="left")
-    return finish(fig, semantics_lesson(bars), run.subtitle())
+    return finish(fig, semantics_lesson(bars), scope.subtitle)
 
 
 def semantics_lesson(bars: Sequence[tuple[str, list[Row]]]) -> str:
@@ -428,3 +397,18 @@ def semantics_lesson(bars: Sequence[tuple[str, list[Row]]]) -> str:
                 f"{legacy / base:.1f}× slower, a host sync per chunk {sync / base:.1f}×; "
                 f"the per-thread default stream keeps the overlap")
     return "The same pipeline under different stream semantics"
+
+
+# ---------------------------------------------------------------- what is drawn, and when
+
+FIGURES = [
+    Figure("overlap_timeline", per_device=True, draw=timeline_figure,
+           needs=[Need("timeline", metric) for metric in TIMELINE_METRICS]),
+    Figure("overlap_speedup", per_device=True, draw=speedup_figure,
+           needs=[Need("pipeline", "speedup", where={"api": "nonblocking"})]),
+    Figure("overlap_efficiency", per_device=True, draw=efficiency_figure,
+           needs=[Need("pipeline", "efficiency", where={"api": "nonblocking", "host_kind": "pinned"})]),
+    Figure("overlap_movement_tax", per_device=True, draw=tax_figure, needs=[Need("movement_tax", "device_call_time")]),
+    Figure("overlap_stream_semantics", per_device=True, draw=semantics_figure,
+           needs=[Need("stream_semantics", "pipeline_time")]),
+]

@@ -1,31 +1,24 @@
 """Figures of the `p2p` family: what a direct GPU↔GPU path buys over staging through the host.
 
-Figures (each title states what the data shows):
+Figures (FIGURES at the end says when each is drawn; each title states what the data shows):
   p2p_bandwidth_pairs   bandwidth vs size per method for the best and the worst pair, with the
                         pair's NVLink line rate and the PCIe line rate drawn
   p2p_heatmaps          one pair matrix per method at the largest size (row = source GPU)
   p2p_topology          the topology as found: link, peak, peer access, rank, atomics per pair
+                        (meta.json node.topology; the measured pairs with "unknown" links without it)
   p2p_chunk_sweep       the staged pipeline's bandwidth vs chunk size
   p2p_loopback          one GPU to itself through host memory (the only path a one-GPU node has)
   p2p_latency           one small transfer per method: device-timed vs host-observed
-
-The pair columns (src, dst) and the topology (meta.json node.topology) are read here directly:
-common.Row carries only the columns the copy family needs.
 """
 from __future__ import annotations
 
-import csv
-import json
 import math
-from dataclasses import dataclass
-from functools import partial
-from pathlib import Path
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
-from matplotlib.figure import Figure
+from matplotlib.figure import Figure as MplFigure
 
-from .common import (FigureJob, Run, figure_legend, axes_handles, finish, format_bytes,
+from .common import (Figure, Need, Row, Scope, axes_handles, figure_legend, finish, format_bytes,
                      format_number, format_time_us, new_figure, pcie_peak_gbps, reference_line,
                      size_axis)
 
@@ -40,121 +33,60 @@ METHOD_LABELS = {
 METHOD_COLORS = {"ce_peer": "#0072B2", "ce_no_peer": "#E69F00", "staged": "#009E73",
                  "sm_read": "#CC79A7", "sm_write": "#D55E00"}
 METHOD_MARKERS = {"ce_peer": "o", "ce_no_peer": "s", "staged": "D", "sm_read": "^", "sm_write": "v"}
-
-
-@dataclass(frozen=True)
-class PairRow:
-    """One p2p median/min/max row with the pair columns."""
-    case: str
-    api: str
-    direction: str
-    src: str
-    dst: str
-    size: int
-    metric: str
-    statistic: str
-    value: float
-    extra: str
-
-
-def figures(run: Run) -> list[FigureJob]:
-    """The p2p figures this run has data for, in reading order."""
-    rows = pair_rows(run.directory / "results.csv")
-    topology = read_topology(run.directory / "meta.json")
-    jobs = []
-    uni = [r for r in rows if r.case == "bandwidth" and r.direction == "uni" and r.metric == "bandwidth"]
-    if uni:
-        jobs.append(FigureJob("p2p_bandwidth_pairs", partial(pairs_figure, run, uni, topology)))
-        jobs.append(FigureJob("p2p_heatmaps", partial(heatmap_figure, run, uni)))
-    if topology.get("pairs"):
-        jobs.append(FigureJob("p2p_topology", partial(topology_figure, run, topology)))
-    if any(r.case == "chunk_sweep" for r in rows):
-        jobs.append(FigureJob("p2p_chunk_sweep", partial(chunk_figure, run, rows)))
-    if any(r.direction == "loopback" and r.case == "bandwidth" for r in rows):
-        jobs.append(FigureJob("p2p_loopback", partial(loopback_figure, run, rows)))
-    if any(r.case == "latency" for r in rows):
-        jobs.append(FigureJob("p2p_latency", partial(latency_figure, run, rows)))
-    return jobs
+PAIR = {"direction": "uni"}          # one GPU to another, one direction
+LOOPBACK = {"direction": "loopback"}  # one GPU to itself through host memory
 
 
 # ---------------------------------------------------------------- reading
 
-def pair_rows(path: Path) -> list[PairRow]:
-    """The family's measured median/min/max rows with their src/dst columns."""
-    out = []
-    with path.open(newline="", encoding="utf-8") as handle:
-        for record in csv.DictReader(handle):
-            if record.get("family") != "p2p" or (record.get("status") or "ok") != "ok":
-                continue
-            if record.get("statistic") not in ("median", "min", "max"):
-                continue
-            try:
-                value = float(record.get("value") or "nan")
-                size = int(record.get("size_bytes") or 0)
-            except ValueError:
-                continue
-            if not math.isfinite(value):
-                continue
-            out.append(PairRow(case=record.get("case") or "", api=record.get("api") or "",
-                               direction=record.get("direction") or "", src=record.get("src") or "",
-                               dst=record.get("dst") or "", size=size, metric=record.get("metric") or "",
-                               statistic=record["statistic"], value=value, extra=record.get("extra") or ""))
-    return out
+def sized(rows: Sequence[Row]) -> list[Row]:
+    """The rows that carry a size (every measured p2p row)."""
+    return [r for r in rows if r.get("size_bytes") is not None]
 
 
-def read_topology(path: Path) -> dict:
-    """meta.json's node.topology, or {} when the run has none."""
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    node = meta.get("node") if isinstance(meta, dict) else None
-    topology = node.get("topology") if isinstance(node, dict) else None
-    return topology if isinstance(topology, dict) else {}
+def uni_rows(rows: Sequence[Row]) -> list[Row]:
+    return [r for r in sized(rows) if r.case == "bandwidth" and r.get("direction") == PAIR["direction"]
+            and r.metric == "bandwidth"]
 
 
-def medians(rows: Sequence[PairRow], **match: str) -> dict[int, float]:
-    """size → median of the rows matching every given field."""
-    return {r.size: r.value for r in rows if r.statistic == "median"
-            and all(getattr(r, k) == v for k, v in match.items())}
+def medians(rows: Sequence[Row], **match: Any) -> dict[int, float]:
+    """size → median of the rows whose columns equal every given value."""
+    return {r["size_bytes"]: r.value for r in rows if r.statistic == "median"
+            and all(r.get(k) == v for k, v in match.items())}
 
 
-def pair_link(topology: dict, src: str, dst: str) -> dict:
+def pair_link(topology: Mapping[str, Any], src: int, dst: int) -> dict:
     for pair in topology.get("pairs") or []:
-        if str(pair.get("src")) == src and str(pair.get("dst")) == dst:
+        if str(pair.get("src")) == str(src) and str(pair.get("dst")) == str(dst):
             return pair.get("link") or {}
     return {}
 
 
-def extra_value(extra: str, key: str) -> str:
-    for item in extra.split(";"):
-        if item.startswith(key + "="):
-            return item[len(key) + 1:]
-    return ""
-
-
 # ---------------------------------------------------------------- best and worst pair
 
-def rank_pairs(uni: Sequence[PairRow]) -> list[tuple[str, str]]:
+def rank_pairs(uni: Sequence[Row]) -> list[tuple[int, int]]:
     """Pairs from fastest to slowest by the fastest direct method's median at the largest size."""
-    largest = max(r.size for r in uni if r.statistic == "median")
-    score: dict[tuple[str, str], float] = {}
+    largest = max(r["size_bytes"] for r in uni if r.statistic == "median")
+    score: dict[tuple[int, int], float] = {}
     for r in uni:
-        if r.statistic == "median" and r.size == largest and r.api != "staged":
-            score[(r.src, r.dst)] = max(score.get((r.src, r.dst), 0.0), r.value)
+        if r.statistic == "median" and r["size_bytes"] == largest and r.get("api") != "staged":
+            score[(r.get("src"), r.get("dst"))] = max(score.get((r.get("src"), r.get("dst")), 0.0), r.value)
     if not score:
-        score = {(r.src, r.dst): r.value for r in uni if r.statistic == "median" and r.size == largest}
+        score = {(r.get("src"), r.get("dst")): r.value for r in uni if r.statistic == "median" and r["size_bytes"] == largest}
     return sorted(score, key=lambda p: -score[p])
 
 
-def pairs_figure(run: Run, uni: Sequence[PairRow], topology: dict) -> Figure:
+def pairs_figure(scope: Scope) -> MplFigure | None:
+    run, uni, topology = scope.run, uni_rows(scope.rows), scope.run.node.topology
+    if not uni:
+        return None
     ranked = rank_pairs(uni)
     shown = [ranked[0]] + ([ranked[-1]] if len(ranked) > 1 else [])
     fig, axes = new_figure(ncols=len(shown), width=7.0 * len(shown), sharey=True)
     pcie = pcie_peak_gbps(run.node.pcie_gen, run.node.pcie_width)
     top = 0.0
     for ax, (src, dst), role in zip(axes, shown, ("best pair", "worst pair")):
-        pair = [r for r in uni if r.src == src and r.dst == dst]
+        pair = [r for r in uni if r.get("src") == src and r.get("dst") == dst]
         for api in METHODS:
             data = medians(pair, api=api)
             if not data:
@@ -172,7 +104,7 @@ def pairs_figure(run: Run, uni: Sequence[PairRow], topology: dict) -> Figure:
         if pcie:
             reference_line(ax, pcie, f"PCIe Gen{run.node.pcie_gen} x{run.node.pcie_width}: {pcie:.1f} GB/s")
             top = max(top, pcie)
-        size_axis(ax, [r.size for r in pair])
+        size_axis(ax, [r["size_bytes"] for r in pair])
         ax.set_title(f"{role if len(shown) > 1 else 'pair'}: GPU {src} → GPU {dst}", loc="left")
     axes[0].set_ylabel("bandwidth (GB/s, 1 GB = 10⁹ B)")
     axes[0].set_ylim(0, top * 1.12)
@@ -180,10 +112,10 @@ def pairs_figure(run: Run, uni: Sequence[PairRow], topology: dict) -> Figure:
     return finish(fig, pairs_lesson(uni, ranked[0]), run.subtitle(), legend)
 
 
-def pairs_lesson(uni: Sequence[PairRow], best: tuple[str, str]) -> str:
+def pairs_lesson(uni: Sequence[Row], best: tuple[int, int]) -> str:
     src, dst = best
-    pair = [r for r in uni if r.src == src and r.dst == dst]
-    largest = max(r.size for r in pair)
+    pair = [r for r in uni if r.get("src") == src and r.get("dst") == dst]
+    largest = max(r["size_bytes"] for r in pair)
     at = {api: medians(pair, api=api).get(largest) for api in METHODS}
     if at.get("ce_peer") and at.get("staged"):
         return (f"Direct P2P moves {format_number(at['ce_peer'])} GB/s from GPU {src} to GPU {dst} at "
@@ -198,10 +130,13 @@ def pairs_lesson(uni: Sequence[PairRow], best: tuple[str, str]) -> str:
 
 # ---------------------------------------------------------------- heatmaps
 
-def heatmap_figure(run: Run, uni: Sequence[PairRow]) -> Figure | None:
-    largest = max(r.size for r in uni if r.statistic == "median")
-    devices = sorted({int(d) for r in uni for d in (r.src, r.dst) if d.isdigit()})
-    methods = [a for a in METHODS if medians([r for r in uni if r.size == largest], api=a)]
+def heatmap_figure(scope: Scope) -> MplFigure | None:
+    run, uni = scope.run, uni_rows(scope.rows)
+    if not uni:
+        return None
+    largest = max(r["size_bytes"] for r in uni if r.statistic == "median")
+    devices = sorted({d for r in uni for d in (r.get("src"), r.get("dst")) if d is not None})
+    methods = [a for a in METHODS if medians([r for r in uni if r["size_bytes"] == largest], api=a)]
     if not devices or not methods:
         return None
     index = {d: i for i, d in enumerate(devices)}
@@ -210,8 +145,9 @@ def heatmap_figure(run: Run, uni: Sequence[PairRow]) -> Figure | None:
     for ax, api in zip(axes, methods):
         grid = np.full((len(devices), len(devices)), np.nan)
         for r in uni:
-            if r.api == api and r.size == largest and r.statistic == "median" and r.src.isdigit() and r.dst.isdigit():
-                grid[index[int(r.src)], index[int(r.dst)]] = r.value
+            if (r.get("api") == api and r["size_bytes"] == largest and r.statistic == "median"
+                    and r.get("src") in index and r.get("dst") in index):
+                grid[index[r["src"]], index[r["dst"]]] = r.value
         vmax = float(np.nanmax(grid)) if np.any(~np.isnan(grid)) else 1.0
         ax.imshow(np.ma.masked_invalid(grid), cmap="viridis", vmin=0, vmax=vmax)
         ax.grid(False)
@@ -245,7 +181,19 @@ def heatmap_lesson(spread: list[tuple[str, float, float]], size: int) -> str:
 
 # ---------------------------------------------------------------- topology
 
-def topology_figure(run: Run, topology: dict) -> Figure:
+def measured_pairs(rows: Sequence[Row]) -> list[tuple[int, int]]:
+    """The (src, dst) pairs the run measured one way, in order."""
+    return sorted({(r["src"], r["dst"]) for r in uni_rows(rows) if r.get("src") is not None and r.get("dst") is not None})
+
+
+def topology_figure(scope: Scope) -> MplFigure | None:
+    run = scope.run
+    topology = dict(run.node.topology)
+    if not topology.get("pairs"):  # meta.json without a topology: the measured pairs, links unknown
+        topology["pairs"] = [{"src": s, "dst": d, "link": {"type": "unknown", "source": "not in meta.json"}}
+                             for s, d in measured_pairs(scope.rows)]
+    if not topology["pairs"]:
+        return None
     rows = []
     for pair in topology.get("pairs") or []:
         link = pair.get("link") or {}
@@ -269,7 +217,7 @@ def topology_figure(run: Run, topology: dict) -> Figure:
     return finish(fig, topology_lesson(topology), run.subtitle())
 
 
-def topology_lesson(topology: dict) -> str:
+def topology_lesson(topology: Mapping[str, Any]) -> str:
     links = [(p.get("link") or {}) for p in topology.get("pairs") or []]
     nvlink = [link for link in links if link.get("type") == "nvlink"]
     gpus = len(topology.get("gpus") or [])
@@ -287,7 +235,8 @@ def topology_lesson(topology: dict) -> str:
 
 # ---------------------------------------------------------------- chunk sweep, loopback, latency
 
-def chunk_figure(run: Run, rows: Sequence[PairRow]) -> Figure | None:
+def chunk_figure(scope: Scope) -> MplFigure | None:
+    run, rows = scope.run, sized(scope.rows)
     sweep = [r for r in rows if r.case == "chunk_sweep" and r.metric == "bandwidth" and r.statistic == "median"]
     if not sweep:
         return None
@@ -295,9 +244,9 @@ def chunk_figure(run: Run, rows: Sequence[PairRow]) -> Figure | None:
     best = (0.0, 0, "")
     curves: dict[tuple[str, str, str], dict[int, float]] = {}
     for r in sweep:
-        chunk = int(extra_value(r.extra, "chunk_bytes") or 0)
+        chunk = r.get("chunk_bytes") or 0
         if chunk:
-            curves.setdefault((r.direction, r.src, r.dst), {})[chunk] = r.value
+            curves.setdefault((r.get("direction"), r.get("src"), r.get("dst")), {})[chunk] = r.value
     for (direction, src, dst), data in sorted(curves.items()):
         chunks = sorted(data)
         label = f"GPU {src} → host → GPU {dst}" + (" (loopback)" if direction == "loopback" else "")
@@ -311,20 +260,21 @@ def chunk_figure(run: Run, rows: Sequence[PairRow]) -> Figure | None:
     size_axis(ax, [c for data in curves.values() for c in data], label="chunk size (bytes per bounce buffer)")
     ax.set_ylabel("bandwidth (GB/s)")
     ax.set_ylim(0, max([best[0]] + ([pcie] if pcie else [])) * 1.15)
-    ax.set_title(f"staged pipeline at {format_bytes(sweep[0].size)}, 3 bounce buffers, 2 streams", loc="left")
+    ax.set_title(f"staged pipeline at {format_bytes(sweep[0]['size_bytes'])}, 3 bounce buffers, 2 streams", loc="left")
     legend = figure_legend(fig, *axes_handles([ax]))
     lesson = (f"Chunks of {format_bytes(best[1])} keep both PCIe links busy: {format_number(best[0])} GB/s; "
               f"smaller chunks pay per-copy overhead, larger ones lose the overlap")
     return finish(fig, lesson, run.subtitle(), legend)
 
 
-def loopback_figure(run: Run, rows: Sequence[PairRow]) -> Figure | None:
-    loop = [r for r in rows if r.case == "bandwidth" and r.direction == "loopback" and r.metric == "bandwidth"]
+def loopback_figure(scope: Scope) -> MplFigure | None:
+    run, rows = scope.run, sized(scope.rows)
+    loop = [r for r in rows if r.case == "bandwidth" and r.get("direction") == LOOPBACK["direction"] and r.metric == "bandwidth"]
     if not loop:
         return None
     fig, (ax,) = new_figure()
     top = 0.0
-    for gpu in sorted({r.src for r in loop}):
+    for gpu in sorted({r.get("src") for r in loop}):
         data = medians(loop, src=gpu)
         sizes = sorted(data)
         ax.plot(sizes, [data[s] for s in sizes], marker="D", markersize=4, linewidth=1.6,
@@ -334,26 +284,27 @@ def loopback_figure(run: Run, rows: Sequence[PairRow]) -> Figure | None:
     if pcie:
         reference_line(ax, pcie, f"PCIe Gen{run.node.pcie_gen} x{run.node.pcie_width}, one direction: {pcie:.1f} GB/s")
         top = max(top, pcie)
-    size_axis(ax, [r.size for r in loop])
+    size_axis(ax, [r["size_bytes"] for r in loop])
     ax.set_ylabel("bandwidth (GB/s)")
     ax.set_ylim(0, top * 1.12)
     legend = figure_legend(fig, *axes_handles([ax]))
-    largest = max(r.size for r in loop)
-    best = max(v for r in loop if r.size == largest and r.statistic == "median" for v in [r.value])
+    largest = max(r["size_bytes"] for r in loop)
+    best = max(v for r in loop if r["size_bytes"] == largest and r.statistic == "median" for v in [r.value])
     lesson = (f"Through host memory a GPU reaches {format_number(best)} GB/s at {format_bytes(largest)}: "
               f"the D2H and H2D halves overlap on the full-duplex PCIe link")
     return finish(fig, lesson, run.subtitle(), legend)
 
 
-def latency_figure(run: Run, rows: Sequence[PairRow]) -> Figure | None:
+def latency_figure(scope: Scope) -> MplFigure | None:
+    run, rows = scope.run, sized(scope.rows)
     lat = [r for r in rows if r.case == "latency" and r.statistic == "median"]
     if not lat:
         return None
-    smallest = min(r.size for r in lat)
-    methods = [a for a in METHODS if any(r.api == a for r in lat)]
-    device = [np.median([r.value for r in lat if r.api == a and r.size == smallest and r.metric == "latency"] or [np.nan])
+    smallest = min(r["size_bytes"] for r in lat)
+    methods = [a for a in METHODS if any(r.get("api") == a for r in lat)]
+    device = [np.median([r.value for r in lat if r.get("api") == a and r["size_bytes"] == smallest and r.metric == "latency"] or [np.nan])
               for a in methods]
-    host = [np.median([r.value for r in lat if r.api == a and r.size == smallest and r.metric == "host_latency"] or [np.nan])
+    host = [np.median([r.value for r in lat if r.get("api") == a and r["size_bytes"] == smallest and r.metric == "host_latency"] or [np.nan])
             for a in methods]
     fig, (ax,) = new_figure()
     x = np.arange(len(methods))
@@ -370,3 +321,15 @@ def latency_figure(run: Run, rows: Sequence[PairRow]) -> Figure | None:
     else:
         lesson = f"Small-transfer latency at {format_bytes(smallest)}"
     return finish(fig, lesson, run.subtitle(), legend)
+
+
+# ---------------------------------------------------------------- what is drawn, and when
+
+FIGURES = [
+    Figure("p2p_bandwidth_pairs", draw=pairs_figure, needs=[Need("bandwidth", "bandwidth", where=PAIR)]),
+    Figure("p2p_heatmaps", draw=heatmap_figure, needs=[Need("bandwidth", "bandwidth", where=PAIR)]),
+    Figure("p2p_topology", draw=topology_figure, needs=[Need("bandwidth", "bandwidth", where=PAIR)]),
+    Figure("p2p_chunk_sweep", draw=chunk_figure, needs=[Need("chunk_sweep", "bandwidth")]),
+    Figure("p2p_loopback", draw=loopback_figure, needs=[Need("bandwidth", "bandwidth", where=LOOPBACK)]),
+    Figure("p2p_latency", draw=latency_figure, needs=[Need("latency", "latency")]),
+]

@@ -1,6 +1,6 @@
 """Figures of the `sync` family: what waiting costs.
 
-Figures (each title states what the data shows):
+Figures (FIGURES at the end says when each is drawn; one set per GPU when a run measured several):
   sync_wakeup    cost of a sync call on finished work; wake-up latency per sync call and
                  scheduling mode, with the CPU time the waiting thread burnt beside it
   sync_waiting   waiting for one event vs its stream vs the device; a cross-stream dependency
@@ -11,17 +11,14 @@ Figures (each title states what the data shows):
 """
 from __future__ import annotations
 
-from functools import partial
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch
+from matplotlib.figure import Figure as MplFigure
 
-from .common import (FigureJob, Row, Run, axes_handles, figure_legend, finish, format_number,
+from .common import (Figure, Need, Row, Scope, axes_handles, figure_legend, finish, format_number,
                      format_time_us, new_figure, ordered, reference_line, select)
 
-FAMILY = "sync"
 MODES = ("auto", "spin", "yield", "blocking_sync")
 MODE_COLORS = {"auto": "#999999", "spin": "#D55E00", "yield": "#E69F00", "blocking_sync": "#0072B2"}
 MODE_NAMES = {"auto": "auto (default)", "spin": "spin", "yield": "yield", "blocking_sync": "blocking-sync"}
@@ -39,42 +36,22 @@ TRAP_COLORS = {"readback_pageable": "#D55E00", "sync_only": "#CC79A7", "readback
                "keep_on_gpu": "#0072B2"}
 
 
-def figures(run: Run) -> list[FigureJob]:
-    """The sync figures this run has data for, in reading order."""
-    rows = run.ok_rows(FAMILY)
-    jobs = []
-    if select(rows, case="wakeup") or select(rows, case="sync_cost"):
-        jobs.append(FigureJob("sync_wakeup", partial(wakeup_figure, run, rows)))
-    if select(rows, case="wait_for_need") or select(rows, case="dependency"):
-        jobs.append(FigureJob("sync_waiting", partial(waiting_figure, run, rows)))
-    if select(rows, case="graph"):
-        jobs.append(FigureJob("sync_launch", partial(launch_figure, run, rows)))
-    if select(rows, case="trap"):
-        jobs.append(FigureJob("sync_trap", partial(trap_figure, run, rows)))
-    return jobs
-
-
 # ---------------------------------------------------------------- helpers
 
-def extra_of(row: Row) -> dict[str, str]:
-    """The `extra` column as a dict: 'every=1;mode=spin' → {'every': '1', 'mode': 'spin'}."""
-    return dict(item.split("=", 1) for item in row.extra.split(";") if "=" in item)
-
-
-def stat(rows: Sequence[Row], metric: str, statistic: str = "median", **extra: str) -> float | None:
-    """The one value of a metric and statistic among rows whose extra fields match."""
+def stat(rows: Sequence[Row], metric: str, statistic: str = "median", **params: Any) -> float | None:
+    """The one value of a metric and statistic among rows whose parameters match."""
     values = [r.value for r in rows if r.metric == metric and r.statistic == statistic
-              and all(extra_of(r).get(k) == v for k, v in extra.items())]
+              and all(r.get(k) == v for k, v in params.items())]
     return values[0] if values else None
 
 
-def whisker(rows: Sequence[Row], metric: str, **extra: str) -> tuple[float, float, float] | None:
+def whisker(rows: Sequence[Row], metric: str, **params: Any) -> tuple[float, float, float] | None:
     """(median, min, max) over repetitions, or None when the metric has no median."""
-    median = stat(rows, metric, **extra)
+    median = stat(rows, metric, **params)
     if median is None:
         return None
-    low = stat(rows, metric, "min", **extra)
-    high = stat(rows, metric, "max", **extra)
+    low = stat(rows, metric, "min", **params)
+    high = stat(rows, metric, "max", **params)
     return median, median if low is None else low, median if high is None else high
 
 
@@ -94,21 +71,22 @@ def bars(ax, xs: Sequence[float], values: Sequence[tuple[float, float, float] | 
 def api_bars(ax, rows: Sequence[Row], order: Sequence[str], labels: dict[str, str], metric: str, width: float,
              color: str, label: str) -> None:
     """One bar per API in `order` (the APIs present), median with min–max whiskers, named below."""
-    apis = ordered((r.api for r in rows), order)
+    apis = ordered((r.get("api") for r in rows), order)
     bars(ax, range(len(apis)), [whisker(select(rows, api=a), metric) for a in apis], width, color, label)
     ax.set_xticks(range(len(apis)))
     ax.set_xticklabels([labels.get(a, a) for a in apis], fontsize=8)
 
 
 def device_note(rows: Sequence[Row]) -> str:
-    devices = sorted({str(getattr(r, "device", "") or "") for r in rows} - {""})
-    return f"; GPU {', '.join(devices)}" if devices else ""
+    devices = sorted({r.device for r in rows if r.device is not None})
+    return f"; GPU {', '.join(map(str, devices))}" if devices else ""
 
 
 # ---------------------------------------------------------------- sync cost and wake-up
 
-def wakeup_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+def wakeup_figure(scope: Scope) -> MplFigure | None:
     """Three panels: a sync call on finished work; wake-up latency; CPU time per 1 ms wait."""
+    rows = scope.rows
     cost = select(rows, case="sync_cost")
     wake = select(rows, case="wakeup")
     fig, (ax_cost, ax_wake, ax_cpu) = new_figure(ncols=3, width=16.5, height=5.8)
@@ -116,8 +94,8 @@ def wakeup_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
     ax_cost.set_ylabel("host time per call (µs)")
     ax_cost.set_title("the call itself, work already done", loc="left")
 
-    modes = ordered((extra_of(r).get("mode", "") for r in wake), MODES)
-    apis = ordered((r.api for r in wake), WAIT_APIS)
+    modes = ordered((r.get("mode") for r in wake), MODES)
+    apis = ordered((r.get("api") for r in wake), WAIT_APIS)
     width = 0.8 / max(1, len(modes))
     for i, mode in enumerate(modes):
         xs = [j + (i - (len(modes) - 1) / 2) * width for j in range(len(apis))]
@@ -125,7 +103,7 @@ def wakeup_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
         label = f"{MODE_NAMES.get(mode, mode)} mode"
         bars(ax_wake, xs, [whisker(select(wake, api=a), "wakeup_latency", mode=mode) for a in apis],
              width, color, label)
-        bars(ax_cpu, xs, [whisker(select(wake, api=a), "cpu_time", mode=mode) for a in apis],
+        bars(ax_cpu, xs, [whisker(select(wake, api=a), "waiter_cpu_time", mode=mode) for a in apis],
              width, color, label)
     kernel_us = median_of(wake, "wait_time")
     for ax in (ax_wake, ax_cpu):
@@ -143,7 +121,7 @@ def wakeup_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
     legend = figure_legend(fig, *axes_handles([ax_cost, ax_wake]), max_cols=5,
                            title="bars: median of repetitions, whiskers: min–max; each mode ran in its own process"
                                  + device_note(wake))
-    return finish(fig, wakeup_lesson(wake), run.subtitle(), legend)
+    return finish(fig, wakeup_lesson(wake), scope.subtitle, legend)
 
 
 def median_of(rows: Sequence[Row], metric: str) -> float | None:
@@ -165,13 +143,14 @@ def wakeup_lesson(wake: Sequence[Row]) -> str:
 
 # ---------------------------------------------------------------- waiting for what you need
 
-def waiting_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+def waiting_figure(scope: Scope) -> MplFigure | None:
+    rows = scope.rows
     need = select(rows, case="wait_for_need")
     dep = select(rows, case="dependency")
     if not need and not dep:
         return None
     fig, (ax_need, ax_dep) = new_figure(ncols=2, width=13.5, height=5.4)
-    apis = ordered((r.api for r in need), NEED_APIS)
+    apis = ordered((r.get("api") for r in need), NEED_APIS)
     waits = [whisker(select(need, api=a), "wait_time") for a in apis]
     bars(ax_need, range(len(apis)), waits, 0.55, "#0072B2", "host blocked in the call")
     # The wake-up part is microseconds against a wait of hundreds: written, not drawn.
@@ -194,7 +173,7 @@ def waiting_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
     ax_dep.set_title("a dependency on another stream", loc="left")
     legend = figure_legend(fig, *axes_handles([ax_need, ax_dep]), max_cols=3,
                            title="bars: median of repetitions, whiskers: min–max" + device_note(need + dep))
-    return finish(fig, waiting_lesson(need, dep), run.subtitle(), legend)
+    return finish(fig, waiting_lesson(need, dep), scope.subtitle, legend)
 
 
 def waiting_lesson(need: Sequence[Row], dep: Sequence[Row]) -> str:
@@ -215,14 +194,15 @@ def waiting_lesson(need: Sequence[Row], dep: Sequence[Row]) -> str:
 
 # ---------------------------------------------------------------- launches vs graph
 
-def launch_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+def launch_figure(scope: Scope) -> MplFigure | None:
+    rows = scope.rows
     graph = select(rows, case="graph")
     fig, (ax,) = new_figure(width=8.5, height=5.6)
     drawn = False
     for api, color, marker in (("launches", "#D55E00", "o"), ("graph", "#0072B2", "s")):
         curve = select(graph, api=api)
-        points = sorted((int(extra_of(r)["kernels"]), r.value) for r in curve
-                        if r.metric == "total_time" and r.statistic == "median" and "kernels" in extra_of(r))
+        points = sorted((r["kernels"], r.value) for r in curve
+                        if r.metric == "total_time" and r.statistic == "median" and r.get("kernels") is not None)
         if not points:
             continue
         drawn = True
@@ -234,8 +214,8 @@ def launch_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
                         textcoords="offset points", fontsize=8, color=color)
     if not drawn:
         return None
-    instantiate = sorted((int(extra_of(r)["kernels"]), r.value) for r in select(graph, api="graph")
-                         if r.metric == "instantiate_time" and r.statistic == "median" and "kernels" in extra_of(r))
+    instantiate = sorted((r["kernels"], r.value) for r in select(graph, api="graph")
+                         if r.metric == "instantiate_time" and r.statistic == "median" and r.get("kernels") is not None)
     if instantiate:
         ks, values = zip(*instantiate)
         ax.plot(ks, values, color="#0072B2", linestyle=":", marker="x", linewidth=1.2,
@@ -252,31 +232,34 @@ def launch_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
     ax.set_ylabel("host time until the stream is idle (µs, log)")
     legend = figure_legend(fig, *axes_handles([ax]), max_cols=2,
                            title="medians of repetitions" + device_note(graph))
-    return finish(fig, launch_lesson(graph), run.subtitle(), legend)
+    return finish(fig, launch_lesson(graph), scope.subtitle, legend)
 
 
 def launch_lesson(graph: Sequence[Row]) -> str:
-    launches = {extra_of(r).get("kernels"): r.value for r in select(graph, api="launches")
+    launches = {r.get("kernels"): r.value for r in select(graph, api="launches")
                 if r.metric == "total_time" and r.statistic == "median"}
-    graphs = {extra_of(r).get("kernels"): r.value for r in select(graph, api="graph")
+    graphs = {r.get("kernels"): r.value for r in select(graph, api="graph")
               if r.metric == "total_time" and r.statistic == "median"}
-    common = sorted((k for k in launches if k in graphs and k), key=int)
+    common = sorted(k for k in launches if k in graphs and k is not None)
     if not common:
         return "CUDA graphs amortise launch cost over many kernels"
-    k = "100" if "100" in common else common[-1]
+    k = 100 if 100 in common else common[-1]
     return (f"One graph launch runs {k} empty kernels in {format_time_us(graphs[k])}, {k} launches take "
             f"{format_time_us(launches[k])}: graphs amortise the launch cost ({launches[k] / graphs[k]:.1f}×)")
 
 
 # ---------------------------------------------------------------- the sync trap
 
-def trap_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
+def trap_figure(scope: Scope) -> MplFigure | None:
+    rows = scope.rows
     trap = select(rows, case="trap")
     fig, (ax,) = new_figure(width=9.0, height=5.6)
-    every = ordered((extra_of(r).get("every", "") for r in trap if extra_of(r).get("every")), ())
-    every = sorted((e for e in every if e != "never"), key=int) + (["never"] if "never" in every else [])
+    # Read-back intervals in increasing order, then the loop that never reads back (no `every`).
+    every: list[int | None] = ordered((r.get("every") for r in trap), ())
     if not every:
         return None
+    if any(r.get("every") is None and r.metric == "relative_throughput" for r in select(trap, api="readback_pageable")):
+        every.append(None)
     xs = range(len(every))
     # Each line's value labels sit on their own side of the point: the lines nearly meet at large k.
     for api, label, offset in (("readback_pageable", "4-byte read-back to pageable memory, then sync (.item())", (5, -12)),
@@ -300,7 +283,7 @@ def trap_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
         ax.axhline(keep, color=TRAP_COLORS["keep_on_gpu"], linestyle="--", linewidth=1.4,
                    label=f"the fix: keep it on the GPU, copy once at the end ({keep:.2f})")
     ax.set_xticks(list(xs))
-    ax.set_xticklabels([f"every {e}" if e != "never" else "never" for e in every])
+    ax.set_xticklabels([f"every {e}" if e is not None else "never" for e in every])
     ax.set_xlabel("read-back interval k (kernels between read-backs)")
     ax.set_ylabel("throughput relative to never reading back")
     ax.set_ylim(0, 1.15)
@@ -309,18 +292,28 @@ def trap_figure(run: Run, rows: Sequence[Row]) -> Figure | None:
     ax.set_title(title, loc="left")
     legend = figure_legend(fig, *axes_handles([ax]), max_cols=1,
                            title="median of repetitions, whiskers: min–max" + device_note(trap))
-    return finish(fig, trap_lesson(trap), run.subtitle(), legend)
+    return finish(fig, trap_lesson(trap), scope.subtitle, legend)
 
 
 def trap_lesson(trap: Sequence[Row]) -> str:
-    k1 = stat(select(trap, api="readback_pageable"), "relative_throughput", every="1")
+    k1 = stat(select(trap, api="readback_pageable"), "relative_throughput", every=1)
     keep = stat(select(trap, api="keep_on_gpu"), "relative_throughput")
     if k1 is None or k1 <= 0:
         return "The sync trap: every read-back stops the GPU until the host catches up"
     text = f"Reading one value back every kernel makes the loop {1 / k1:.1f}× slower"
-    sync_only = stat(select(trap, api="sync_only"), "relative_throughput", every="1")
+    sync_only = stat(select(trap, api="sync_only"), "relative_throughput", every=1)
     if sync_only:
         text += f" (the wait alone {1 / sync_only:.1f}×)"
     if keep is not None:
         text += f"; keeping it on the GPU and copying once at the end runs at {keep * 100:.0f} % of full speed"
     return text
+
+
+# ---------------------------------------------------------------- what is drawn, and when
+
+FIGURES = [
+    Figure("sync_wakeup", per_device=True, draw=wakeup_figure, needs=[Need("wakeup", "wakeup_latency")]),
+    Figure("sync_waiting", per_device=True, draw=waiting_figure, needs=[Need("wait_for_need", "wait_time")]),
+    Figure("sync_launch", per_device=True, draw=launch_figure, needs=[Need("graph", "total_time")]),
+    Figure("sync_trap", per_device=True, draw=trap_figure, needs=[Need("trap", "relative_throughput")]),
+]
