@@ -450,7 +450,7 @@ void measure_trap(benchmark::State& state, trap_fixture& fixture, trap_api api, 
 
 // ---- registration --------------------------------------------------------------------------
 
-void register_device_cases(const run_options& options, const device_info& d, spin_gate& gate,
+void register_device_cases(const run_options& options, const device_info& d, const family_env& env,
                            const std::shared_ptr<fixture_cache<trap_fixture>>& trap_cache, case_registry& registry) {
   const std::vector<int> on = {d.index};
   const int sync_calls = single_int_flag(options, "sync-calls");
@@ -508,8 +508,8 @@ void register_device_cases(const run_options& options, const device_info& d, spi
     // on an H200 VM switched between ~16 and ~19 us for seconds at a time (CV up to 6.9 % over 10
     // repetitions), while every 64th step the same trap moves the ratio by under 1.2 %.
     if (api == trap_api::readback_pageable && every == 64) spec.headline_metrics = {"relative_throughput"};
-    spec.body = [=, &gate](benchmark::State& state) {
-      trap_fixture& fixture = trap_cache->get(fixture_key, target_ns, steps, gate);
+    spec.body = [=, &env](benchmark::State& state) {
+      trap_fixture& fixture = trap_cache->get(fixture_key, target_ns, steps, *env.gate);
       measure_trap(state, fixture, api, every.value_or(never), steps);
     };
     registry.add(std::move(spec));
@@ -526,7 +526,7 @@ void register_device_cases(const run_options& options, const device_info& d, spi
 
 void register_cases(const run_options& options, family_env& env, case_registry& registry) {
   auto trap_cache = std::make_shared<fixture_cache<trap_fixture>>();
-  for (const device_info& d : env.devices) register_device_cases(options, d, *env.gate, trap_cache, registry);
+  for (const device_info& d : env.devices) register_device_cases(options, d, env, trap_cache, registry);
   // Last: these start one child process per scheduling mode.
   register_wakeup_cases(options, env, registry);
 }
