@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Draws every overlap figure from a synthetic run and checks each one was written.
+"""Draws every overlap figure from a synthetic run and checks exactly the declared ones are written.
 
-The run is built here rather than stored, so it always carries the schema version and columns the
-plot loader of this checkout reads. Its numbers come from a toy pipeline simulation (one H2D
-engine, the SMs and one D2H engine, each serving one operation at a time), which is enough for
-plausible Gantt charts; they are not measurements.
+The run is built here rather than stored, so it always carries the schema version of the plot
+loader and the columns of the family's declaration (bench/overlap/schema.json, passed as
+--schema; results.csv schema 3). Its numbers come from a toy pipeline simulation (one H2D engine,
+the SMs and one D2H engine, each serving one operation at a time), which is enough for plausible
+Gantt charts; they are not measurements. The test passes when `plot_run.py --list-expected`
+(from the module's FIGURES) lists the five overlap figures and `--strict` draws exactly those.
 
-    plot_test.py --plot-run plots/plot_run.py --workdir DIR [--keep]
+    plot_test.py --plot-run plots/plot_run.py --schema bench/overlap/schema.json --workdir DIR
 Exit 0 = every expected figure written, 1 = not (the reason is printed).
 """
 from __future__ import annotations
@@ -21,9 +23,8 @@ from pathlib import Path
 EXPECTED = ("overlap_timeline", "overlap_speedup", "overlap_efficiency", "overlap_movement_tax",
             "overlap_stream_semantics")
 SIZE = 1 << 30
-COLUMNS = ("schema_version", "run_id", "family", "case", "direction", "host_kind", "api", "size_bytes", "streams",
-           "gpus", "src", "dst", "dtype", "device", "gpu_uuid", "extra", "metric", "unit", "better", "headline",
-           "statistic", "sample_index", "value", "status", "reason", "benchmark")
+LEADING = ("schema_version", "run_id", "family", "case", "device", "gpus", "gpu_uuid")
+TRAILING = ("metric", "unit", "better", "headline", "traffic", "statistic", "sample_index", "value", "status", "reason")
 
 
 def simulate(streams: int, chunks: int, h: float, k: float, d: float, pageable: bool) -> list[dict[str, float]]:
@@ -48,20 +49,22 @@ def simulate(streams: int, chunks: int, h: float, k: float, d: float, pageable: 
 
 
 def rows_for(case: str, labels: dict[str, str], metrics: dict[str, list[float]], units: dict[str, str]) -> list[dict]:
-    known = {k: v for k, v in labels.items() if k in COLUMNS}
-    extra = ";".join(f"{k}={v}" for k, v in sorted(labels.items()) if k not in COLUMNS)
+    """Sample and median rows of one case; its parameters and metrics must be declared."""
+    declared = SCHEMA["cases"][case]
+    unknown = (set(labels) - set(declared["parameters"])) | (set(metrics) - set(declared["metrics"]))
+    if unknown:
+        raise SystemExit(f"plot_test.py: {case}: not in bench/overlap/schema.json: {sorted(unknown)}")
     rows = []
     for metric, values in metrics.items():
-        base = {**{c: "" for c in COLUMNS}, **known, "schema_version": SCHEMA_VERSION, "run_id": "test-run",
-                "family": "overlap", "case": case, "device": "0", "extra": extra, "metric": metric,
-                "unit": units.get(metric, "us"), "better": "lower", "headline": "no", "status": "ok",
-                "benchmark": f"overlap/{case}"}
+        spec = SCHEMA["metrics"][metric]
+        base = {"schema_version": SCHEMA_VERSION, "run_id": "test-run", "family": "overlap", "case": case,
+                "device": "0", "gpus": "1", "gpu_uuid": "GPU-synthetic", **labels, "metric": metric,
+                "unit": spec.get("unit", units.get(metric, "us")), "better": spec.get("better", "lower"),
+                "headline": "no", "traffic": "", "status": "ok", "reason": ""}
         for i, v in enumerate(values):
             rows.append({**base, "statistic": "sample", "sample_index": str(i), "value": repr(v)})
         ordered = sorted(values)
-        rows.append({**base, "statistic": "median", "value": repr(ordered[len(ordered) // 2])})
-        rows.append({**base, "statistic": "min", "value": repr(ordered[0])})
-        rows.append({**base, "statistic": "max", "value": repr(ordered[-1])})
+        rows.append({**base, "statistic": "median", "sample_index": "", "value": repr(ordered[len(ordered) // 2])})
     return rows
 
 
@@ -69,7 +72,7 @@ def synthetic_rows() -> list[dict]:
     one_way = SIZE / 54e3  # us at 54 GB/s
     rows = []
     regimes = {"balanced": 1.0, "compute_heavy": 4.0, "copy_heavy": 0.25}
-    units = {"speedup": "x", "ideal_speedup": "x", "efficiency": "%", "throughput": "GB/s", "tax_ratio": "x"}
+    units = {"speedup": "ratio", "ideal_speedup": "ratio", "efficiency": "%", "throughput": "GB/s", "tax_ratio": "ratio"}
     for regime, ratio in regimes.items():
         serial = one_way * (2 + ratio)
         for streams in (1, 2, 3, 4, 8):
@@ -105,7 +108,7 @@ def synthetic_rows() -> list[dict]:
                             "device_generated": 1.05}.items():
             rows += rows_for("movement_tax", {"regime": regime, "host_kind": "pinned", "api": api,
                                               "size_bytes": str(SIZE // 4)},
-                             {"call_time": [kernel * factor] * 3, "tax_ratio": [factor] * 3}, units)
+                             {"device_call_time": [kernel * factor] * 3, "tax_ratio": [factor] * 3}, units)
     for api, factor in {"nonblocking": 1.0, "legacy_default": 1.9, "per_thread_default": 1.05, "host_sync": 2.0}.items():
         t = one_way * 1.6 * factor
         rows += rows_for("stream_semantics", {"regime": "balanced", "host_kind": "pinned", "api": api, "streams": "2",
@@ -123,34 +126,49 @@ def synthetic_rows() -> list[dict]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--plot-run", type=Path, required=True)
+    parser.add_argument("--schema", type=Path, required=True, help="bench/overlap/schema.json")
     parser.add_argument("--workdir", type=Path, required=True)
     args = parser.parse_args()
     sys.path.insert(0, str(args.plot_run.resolve().parent))
-    global SCHEMA_VERSION
+    global SCHEMA_VERSION, SCHEMA
     from hdbplots.common import SCHEMA_VERSION  # the version this checkout's loader reads
+    SCHEMA = json.loads(args.schema.read_text(encoding="utf-8"))
 
     run_dir = args.workdir / "run_overlap"
     run_dir.mkdir(parents=True, exist_ok=True)
+    for old in (run_dir / "plots").glob("*") if (run_dir / "plots").is_dir() else []:
+        old.unlink()
+    rows = synthetic_rows()
     with (run_dir / "results.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
+        writer = csv.DictWriter(handle, fieldnames=[*LEADING, *SCHEMA["parameters"], *TRAILING], restval="",
+                                lineterminator="\n")
         writer.writeheader()
-        writer.writerows(synthetic_rows())
+        writer.writerows(rows)
     (run_dir / "meta.json").write_text(json.dumps({"run_id": "test-run", "node": {"gpus": [
-        {"name": "synthetic GPU", "pcie": {"gen_max": 5, "width_max": 16}}]}}), encoding="utf-8")
-    result = subprocess.run([sys.executable, str(args.plot_run), str(run_dir), "--format", "png"],
+        {"index": 0, "uuid": "GPU-synthetic", "name": "synthetic GPU", "pcie": {"gen_max": 5, "width_max": 16}}]},
+        "families": {"overlap": {"plots": "overlap", "schema": SCHEMA}}}), encoding="utf-8")
+    listed = subprocess.run([sys.executable, str(args.plot_run), str(run_dir), "--list-expected"],
+                            capture_output=True, text=True, timeout=240)
+    expected = listed.stdout.split()
+    result = subprocess.run([sys.executable, str(args.plot_run), str(run_dir), "--format", "png", "--strict"],
                             capture_output=True, text=True, timeout=240)
     print(result.stdout, end="")
-    print(result.stderr, end="", file=sys.stderr)
+    print(listed.stderr + result.stderr, end="", file=sys.stderr)
     written = {Path(line).stem for line in result.stdout.splitlines()}
-    missing = [name for name in EXPECTED if name not in written]
-    if result.returncode != 0 or missing or "failed" in result.stderr:
-        print(f"FAIL: exit {result.returncode}, missing figures: {', '.join(missing) or 'none'}")
+    problems = []
+    if listed.returncode != 0 or sorted(expected) != sorted(EXPECTED):
+        problems.append(f"--list-expected (exit {listed.returncode}) gave {expected}, the module should expect {list(EXPECTED)}")
+    if result.returncode != 0 or written != set(expected) or "failed" in result.stderr or "nothing to draw" in result.stderr:
+        problems.append(f"exit {result.returncode}, drawn {sorted(written)}")
+    if problems:
+        print("FAIL: " + "; ".join(problems))
         return 1
     print(f"ok: {len(EXPECTED)} overlap figures in {run_dir / 'plots'}")
     return 0
 
 
 SCHEMA_VERSION = ""
+SCHEMA: dict = {}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -50,9 +52,10 @@ def fresh_run(fixture: Path, workdir: Path, name: str) -> Path:
     return run_dir
 
 
-def plot(plot_run: Path, *args: str) -> subprocess.CompletedProcess:
+def plot(plot_run: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if k != "HDBENCH_PLOT_MODULES"}
     result = subprocess.run([sys.executable, str(plot_run), *args], capture_output=True, text=True,
-                            timeout=240)
+                            timeout=240, env={**environment, **(env or {})})
     print(f"$ plot_run.py {' '.join(args)}  -> exit {result.returncode}")
     print(result.stdout, end="")
     print(result.stderr, end="", file=sys.stderr)
@@ -72,62 +75,56 @@ def rewrite_csv(path: Path, change: Callable[[list[dict[str, str]]], list[dict[s
 
 
 def check_figures(ctx: argparse.Namespace) -> None:
-    """Default run: every expected figure in PNG and SVG, non-empty, paths on stdout."""
+    """One GPU: the copy figures expected (drawing them is the figure-list test's job), under
+    their plain names, and the skipped fixture case listed on stderr."""
     run_dir = fresh_run(ctx.fixture, ctx.workdir, "figures")
-    result = plot(ctx.plot_run, str(run_dir))
+    result = plot(ctx.plot_run, str(run_dir), "--list-expected")
     expect(result.returncode == 0, f"exit {result.returncode}, expected 0")
-    printed = {Path(line) for line in result.stdout.split()}
-    for name in EXPECTED_FIGURES:
-        for fmt in ("png", "svg"):
-            path = run_dir / "plots" / f"{name}.{fmt}"
-            expect(path.is_file() and path.stat().st_size > 1000, f"{path} missing or empty")
-            expect(path in printed, f"{path} not printed on stdout")
-    expect(" failed:" not in result.stderr, "a figure reported a failure")
+    expect(result.stdout.split() == list(EXPECTED_FIGURES), f"expected figures: {result.stdout.split()}")
     expect("skipped: copy/alloc" in result.stderr, "the skipped fixture case is not listed on stderr")
 
 
 def check_output_and_format(ctx: argparse.Namespace) -> None:
-    """-o and --format: only the asked format, only in the asked directory."""
+    """-o and --format: every figure in only the asked format, only in the asked directory, each
+    path printed on stdout."""
     run_dir = fresh_run(ctx.fixture, ctx.workdir, "output_and_format")
     out = run_dir / "elsewhere"
     result = plot(ctx.plot_run, str(run_dir), "-o", str(out), "--format", "svg")
     expect(result.returncode == 0, f"exit {result.returncode}, expected 0")
     expect(not (run_dir / "plots").exists(), "wrote into DIR/plots despite -o")
-    expect(sorted(p.suffix for p in out.iterdir()) == [".svg"] * len(EXPECTED_FIGURES),
-           f"expected {len(EXPECTED_FIGURES)} SVG files only in {out}")
+    expect(sorted(p.name for p in out.iterdir()) == sorted(f"{n}.svg" for n in EXPECTED_FIGURES),
+           f"expected {len(EXPECTED_FIGURES)} SVG files only in {out}: {sorted(p.name for p in out.iterdir())}")
+    printed = {Path(line) for line in result.stdout.split()}
+    for name in EXPECTED_FIGURES:
+        path = out / f"{name}.svg"
+        expect(path.stat().st_size > 1000 and path in printed, f"{path} empty or not printed on stdout")
+    expect(" failed:" not in result.stderr, "a figure reported a failure")
 
 
 def check_unknown_family(ctx: argparse.Namespace) -> None:
-    """A family without a module is listed, not an error; the copy figures are still drawn."""
+    """A family without a module is listed, not an error; the copy figures are still expected."""
     run_dir = fresh_run(ctx.fixture, ctx.workdir, "unknown_family")
     rewrite_csv(run_dir / "results.csv",
                 lambda rows: rows + [dict(rows[0], family="teleport", case="beam")])
-    result = plot(ctx.plot_run, str(run_dir), "--format", "png")
+    result = plot(ctx.plot_run, str(run_dir), "--list-expected")
     expect(result.returncode == 0, f"exit {result.returncode}, expected 0")
     expect("no plots for family teleport" in result.stderr, "unknown family not listed")
+    expect(result.stdout.split() == list(EXPECTED_FIGURES), "the copy figures are no longer expected")
 
 
 def check_bad_schema(ctx: argparse.Namespace) -> None:
-    """A schema 1 CSV (no device/gpu_uuid columns): exit 2 with exactly one line that says why
-    and how to rebuild it, nothing drawn."""
-    run_dir = fresh_run(ctx.fixture, ctx.workdir, "bad_schema")
-    path = run_dir / "results.csv"
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        fields = [f for f in reader.fieldnames or [] if f not in ("device", "gpu_uuid")]
-        rows = [dict(r, schema_version="1") for r in reader]
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fields, lineterminator="\n", extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows(rows)
-    path.write_text(out.getvalue(), encoding="utf-8")
-    result = plot(ctx.plot_run, str(run_dir))
-    expect(result.returncode == 2, f"exit {result.returncode}, expected 2")
-    lines = result.stderr.strip().splitlines()
-    expect(len(lines) == 1 and "schema_version 1" in lines[0] and "schema_version 2 only" in lines[0],
-           f"expected one clear line, got {lines}")
-    expect(f"hdbench collect {run_dir}" in lines[0], f"the line does not say how to rebuild the CSV: {lines}")
-    expect(not result.stdout.strip(), "printed output paths for a refused run")
+    """An older CSV: exit 2 with exactly one line that says why and how to make it readable
+    (schema 2: `hdbench convert DIR`; schema 1: `hdbench collect DIR`), nothing drawn."""
+    for version, command in (("2", "hdbench convert"), ("1", "hdbench collect")):
+        run_dir = fresh_run(ctx.fixture, ctx.workdir, f"bad_schema_{version}")
+        rewrite_csv(run_dir / "results.csv", lambda rows: [dict(r, schema_version=version) for r in rows])
+        result = plot(ctx.plot_run, str(run_dir))
+        expect(result.returncode == 2, f"schema {version}: exit {result.returncode}, expected 2")
+        lines = result.stderr.strip().splitlines()
+        expect(len(lines) == 1 and f"schema_version {version}" in lines[0] and "schema_version 3 only" in lines[0],
+               f"schema {version}: expected one clear line, got {lines}")
+        expect(f"{command} {run_dir}" in lines[0], f"schema {version}: the line does not say how to fix it: {lines}")
+        expect(not result.stdout.strip(), "printed output paths for a refused run")
 
 
 def check_missing_csv(ctx: argparse.Namespace) -> None:
@@ -141,28 +138,23 @@ def check_missing_csv(ctx: argparse.Namespace) -> None:
 
 
 def check_no_meta(ctx: argparse.Namespace) -> None:
-    """meta.json is optional: without it every figure is still drawn (no GPU name, no peaks)."""
+    """meta.json is optional: without it the declarations come from the checkout's manifest and
+    every figure is still drawn (no GPU name, no peaks)."""
     run_dir = fresh_run(ctx.fixture, ctx.workdir, "no_meta")
     (run_dir / "meta.json").unlink()
-    result = plot(ctx.plot_run, str(run_dir), "--format", "png")
+    result = plot(ctx.plot_run, str(run_dir), "--format", "png", "--dpi", "50", "--strict")
     expect(result.returncode == 0, f"exit {result.returncode}, expected 0")
-    expect(len(list((run_dir / "plots").glob("*.png"))) == len(EXPECTED_FIGURES), "figures missing")
+    expect(sorted(p.stem for p in (run_dir / "plots").glob("*.png")) == sorted(EXPECTED_FIGURES), "figures missing")
+    expect("harness/suite.json" in result.stderr, "the fallback to the manifest is not said")
 
 
 def check_two_gpus(ctx: argparse.Namespace) -> None:
     """Two GPUs: every figure once per GPU (_gpu<N>), none under its single-GPU name, the all-GPUs
     figure, and skipped cases listed per GPU."""
     run_dir = fresh_run(ctx.two_gpu_fixture, ctx.workdir, "two_gpus")
-    result = plot(ctx.plot_run, str(run_dir))
+    result = plot(ctx.plot_run, str(run_dir), "--list-expected")
     expect(result.returncode == 0, f"exit {result.returncode}, expected 0")
-    printed = {Path(line) for line in result.stdout.split()}
-    for name in EXPECTED_TWO_GPU_FIGURES:
-        for fmt in ("png", "svg"):
-            path = run_dir / "plots" / f"{name}.{fmt}"
-            expect(path.is_file() and path.stat().st_size > 1000, f"{path} missing or empty")
-            expect(path in printed, f"{path} not printed on stdout")
-    expect(len(printed) == 2 * len(EXPECTED_TWO_GPU_FIGURES), f"unexpected figures: {sorted(printed)}")
-    expect(" failed:" not in result.stderr, "a figure reported a failure")
+    expect(sorted(result.stdout.split()) == sorted(EXPECTED_TWO_GPU_FIGURES), f"expected: {result.stdout.split()}")
     for gpu in (0, 1):
         expect(f"api=cudaHostRegister device={gpu} " in result.stderr, f"GPU {gpu}'s skipped case is not listed")
 
@@ -189,19 +181,135 @@ def check_common(ctx: argparse.Namespace) -> None:
     expect(run.pcie_peak("3") == gen4_x8 and run.pcie_peak(1) == common.pcie_peak_gbps(5, 16), "peak by index")
     # CUDA may number the cards differently from nvidia-smi: the UUID decides when it is known.
     expect(run.pcie_peak("0", "GPU-d") == gen4_x8, "peak by UUID")
-    row = common.Row(family="copy", case="bandwidth_all_gpus", direction="h2d", host_kind="pinned", api="async",
-                     size_bytes=1 << 30, streams=1, extra="", metric="bandwidth", unit="GB/s", statistic="median",
-                     value=1.0, status="ok", reason="", device="0,3", gpu_uuid="GPU-a,GPU-d")
-    expect([g.index if g else None for g in run.row_gpus(row)] == [0, 3], "row_gpus of a case spanning GPUs")
-    rows = [row, common.Row(**{**row.__dict__, "device": "10"}), common.Row(**{**row.__dict__, "device": "2"})]
-    expect(common.devices_in(rows) == ["2", "10"], f"devices_in: {common.devices_in(rows)}")
-    expect(common.devices_in(rows, spanning=True) == ["0,3"], "devices_in spanning")
-    expect(common.per_device_name("copy_alloc", "1", True) == "copy_alloc_gpu1", "per-device name")
-    expect(common.per_device_name("copy_alloc", "0", False) == "copy_alloc", "single-GPU name")
+    row = common.Row.of(family="copy", case="bandwidth_all_gpus", device=0, gpus=2, gpu_uuid="GPU-a,GPU-d",
+                        direction="h2d", host_kind="pinned", api="async", size_bytes=1 << 30, streams=1,
+                        metric="bandwidth", unit="GB/s", statistic="median", value=1.0)
+    expect([g.index if g else None for g in run.row_gpus(row)] == [0, 3], "row_gpus of a case spanning GPUs (by UUID)")
+    unknown = row.replace(gpu_uuid="")
+    expect(run.row_devices(unknown) == [0, 1], "row_devices without UUIDs: device, device+1, …")
+    rows = [row, row.replace(device=10), row.replace(device=2)]
+    expect(common.devices_in(rows) == [0, 2, 10], f"devices_in: {common.devices_in(rows)}")
+    expect(common.per_device_name("copy_alloc", 1, True) == "copy_alloc_gpu1", "per-device name")
+    expect(common.per_device_name("copy_alloc", 0, False) == "copy_alloc", "single-GPU name")
+    # The generic row: every column by name, a misspelt one fails loudly, an empty one is None.
+    expect(row["size_bytes"] == 1 << 30 and row.get("regime") is None and row.get("regime", "-") == "-", "row access")
+    try:
+        row["sise_bytes"]
+        expect(False, "a column the CSV does not have must raise KeyError")
+    except KeyError:
+        pass
+    # NVLink: the slowest GPU's links_active × per_link_GBps, both from meta.json (no rate in the code).
+    nv = {"gpus": [{"index": i, "uuid": f"GPU-{i}", "nvlink": {"links_active": links, "per_link_GBps": 50.0}}
+                   for i, links in enumerate((18, 18, 6))]}
+    rate = common.Run(Path("."), "r3", common.node_info({"node": nv}), ()).nvlink_bus_rate()
+    expect(rate is not None and rate[0] == 300.0 and rate[1].index == 2, f"nvlink_bus_rate: {rate}")
+    old = {"gpus": [{"index": 0, "uuid": "GPU-0", "nvlink": {"links_active": 4}}],
+           "topology": {"gpus": [{"index": 0, "uuid": "GPU-0", "nvlink": {"per_link_GBps": 25.0}}]}}
+    rate = common.Run(Path("."), "r4", common.node_info({"node": old}), ()).nvlink_bus_rate()
+    expect(rate is not None and rate[0] == 100.0, f"per-link rate from node.topology of an older meta.json: {rate}")
+    none = common.Run(Path("."), "r5", common.node_info({"node": {"gpus": [{"index": 0}]}}), ()).nvlink_bus_rate()
+    expect(none is None, "no NVLink facts in meta.json: no line rate")
+    sources = sorted((ctx.plot_run.resolve().parent / "hdbplots").glob("*.py"))
+    for path in sources:
+        text = path.read_text(encoding="utf-8")
+        for rate_literal in ("26.56", "NVLINK_LINK_GBPS"):
+            expect(rate_literal not in text, f"{path.name} hard-codes a link rate ({rate_literal!r}); read meta.json")
+
+
+def write_csv(path: Path, header: list[str], rows: list[dict[str, str]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, header, restval="", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+STANDIN_HEADER = ["schema_version", "run_id", "family", "case", "device", "gpus", "gpu_uuid", "knob", "label",
+                  "metric", "unit", "better", "headline", "traffic", "statistic", "sample_index", "value",
+                  "status", "reason"]
+
+
+def standin_run(ctx: argparse.Namespace, name: str, plots: str | None, types: dict[str, str] | None) -> Path:
+    """A run of one family no module in plots/ knows: parameter `knob` (digits), `label` (text)."""
+    run_dir = ctx.workdir / name
+    shutil.rmtree(run_dir, ignore_errors=True)
+    run_dir.mkdir(parents=True)
+    rows = []
+    for knob in (1, 2, 4):
+        for k, v in enumerate((10.0 * knob, 10.5 * knob, 9.5 * knob)):
+            rows.append({"schema_version": "3", "run_id": name, "family": "standin", "case": "probe", "device": "0",
+                         "gpus": "1", "gpu_uuid": "GPU-s", "knob": str(knob), "label": "007" if knob == 1 else "x",
+                         "metric": "speed", "unit": "GB/s", "better": "higher", "headline": "no",
+                         "statistic": "sample", "sample_index": str(k), "value": str(v), "status": "ok"})
+        rows.append(dict(rows[-1], statistic="median", sample_index="", value=str(10.0 * knob)))
+    write_csv(run_dir / "results.csv", STANDIN_HEADER, rows)
+    family: dict = {"family": "standin"}
+    if plots:
+        family["plots"] = plots
+    if types is not None:
+        family["schema"] = {"family": "standin", "parameters": {k: {"type": v} for k, v in types.items()}}
+    (run_dir / "meta.json").write_text(json.dumps({"run_id": name, "families": {"standin": family}}), encoding="utf-8")
+    return run_dir
+
+
+def check_discovery(ctx: argparse.Namespace) -> None:
+    """plot_run imports the module meta.json names, found through HDBENCH_PLOT_MODULES when it is
+    not in plots/hdbplots; its FIGURES alone decide what is drawn; columns are typed from the
+    declaration; nothing is imported by the `family` column."""
+    modules = Path(__file__).resolve().parent / "modules"
+    env = {"HDBENCH_PLOT_MODULES": f"{ctx.workdir / 'no_such_dir'}{os.pathsep}{modules}"}
+    run_dir = standin_run(ctx, "discovery", "standin_plots", {"knob": "int", "label": "text"})
+    expected = plot(ctx.plot_run, str(run_dir), "--list-expected", env=env)
+    expect(expected.returncode == 0 and expected.stdout.split() == ["standin_probe"],
+           f"--list-expected: {expected.stdout.split()} (exit {expected.returncode})")
+    result = plot(ctx.plot_run, str(run_dir), "--format", "png", "--strict", env=env)
+    expect(result.returncode == 0, f"exit {result.returncode}, expected 0")
+    expect([Path(p).name for p in result.stdout.split()] == ["standin_probe.png"], f"drew {result.stdout.split()}")
+    expect("knob int, label str" in result.stderr, "the stand-in module did not see typed columns")
+
+    # Without the module directory the module is not found: listed, nothing drawn.
+    missing = plot(ctx.plot_run, str(run_dir), "--format", "png")
+    expect(missing.returncode == 1 and "no plots for family standin" in missing.stderr
+           and "HDBENCH_PLOT_MODULES" in missing.stderr, f"module not found: exit {missing.returncode}")
+    # meta.json names no module: the family column is never used to guess one.
+    unnamed = standin_run(ctx, "discovery_unnamed", None, {"knob": "int", "label": "text"})
+    none = plot(ctx.plot_run, str(unnamed), "--format", "png", env={"HDBENCH_PLOT_MODULES": str(modules)})
+    expect(none.returncode == 1 and "no plots for family standin" in none.stderr, "a module was guessed")
+    # A copy run whose meta.json names another module draws with that one, not with plots/hdbplots/copy.py.
+    renamed = fresh_run(ctx.fixture, ctx.workdir, "discovery_renamed")
+    meta = json.loads((renamed / "meta.json").read_text(encoding="utf-8"))
+    meta["families"]["copy"]["plots"] = "no_such_module"
+    (renamed / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    other = plot(ctx.plot_run, str(renamed), "--format", "png")
+    expect(other.returncode == 1 and "no plots for family copy: plot module 'no_such_module' not found" in other.stderr,
+           f"the copy module was imported by the family column: exit {other.returncode}")
+    # Undeclared columns: all digits -> int, else text ('007' keeps `label` text).
+    guessed = standin_run(ctx, "discovery_guessed", "standin_plots", None)
+    typed = plot(ctx.plot_run, str(guessed), "--format", "png", "--strict", env=env)
+    expect(typed.returncode == 0 and "knob int, label str" in typed.stderr, "undeclared columns typed wrongly")
+
+
+def check_nvlink_line(ctx: argparse.Namespace) -> None:
+    """The all-reduce busbw line rate comes from meta.json: change per_link_GBps, the label follows."""
+    run_dir = fresh_run(ctx.two_gpu_fixture.parent / "run_2gpu", ctx.workdir, "nvlink_line")
+    meta = json.loads((run_dir / "meta.json").read_text(encoding="utf-8"))
+    for gpu in meta["node"]["gpus"]:
+        gpu["nvlink"] = {"links_active": 4, "per_link_GBps": 12.5}
+    (run_dir / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    sys.path.insert(0, str(ctx.plot_run.resolve().parent))
+    from hdbplots import allreduce
+    from hdbplots.common import load_run, plan
+    run, _ = load_run(run_dir)
+    jobs = {p.file_name: p for p in plan(run, "allreduce", allreduce.FIGURES)}
+    expect("allreduce_busbw" in jobs, f"busbw not expected: {sorted(jobs)}")
+    figure = jobs["allreduce_busbw"].figure.draw(jobs["allreduce_busbw"].scope)
+    texts = [t.get_text() for ax in figure.axes for t in ax.texts]
+    expect(any("4 links × 12.5 GB/s per direction = 50 GB/s" in t for t in texts), f"line label: {texts}")
 
 
 CHECKS = {
     "figures": check_figures,
+    "discovery": check_discovery,
+    "nvlink_line": check_nvlink_line,
     "two_gpus": check_two_gpus,
     "common": check_common,
     "output_and_format": check_output_and_format,

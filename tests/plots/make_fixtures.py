@@ -1,0 +1,315 @@
+#!/usr/bin/env python3
+"""Writes the synthetic multi-GPU plot fixtures: tests/plots/fixtures/run_2gpu and run_8gpu.
+
+Every family of harness/suite.json on a node of 2 (resp. 8) H200-like GPUs, in results.csv
+schema 3 with the columns the declarations (bench/<f>/schema.json) give, and a meta.json that
+carries those declarations and the plot module names as the harness writes them. The numbers
+come from small models (α–β copies, a toy pipeline, ring all-reduce); they are plausible, not
+measured. Few sizes keep the files small: the 2-GPU run has 3 repetitions (sample rows and
+medians), the 8-GPU run medians only (as a run with --benchmark_report_aggregates_only writes,
+so figures must draw without min–max bands). On the 8-GPU node GPU 7 has fewer NVLinks active
+(12 of 18), so "the slowest GPU's links" is not the first GPU's; its one-GPU families (copy,
+overlap, sync) ran on GPUs 0 and 7 only (a run given a device list), so per-device figures are
+named by the CUDA index, not by position, and the all-GPUs copy has alone bars for two of eight.
+
+    python3 tests/plots/make_fixtures.py          # rewrite both fixtures in place
+
+Rerun it after a declaration changes (a parameter or metric renamed) and commit the result;
+the figure-list tests (tests/plots/figure_list_test.py) then say whether every figure is still
+drawn.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+LEADING = ("schema_version", "run_id", "family", "case", "device", "gpus", "gpu_uuid")
+TRAILING = ("metric", "unit", "better", "headline", "traffic", "statistic", "sample_index", "value", "status", "reason")
+REPETITIONS = 3
+KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
+PER_LINK = 26.562  # the node fact meta.json records (node.gpus[i].nvlink.per_link_GBps)
+
+
+class Writer:
+    """Collects rows: a sample per repetition (±1 % spread) and the median."""
+
+    def __init__(self, run_id: str, uuids: list[str], declarations: dict[str, dict], samples: bool) -> None:
+        self.run_id, self.uuids, self.declarations, self.samples = run_id, uuids, declarations, samples
+        self.rows: list[dict[str, str]] = []
+
+    def case(self, family: str, case: str, devices: list[int], params: dict, metrics: dict[str, float],
+             spread: float = 0.01) -> None:
+        declared = self.declarations[family]["cases"][case]
+        unknown = set(params) - set(declared["parameters"])
+        undeclared = set(metrics) - set(declared["metrics"])
+        if unknown or undeclared:
+            raise SystemExit(f"{family}/{case}: not declared: parameters {sorted(unknown)}, metrics {sorted(undeclared)}")
+        for metric, value in metrics.items():
+            spec = self.declarations[family]["metrics"][metric]
+            samples = [value * (1 + spread * (k - 1)) for k in range(REPETITIONS)]
+            base = {"schema_version": "3", "run_id": self.run_id, "family": family, "case": case,
+                    "device": str(min(devices)), "gpus": str(len(devices)),
+                    "gpu_uuid": ",".join(self.uuids[d] for d in sorted(devices)),
+                    **{k: str(v) for k, v in params.items()},
+                    "metric": metric, "unit": spec["unit"], "better": spec["better"], "headline": "no",
+                    "traffic": "", "status": "ok", "reason": ""}
+            for k, v in enumerate(samples if self.samples else []):
+                self.rows.append({**base, "statistic": "sample", "sample_index": str(k), "value": f"{v:.6g}"})
+            self.rows.append({**base, "statistic": "median", "sample_index": "",
+                              "value": f"{statistics.median(samples):.6g}"})
+
+    def fit(self, family: str, case: str, device: int, params: dict, values: dict[str, float]) -> None:
+        for metric, value in values.items():
+            self.rows.append({"schema_version": "3", "run_id": self.run_id, "family": family, "case": case,
+                              "device": str(device), "gpus": "1", "gpu_uuid": self.uuids[device],
+                              **{k: str(v) for k, v in params.items()}, "metric": metric,
+                              "unit": {"fit_latency": "us", "fit_bandwidth": "GB/s", "fit_n_half": "B"}[metric],
+                              "better": "neutral", "headline": "no", "traffic": "", "statistic": "fit",
+                              "sample_index": "", "value": f"{value:.6g}", "status": "ok", "reason": ""})
+
+    def skipped(self, family: str, case: str, devices: list[int], params: dict, reason: str) -> None:
+        self.rows.append({"schema_version": "3", "run_id": self.run_id, "family": family, "case": case,
+                          "device": str(min(devices)), "gpus": str(len(devices)),
+                          "gpu_uuid": ",".join(self.uuids[d] for d in devices),
+                          **{k: str(v) for k, v in params.items()}, "metric": "", "unit": "", "better": "",
+                          "headline": "no", "traffic": "", "statistic": "", "sample_index": "", "value": "",
+                          "status": "skipped", "reason": reason})
+
+
+def copy_rows(w: Writer, gpus: int, devices: list[int]) -> None:
+    paths = {"pinned": (8.0, 55.0), "pageable": (14.0, 21.0)}  # α µs, β GB/s
+    for d in devices:
+        slow = 1 - 0.01 * d  # each GPU a little slower than the one before
+        for direction in ("h2d", "d2h"):
+            for kind, (alpha, beta) in paths.items():
+                key = {"direction": direction, "host_kind": kind, "api": "async", "streams": 1}
+                for size in (4 * KIB, MIB, 256 * MIB):
+                    t = alpha + size / (beta * slow * 1e3)
+                    w.case("copy", "bandwidth", [d], {**key, "size_bytes": size},
+                           {"bandwidth": size / t / 1e3, "time_per_copy": t})
+                w.fit("copy", "bandwidth", d, key, {"fit_latency": alpha, "fit_bandwidth": beta * slow,
+                                                    "fit_n_half": alpha * beta * slow * 1e3})
+        for size in (MIB, 256 * MIB):
+            t = 9.0 + size / (100e3 * slow)
+            w.case("copy", "bandwidth", [d], {"direction": "bidir", "host_kind": "pinned", "api": "async",
+                                              "streams": 2, "size_bytes": size},
+                   {"bandwidth": size / t / 1e3, "bandwidth_h2d": size / t / 2e3, "bandwidth_d2h": size / t / 2e3})
+        for api, (alpha, beta) in {"async": (5.0, 2000.0), "kernel": (4.0, 2300.0)}.items():
+            key = {"direction": "d2d", "host_kind": "device", "api": api, "streams": 1}
+            for size in (MIB, 256 * MIB):
+                t = alpha + size / (beta * 1e3)
+                w.case("copy", "bandwidth", [d], {**key, "size_bytes": size},
+                       {"bandwidth": size / t / 1e3, "time_per_copy": t})
+            w.fit("copy", "bandwidth", d, key, {"fit_latency": alpha, "fit_bandwidth": beta, "fit_n_half": alpha * beta * 1e3})
+        for direction in ("h2d", "d2h"):
+            for kind, base in {"pinned": 2.0, "pageable": 4.5}.items():
+                for size in (1, 64, 4 * KIB):
+                    w.case("copy", "latency", [d], {"direction": direction, "host_kind": kind, "api": "async",
+                                                    "streams": 1, "size_bytes": size},
+                           {"latency": base, "host_latency": 3 * base + 4})
+        for api, kind, per_mib in (("cudaMallocHost", "pinned", 90.0), ("cudaHostRegister", "registered", 60.0),
+                                   ("cudaMalloc", "device", 2.0), ("cudaMallocAsync", "device", 0.001)):
+            for size in (MIB, 256 * MIB):
+                call = 1.0 + per_mib * size / MIB
+                w.case("copy", "alloc", [d], {"host_kind": kind, "api": api, "size_bytes": size},
+                       {"time_per_call": call, "time_per_mib": call / (size / MIB), "release_time_per_call": call / 3})
+        w.skipped("copy", "bandwidth", [d], {"direction": "h2d", "host_kind": "write_combined", "api": "kernel",
+                                             "streams": 1, "size_bytes": MIB}, "fixture: a skipped case is listed")
+    for direction in ("h2d", "d2h"):
+        each = 256 * MIB / (8.0 + 256 * MIB / 54e3) / 1e3 * 0.9
+        w.case("copy", "bandwidth_all_gpus", list(range(gpus)), {"direction": direction, "host_kind": "pinned",
+                                                                 "api": "async", "streams": 1, "size_bytes": 256 * MIB},
+               {"bandwidth": each * gpus, "bandwidth_slowest": each})
+
+
+def simulate(streams: int, chunks: int, h: float, k: float, d: float, pageable: bool) -> list[dict[str, float]]:
+    """Event times (µs) of one pass: each engine and each stream runs one operation at a time."""
+    free = {"h2d": 0.0, "kernel": 0.0, "d2h": 0.0}
+    lane_free = [0.0] * streams
+    out = []
+    for i in range(chunks):
+        lane = i % streams
+        start = max(free["h2d"], lane_free[lane])
+        if pageable:
+            start = max([start] + lane_free + list(free.values()))
+        t = {"h2d_start": start, "h2d_end": start + h / chunks}
+        t["kernel_start"] = max(t["h2d_end"], free["kernel"])
+        t["kernel_end"] = t["kernel_start"] + k / chunks
+        t["d2h_start"] = max(t["kernel_end"], free["d2h"])
+        t["d2h_end"] = t["d2h_start"] + d / chunks
+        free = {"h2d": t["h2d_end"], "kernel": t["kernel_end"], "d2h": t["d2h_end"]}
+        lane_free[lane] = t["d2h_end"]
+        out.append(t)
+    return out
+
+
+def overlap_rows(w: Writer, devices: list[int]) -> None:
+    size = GIB
+    one_way = size / 54e3
+    for d in devices:
+        for kind, (h, k, dd) in {"pinned": (one_way, one_way, one_way),
+                                 "pageable": (size / 7e3, one_way, size / 14e3)}.items():
+            for streams in (1, 4):
+                times = simulate(streams, 4, h, k, dd, kind == "pageable")
+                total = times[-1]["d2h_end"]
+                for chunk, t in enumerate(times):
+                    w.case("overlap", "timeline", [d], {"regime": "balanced", "host_kind": kind, "streams": streams,
+                                                         "chunks": 4, "chunk": chunk, "size_bytes": size},
+                           {**t, "pipeline_time": total, "ideal_time": one_way * 1.2 if streams > 1 else h + k + dd},
+                           spread=0.0)
+        for regime, ratio in {"balanced": 1.0, "compute_heavy": 4.0}.items():
+            serial = one_way * (2 + ratio)
+            for streams in (1, 2, 4):
+                for chunks in (4, 16):
+                    ideal = serial if streams == 1 else max(serial / min(streams, 3), one_way * max(1.1, ratio))
+                    measured = ideal * (1.05 if streams > 1 else 1.0)
+                    metrics = {"pipeline_time": measured, "ideal_time": ideal, "serial_time": serial,
+                               "speedup": serial / measured, "ideal_speedup": serial / ideal}
+                    if streams > 1:
+                        metrics["efficiency"] = 100 * (serial - measured) / (serial - ideal)
+                    w.case("overlap", "pipeline", [d], {"regime": regime, "host_kind": "pinned", "api": "nonblocking",
+                                                         "streams": streams, "chunks": chunks, "size_bytes": size},
+                           metrics)
+        for api, factor in {"resident": 1.0, "device_generated": 1.05, "round_trip": 9.0, "host_generated": 11.0}.items():
+            w.case("overlap", "movement_tax", [d], {"regime": "balanced", "host_kind": "pinned", "api": api,
+                                                     "size_bytes": size // 4},
+                   {"device_call_time": one_way / 4 * factor, "tax_ratio": factor})
+        for api, factor in {"nonblocking": 1.0, "legacy_default": 1.9, "per_thread_default": 1.05, "host_sync": 2.0}.items():
+            t = one_way * 1.6 * factor
+            w.case("overlap", "stream_semantics", [d], {"regime": "balanced", "host_kind": "pinned", "api": api,
+                                                         "streams": 2, "chunks": 8, "size_bytes": size},
+                   {"pipeline_time": t, "speedup": 3 * one_way / t, "ideal_time": one_way * 1.5, "serial_time": 3 * one_way})
+        for api, t in {"nonblocking": one_way * 1.25, "graph": one_way * 1.24}.items():
+            w.case("overlap", "graph", [d], {"regime": "balanced", "host_kind": "pinned", "api": api, "streams": 4,
+                                              "chunks": 32, "size_bytes": size},
+                   {"pipeline_time": t, "speedup": 3 * one_way / t, "ideal_time": one_way * 1.2, "serial_time": 3 * one_way})
+
+
+def sync_rows(w: Writer, devices: list[int]) -> None:
+    for d in devices:
+        for mode, (latency, busy) in {"spin": (1.2, 100.0), "blocking_sync": (18.0, 2.0)}.items():
+            for api in ("cudaStreamSynchronize", "cudaEventSynchronize"):
+                w.case("sync", "wakeup", [d], {"mode": mode, "api": api},
+                       {"wakeup_latency": latency, "waiter_cpu_time": 1000 * busy / 100, "cpu_busy": busy,
+                        "wait_time": 1000.0})
+        for api, t in {"cudaDeviceSynchronize": 2.4, "cudaStreamSynchronize": 1.9, "cudaEventSynchronize": 1.8,
+                       "cudaEventQuery": 0.6}.items():
+            w.case("sync", "sync_cost", [d], {"api": api}, {"call_time": t})
+        for api, t in {"cudaEventSynchronize": 205.0, "cudaStreamSynchronize": 605.0, "cudaDeviceSynchronize": 1205.0}.items():
+            w.case("sync", "wait_for_need", [d], {"api": api, "streams": 2}, {"wait_time": t, "resume_delay": 2.0})
+        for api, gap in {"same_stream": 1.1, "cudaStreamWaitEvent": 1.9, "host_sync_then_launch": 14.0}.items():
+            w.case("sync", "dependency", [d], {"api": api, "streams": 2 if api != "same_stream" else 1}, {"gap": gap})
+        for kernels in (10, 100):
+            w.case("sync", "graph", [d], {"api": "launches", "kernels": kernels}, {"total_time": 2.2 * kernels + 5})
+            w.case("sync", "graph", [d], {"api": "graph", "kernels": kernels},
+                   {"total_time": 0.9 * kernels + 6, "instantiate_time": 3.0 * kernels})
+        w.case("sync", "launch", [d], {"api": "empty_kernel"}, {"launch_time": 2.1, "launch_sync_time": 6.5})
+        for every, ratio in {1: 0.24, 8: 0.72, 64: 0.96}.items():
+            w.case("sync", "trap", [d], {"api": "readback_pageable", "every": every},
+                   {"relative_throughput": ratio, "step_kernel_time": 5.0})
+            w.case("sync", "trap", [d], {"api": "readback_async", "every": every},
+                   {"relative_throughput": min(1.0, ratio * 1.4)})
+        w.case("sync", "trap", [d], {"api": "readback_pageable"}, {"relative_throughput": 1.0})  # never reads back
+        w.case("sync", "trap", [d], {"api": "keep_on_gpu"}, {"relative_throughput": 0.99})
+
+
+def p2p_rows(w: Writer, gpus: int) -> None:
+    for src in range(gpus):
+        for dst in range(gpus):
+            if src == dst:
+                continue
+            for size in (MIB, 64 * MIB):
+                for api, rate in {"ce_peer": 380.0, "staged": 40.0}.items():
+                    t = 6.0 + size / (rate * 1e3)
+                    w.case("p2p", "bandwidth", [src, dst], {"api": api, "direction": "uni", "src": src, "dst": dst,
+                                                            "size_bytes": size}, {"bandwidth": size / t / 1e3})
+    for d in range(gpus):
+        for size in (MIB, 64 * MIB):
+            t = 12.0 + size / 45e3
+            w.case("p2p", "bandwidth", [d], {"api": "staged", "direction": "loopback", "src": d, "dst": d,
+                                             "size_bytes": size}, {"bandwidth": size / t / 1e3})
+    for chunk, rate in {2 * MIB: 30.0, 8 * MIB: 44.0, 32 * MIB: 38.0}.items():
+        w.case("p2p", "chunk_sweep", [0, 1], {"api": "staged", "direction": "uni", "src": 0, "dst": 1,
+                                              "size_bytes": 64 * MIB, "chunk_bytes": chunk}, {"bandwidth": rate})
+    for api, lat in {"ce_peer": 8.0, "staged": 20.0}.items():
+        for size in (1, 64):
+            w.case("p2p", "latency", [0, 1], {"api": api, "direction": "uni", "src": 0, "dst": 1, "size_bytes": size},
+                   {"latency": lat, "host_latency": lat + 6})
+
+
+def allreduce_rows(w: Writer, gpus: int, links: list[int]) -> None:
+    counts = [n for n in (1, 2, 4, 8) if n <= gpus]
+    for n in counts:
+        line = min(links[:n]) * PER_LINK
+        for api, factor in {"all_reduce": 2 * (n - 1) / n, "reduce_scatter": (n - 1) / n, "all_gather": (n - 1) / n}.items():
+            for size in (8, MIB, 256 * MIB):
+                latency = 6.0 + 2.0 * n
+                if n == 1:
+                    t = 3.0 + size / 2000e3
+                    metrics = {"time": t, "algbw": size / t / 1e3}
+                else:
+                    t = latency + size * factor / (0.75 * line * 1e3)
+                    metrics = {"time": t, "algbw": size / t / 1e3, "busbw": size / t / 1e3 * factor}
+                w.case("allreduce", "collective", list(range(n)), {"api": api, "dtype": "float", "placement": "out_of_place",
+                                                                   "interconnect": "default", "ranks": n,
+                                                                   "size_bytes": size}, metrics)
+    for size in (MIB, 256 * MIB):
+        t = 30.0 + size / 20e3
+        w.case("allreduce", "collective", [0, 1], {"api": "all_reduce", "dtype": "float", "placement": "out_of_place",
+                                                   "interconnect": "p2p_disabled", "ranks": 2, "size_bytes": size},
+               {"time": t, "algbw": size / t / 1e3, "busbw": size / t / 1e3})
+    w.case("allreduce", "overlap", list(range(gpus)), {"api": "all_reduce", "dtype": "float", "placement": "out_of_place",
+                                                       "interconnect": "default", "ranks": gpus, "size_bytes": 64 * MIB},
+           {"comm_time": 900.0, "compute_time": 1000.0, "overlapped_time": 1300.0, "comm_slowdown": 1.3,
+            "compute_slowdown": 1.1, "comm_hidden": 0.6})
+
+
+def write_fixture(name: str, gpus: int, samples: bool) -> None:
+    manifest = json.loads((REPO / "harness" / "suite.json").read_text(encoding="utf-8"))
+    entries = manifest["families"]
+    declarations = {e["name"]: json.loads((REPO / e["folder"] / "schema.json").read_text(encoding="utf-8"))
+                    for e in entries}
+    params: list[str] = []
+    for e in entries:  # manifest order, each family's declaration order, first appearance wins
+        params += [p for p in declarations[e["name"]]["parameters"] if p not in params]
+    run_id = f"fixture-{gpus}gpu"
+    uuids = [f"GPU-fixture{gpus}-{i}" for i in range(gpus)]
+    links = [12 if gpus == 8 and i == 7 else 18 for i in range(gpus)]
+    w = Writer(run_id, uuids, declarations, samples)
+    devices = list(range(gpus)) if gpus <= 2 else [0, gpus - 1]  # the one-GPU families
+    copy_rows(w, gpus, devices)
+    overlap_rows(w, devices)
+    sync_rows(w, devices)
+    p2p_rows(w, gpus)
+    allreduce_rows(w, gpus, links)
+    out = FIXTURES / name
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "results.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(LEADING) + params + list(TRAILING), restval="",
+                                lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(w.rows)
+    node_gpus = [{"index": i, "name": "NVIDIA H200", "uuid": uuids[i], "hbm_peak_GBps": 4800.0,
+                  "pcie": {"gen_max": 5, "width_max": 16, "gen_current": 5, "width_current": 16},
+                  "nvlink": {"links_active": links[i], "per_link_GBps": PER_LINK}} for i in range(gpus)]
+    pairs = [{"src": s, "dst": d, "can_access_peer": True, "performance_rank": 0, "native_atomics": True,
+              "link": {"type": "nvlink", "links": min(links[s], links[d]), "per_link_GBps": PER_LINK,
+                       "peak_GBps": min(links[s], links[d]) * PER_LINK, "via": "nvswitch", "source": "fixture"}}
+             for s in range(gpus) for d in range(gpus) if s != d]
+    families = {e["name"]: {"family": e["name"], "status": "ok", "plots": e["plots"], "schema": declarations[e["name"]]}
+                for e in entries}
+    meta = {"schema_version": 3, "run_id": run_id, "node": {
+        "hostname": f"fixture-{gpus}gpu", "driver_release": "580.00.00", "cuda_runtime": "13.0", "gpu_count": gpus,
+        "gpus": node_gpus, "topology": {"gpus": [{"index": i, "uuid": uuids[i]} for i in range(gpus)], "pairs": pairs}},
+        "families": families}
+    (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    print(f"{out}: {len(w.rows)} rows")
+
+
+if __name__ == "__main__":
+    write_fixture("run_2gpu", 2, samples=True)
+    write_fixture("run_8gpu", 8, samples=False)
