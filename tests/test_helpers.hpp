@@ -2,10 +2,13 @@
 // Helpers every host test suite may share (tests/ is on each suite's include path).
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace hdb_test {
 
@@ -32,6 +35,28 @@ class temp_dir {
 
  private:
   std::filesystem::path path_;
+};
+
+// An environment variable set for one scope (e.g. PATH to a fake nvidia-smi), restored after it.
+class scoped_env {
+ public:
+  scoped_env(std::string name, const std::string& value) : name_(std::move(name)) {
+    if (const char* old = std::getenv(name_.c_str())) saved_ = old;
+    ::setenv(name_.c_str(), value.c_str(), 1);
+  }
+  scoped_env(const scoped_env&) = delete;
+  scoped_env& operator=(const scoped_env&) = delete;
+  ~scoped_env() {
+    if (saved_) {
+      ::setenv(name_.c_str(), saved_->c_str(), 1);
+    } else {
+      ::unsetenv(name_.c_str());
+    }
+  }
+
+ private:
+  std::string name_;
+  std::optional<std::string> saved_;
 };
 
 }  // namespace hdb_test

@@ -1,19 +1,16 @@
 #include "hdb/shell.hpp"
 
-#include <array>
-#include <cstdio>
-#include <memory>
+#include "hdb/host/process.hpp"
 
 namespace hdb {
 
 std::optional<std::string> run_command(const std::string& command) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen((command + " 2>/dev/null").c_str(), "r"), pclose);
-  if (!pipe) return std::nullopt;
-  std::string out;
-  std::array<char, 4096> chunk{};
-  while (std::fgets(chunk.data(), chunk.size(), pipe.get()) != nullptr) out += chunk.data();
-  if (pclose(pipe.release()) != 0) return std::nullopt;
-  return out;
+  child_spec spec;
+  spec.argv = {"/bin/sh", "-c", command};
+  spec.timeout = std::chrono::seconds(120);  // nvidia-smi topo can take long on a busy 8-GPU node
+  auto result = run_with_deadline(spec);
+  if (!result.succeeded()) return std::nullopt;
+  return std::move(result.output);
 }
 
 }  // namespace hdb

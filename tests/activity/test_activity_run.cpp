@@ -24,20 +24,6 @@ namespace fs = std::filesystem;
 
 using hdb_test::temp_dir;
 
-// PATH for the scope of one test, restored after it.
-class path_override {
- public:
-  explicit path_override(const std::string& value) : saved_(std::getenv("PATH") ? std::getenv("PATH") : "") {
-    ::setenv("PATH", value.c_str(), 1);
-  }
-  path_override(const path_override&) = delete;
-  path_override& operator=(const path_override&) = delete;
-  ~path_override() { ::setenv("PATH", saved_.c_str(), 1); }
-
- private:
-  std::string saved_;
-};
-
 // An nvidia-smi that sees one busy GPU with another program's process on it.
 void write_fake_smi(const fs::path& dir) {
   const auto script = dir / "nvidia-smi";
@@ -84,7 +70,7 @@ TEST_CASE("a run while another program loads the GPU is flagged", "[activity][ru
   const temp_dir out;
   fs::create_directories(out.path() / "smi");
   write_fake_smi(out.path() / "smi");
-  const path_override path((out.path() / "smi").string() + ":/usr/bin:/bin");
+  const hdb_test::scoped_env path("PATH", (out.path() / "smi").string() + ":/usr/bin:/bin");
 
   const auto run = run_good_family(out.path());
   const auto& activity = run.meta["families"]["good"]["activity"];
@@ -111,7 +97,7 @@ TEST_CASE("a run while another program loads the GPU is flagged", "[activity][ru
 TEST_CASE("without nvidia-smi the activity is unknown and the run is fine", "[activity][run]") {
   const temp_dir out;
   fs::create_directories(out.path() / "empty");
-  const path_override path((out.path() / "empty").string());
+  const hdb_test::scoped_env path("PATH", (out.path() / "empty").string());
 
   const auto run = run_good_family(out.path());
   const auto& activity = run.meta["families"]["good"]["activity"];

@@ -22,19 +22,6 @@ constexpr const char* two_gpus =
     "\n"
     "1, GPU-99999999-8888-7777-6666-555544443333, [N/A], 1980, 0x0000000000000004, [Not Supported]\n";
 
-class path_override {
- public:
-  explicit path_override(const std::string& value) : saved_(std::getenv("PATH") ? std::getenv("PATH") : "") {
-    ::setenv("PATH", value.c_str(), 1);
-  }
-  path_override(const path_override&) = delete;
-  path_override& operator=(const path_override&) = delete;
-  ~path_override() { ::setenv("PATH", saved_.c_str(), 1); }
-
- private:
-  std::string saved_;
-};
-
 void write_script(const std::filesystem::path& path, const std::string& text) {
   std::ofstream(path) << text;
   ::chmod(path.c_str(), 0755);
@@ -86,7 +73,7 @@ TEST_CASE("the clock event reason table", "[host][nvidia_smi]") {
 
 TEST_CASE("query_gpus runs nvidia-smi from PATH and retries the old reason name", "[host][nvidia_smi]") {
   hdb_test::temp_dir dir;
-  const path_override path(dir.path().string() + ":/usr/bin:/bin");
+  const hdb_test::scoped_env path("PATH", dir.path().string() + ":/usr/bin:/bin");
   SECTION("no nvidia-smi") {
     const auto q = hdb::query_gpus(fields);
     CHECK(q.gpus.empty());
