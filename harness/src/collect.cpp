@@ -401,7 +401,11 @@ collected_run collect_run(const fs::path& run_dir, const collect_sources& source
     else if (!sources.schema_dir.empty() && fs::exists(sources.schema_dir / (family + ".json"))) {
       entry.declaration = read_declaration(sources.schema_dir / (family + ".json"));
     }
-    if (raw.output && !entry.declaration && raw.status.state == family_state::ok) {
+    if (entry.declaration && entry.declaration->family != family) {
+      raw.status.state = family_state::failed;
+      raw.status.error = "raw/" + family + ".json declares family '" + entry.declaration->family + "'";
+      entry.declaration.reset();
+    } else if (raw.output && !entry.declaration && raw.status.state == family_state::ok) {
       raw.status.state = family_state::failed;
       raw.status.error = no_declaration(family);
     }

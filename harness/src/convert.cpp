@@ -89,6 +89,13 @@ std::map<std::string, family_renames> parse_renames(std::string_view text) {
   return out;
 }
 
+void schema2_version(const std::string& version) {
+  if (version != "2") {
+    throw harness_error("schema_version " + version + (version == "3" ? " (already converted)" : "") +
+                        "; `hdbench convert` reads schema 2");
+  }
+}
+
 bool all_digits(std::string_view text) {
   return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
 }
@@ -133,10 +140,7 @@ class converter {
 
   void add(const std::vector<std::string>& record, const std::map<std::string, std::size_t>& col) {
     const auto at = [&](const std::string& name) -> const std::string& { return record[col.at(name)]; };
-    if (at("schema_version") != "2") {
-      throw harness_error("schema_version " + at("schema_version") + (at("schema_version") == "3" ? " (already converted)" : "") +
-                          "; `hdbench convert` reads schema 2");
-    }
+    schema2_version(at("schema_version"));
     ++result_.rows_read;
     result_row row;
     row.run_id = at("run_id");
@@ -324,6 +328,8 @@ conversion convert_schema2(std::string_view csv_text, const std::vector<family_d
   if (records.empty()) throw harness_error("empty file (no header)");
   std::map<std::string, std::size_t> col;
   for (std::size_t i = 0; i < records.front().size(); ++i) col[records.front()[i]] = i;
+  // The version is named before any missing column: a schema-3 file lacks `extra` for a reason.
+  if (col.contains("schema_version") && records.size() > 1) schema2_version(records[1][col.at("schema_version")]);
   for (const auto& name : {"schema_version", "run_id", "family", "case", "device", "gpu_uuid", "extra", "metric", "headline",
                            "statistic", "sample_index", "value", "status", "reason"}) {
     if (!col.contains(name)) throw harness_error(std::string("missing column '") + name + "' (not a schema-2 results.csv)");

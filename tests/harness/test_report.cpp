@@ -9,15 +9,15 @@
 namespace {
 
 struct golden {
-  std::vector<hdb::result_row> rows = hdb::read_results_csv(hdb::read_text_file(hdb_test::golden_run() / "results.csv"));
+  std::vector<hdb::result_row> rows = hdb::read_results_csv(hdb::read_text_file(hdb_test::golden_run() / "results.csv")).rows;
   nlohmann::json meta = *hdb::read_meta(hdb_test::golden_run() / "meta.json");
 };
 
 void scale_median(std::vector<hdb::result_row>& rows, const std::string& host_kind, const std::string& direction,
                   const std::string& size, double factor) {
   for (auto& row : rows) {
-    if (row.metric == "bandwidth" && row.stat == hdb::statistic::median && row.params.get("host_kind") == host_kind &&
-        row.params.get("direction") == direction && row.params.get("size_bytes") == size) {
+    if (row.metric == "bandwidth" && row.stat == hdb::statistic::median && row.param("host_kind") == host_kind &&
+        row.param("direction") == direction && row.param("size_bytes") == size) {
       *row.value *= factor;
     }
   }
@@ -25,7 +25,7 @@ void scale_median(std::vector<hdb::result_row>& rows, const std::string& host_ki
 
 }  // namespace
 
-TEST_CASE("report: fingerprint, headline figures against peaks, skips, failures", "[report]") {
+TEST_CASE("report: fingerprint, headline figures against their traffic's peak, skips, failures", "[report]") {
   const golden g;
   const auto report = hdb::render_report(g.rows, g.meta, {"plots/copy_bandwidth.png"});
   CHECK(hdb_test::contains(report, "NVIDIA H200"));
@@ -34,9 +34,12 @@ TEST_CASE("report: fingerprint, headline figures against peaks, skips, failures"
   CHECK(hdb_test::contains(report, "### Failed cases"));
   CHECK(hdb_test::contains(report, "exited with code 1 after 9 cases"));
   CHECK(hdb_test::contains(report, "[copy_bandwidth](plots/copy_bandwidth.png)"));
-  // 16 MiB pinned h2d runs at 54.6 GB/s: 86.7 % of 63.0.
-  CHECK(hdb_test::contains(report, "| bandwidth | direction=h2d host_kind=pinned api=async size_bytes=16777216 device=0 | bandwidth | 54.6 GB/s |"));
-  CHECK(hdb_test::contains(report, "| 86.7 % |"));
+  // 16 MiB pinned h2d runs at 54.6 GB/s: 86.7 % of 63.0 (pcie_per_direction, from its label).
+  CHECK(hdb_test::contains(report, "| bandwidth | device=0 api=async direction=h2d host_kind=pinned size_bytes=16777216 | bandwidth | "
+                                   "54.6 GB/s | 0.31 % | 86.7 % | 63 GB/s: PCIe per direction, GPU 0 |"));
+  // The family's summary and what its headline metrics mean come from its declaration.
+  CHECK(hdb_test::contains(report, "host<->device and device<->device copy bandwidth"));
+  CHECK(hdb_test::contains(report, "| latency | us | lower | device time per small copy, back to back |"));
 }
 
 TEST_CASE("anomaly rules", "[report]") {
@@ -63,9 +66,9 @@ TEST_CASE("anomaly rules", "[report]") {
   SECTION("pageable faster than pinned") {
     auto pageable = g.rows;
     for (const auto& row : g.rows) {
-      if (row.metric == "bandwidth" && row.stat == hdb::statistic::median && row.params.get("size_bytes") == "1048576") {
+      if (row.metric == "bandwidth" && row.stat == hdb::statistic::median && row.param("size_bytes") == "1048576") {
         auto copy = row;
-        copy.params.set("host_kind", "pageable");
+        copy.params["host_kind"] = "pageable";
         *copy.value *= 1.2;
         pageable.push_back(copy);
       }
@@ -79,39 +82,35 @@ TEST_CASE("anomaly rules", "[report]") {
     const double factor = std::string(size) == "1024" ? 1.2 : 1.03;
     auto pageable = g.rows;
     for (const auto& row : g.rows) {
-      if (row.metric == "bandwidth" && row.stat == hdb::statistic::median && row.params.get("size_bytes") == "1048576") {
+      if (row.metric == "bandwidth" && row.stat == hdb::statistic::median && row.param("size_bytes") == "1048576") {
         auto copy = row;
-        copy.params.set("host_kind", "pageable");
-        copy.params.set("size_bytes", size);
+        copy.params["host_kind"] = "pageable";
+        copy.params["size_bytes"] = size;
         *copy.value *= factor;
         pageable.push_back(copy);
         if (std::string(size) == "1024") {
           auto pinned = row;
-          pinned.params.set("size_bytes", size);
+          pinned.params["size_bytes"] = size;
           pageable.push_back(pinned);
         }
       }
     }
     CHECK(hdb::find_anomalies(pageable, g.meta).empty());
   }
-  SECTION("noisy headline metric") {
+  SECTION("noisy headline metric: cv of its samples") {
     for (auto& row : g.rows) {
-      if (row.stat == hdb::statistic::cv && row.headline && row.case_name == "latency") row.value = 3.5;
+      if (row.stat == hdb::statistic::sample && row.metric == "latency" && row.sample_index == 0) *row.value *= 1.2;
     }
     const auto found = hdb::find_anomalies(g.rows, g.meta);
     REQUIRE(found.size() == 1);
-    CHECK(hdb_test::contains(found[0], "cv 3.5 %"));
+    CHECK(hdb_test::contains(found[0], "copy latency device=0 api=async direction=h2d host_kind=pinned size_bytes=4 latency: cv "));
   }
 }
 
-TEST_CASE("a family's own rules grade its rows: peak per GPU, anomalies, extra section", "[report]") {
-  // A stand-in family no generic code knows: everything it means comes from its registered rules.
+TEST_CASE("a family's own rules add anomalies and a section; % of peak is its traffic's", "[report]") {
+  // A stand-in family no generic code knows: its rules say what only it can, its rows' traffic the peak.
   hdb::register_family_rules({
       "standin",
-      [](const hdb::result_row& row, const nlohmann::json&) -> std::optional<hdb::peak_ref> {
-        if (row.metric != "rate") return std::nullopt;
-        return hdb::peak_ref{row.params.get("device") == "1" ? 200.0 : 100.0, 1, "stand-in link"};
-      },
       [](const std::vector<hdb::result_row>& rows, const nlohmann::json&, std::vector<std::string>& out) {
         for (const auto& row : rows) {
           if (row.family != "standin") out.push_back("rule saw a row of family " + row.family);
@@ -119,34 +118,37 @@ TEST_CASE("a family's own rules grade its rows: peak per GPU, anomalies, extra s
         out.push_back("stand-in anomaly");
       },
       [](const std::vector<hdb::result_row>&, const nlohmann::json&) { return std::string("### Stand-in matrix\n"); },
-      "% of peak: against the stand-in link.",
+      "Measured against the stand-in link.",
   });
+  const golden g;
   std::vector<hdb::result_row> rows;
-  for (const char* device : {"0", "1"}) {
+  for (const int device : {0, 1}) {
     hdb::result_row row;
     row.run_id = "r";
     row.family = "standin";
     row.case_name = "flow";
-    row.params.set("device", device);
-    row.params.set("gpu_uuid", std::string("GPU-") + device);
+    row.device = device;
+    row.gpus = 1;
+    // GPU 0 is the golden node's; GPU 1 is not on it, so it has no peak.
+    row.gpu_uuid = device == 0 ? g.meta["node"]["gpus"][0]["uuid"].get<std::string>() : "GPU-elsewhere";
     row.metric = "rate";
     row.unit = "GB/s";
     row.better_direction = hdb::better::higher;
     row.headline = true;
+    row.traffic = "pcie_per_direction";
     row.stat = hdb::statistic::median;
-    row.value = 50;
+    row.value = 31.5;
     rows.push_back(row);
   }
-  const golden g;
   rows.insert(rows.end(), g.rows.begin(), g.rows.end());
   const auto report = hdb::render_report(rows, g.meta, {});
-  CHECK(hdb_test::contains(report, "| flow | device=0 | rate | 50 GB/s |  | 50.0 % |"));
-  CHECK(hdb_test::contains(report, "| flow | device=1 | rate | 50 GB/s |  | 25.0 % |"));
+  CHECK(hdb_test::contains(report, "| flow | device=0 | rate | 31.5 GB/s |  | 50.0 % | 63 GB/s: PCIe per direction, GPU 0 |"));
+  CHECK(hdb_test::contains(report, "| flow | device=1 | rate | 31.5 GB/s |  |  |  |"));
   CHECK(hdb_test::contains(report, "- stand-in anomaly"));
   CHECK_FALSE(hdb_test::contains(report, "rule saw a row of family"));
   CHECK(hdb_test::contains(report, "### Stand-in matrix"));
-  CHECK(hdb_test::contains(report, "% of peak: against the stand-in link."));
-  CHECK_FALSE(hdb_test::contains(report, "GPU-1"));  // parameters show the index, the node table the UUID
+  CHECK(hdb_test::contains(report, "Measured against the stand-in link."));
+  CHECK_FALSE(hdb_test::contains(report, "GPU-elsewhere"));  // parameters show the index, the node table the UUID
 }
 
 TEST_CASE("meta.json records the GPU and NCCL environment, nothing else", "[meta]") {

@@ -12,9 +12,9 @@
 
 namespace {
 
-std::map<std::string, hdb::family_status> statuses_by_family(const std::vector<hdb::family_status>& statuses) {
+std::map<std::string, hdb::family_status> statuses_by_family(const std::vector<hdb::collected_family>& families) {
   std::map<std::string, hdb::family_status> by_family;
-  for (const auto& s : statuses) by_family[s.family] = s;
+  for (const auto& f : families) by_family[f.status.family] = f.status;
   return by_family;
 }
 
@@ -46,8 +46,8 @@ TEST_CASE("run keeps what finished and records each failure", "[run]") {
   for (const auto* file : {"meta.json", "results.csv", "report.md", "raw/good.json", "raw/good.stderr.log"}) {
     CHECK(std::filesystem::exists(dir / file));
   }
-  const auto collected = hdb::collect_run(dir);
-  const auto status = statuses_by_family(collected.statuses);
+  const auto collected = hdb::collect_run(dir, {options.manifest, ""});
+  const auto status = statuses_by_family(collected.families);
   REQUIRE(status.size() == 5);
   CHECK(status.at("good").state == hdb::family_state::ok);
   // The stand-ins live below the test's working directory (the build tree): recorded relative.
@@ -70,13 +70,16 @@ TEST_CASE("run keeps what finished and records each failure", "[run]") {
   CHECK(hdb_test::contains(status.at("crash").stderr_tail, "standin: case 1 done"));
 
   // results.csv on disk is what collect rebuilds.
-  CHECK(hdb::read_text_file(dir / "results.csv") == hdb::write_results_csv(collected.rows));
+  CHECK(hdb::read_text_file(dir / "results.csv") == hdb::write_results_csv(collected.rows, collected.param_columns));
+  CHECK(collected.param_columns == std::vector<std::string>{"direction", "host_kind", "size_bytes"});
 
   // meta.json has the probe, the host and every family's status.
   const auto meta = *hdb::read_meta(dir / "meta.json");
   CHECK(meta["node"]["gpus"][0]["name"] == "Stand-in GPU");
   CHECK(meta["host"]["hostname"].is_string());
   CHECK(meta["families"]["hang"]["status"] == "timed_out");
+  CHECK(meta["families"]["good"]["plots"] == "standin");
+  CHECK(meta["families"]["good"]["schema"]["family"] == "good");
   CHECK(meta["families"]["crash"]["reason"].get<std::string>().starts_with("crashed (signal 6, SIGABRT) after 2 cases"));
   CHECK(meta["finished_utc"].is_string());
 

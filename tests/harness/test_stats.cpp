@@ -1,45 +1,21 @@
-// Pure functions of the harness: statistics, Mann-Whitney U, the alpha-beta fit, PCIe peaks,
-// run ids, CSV quoting and the results.csv round trip.
+// Pure functions of the harness: Mann-Whitney U, the alpha-beta fit, PCIe peaks, run
+// ids, CSV quoting and the results.csv round trip (median and summary are hdb_host's: tests/host).
 #include <chrono>
-#include <cmath>
 #include <vector>
 
 #include "catch_compat.hpp"
 #include "hdb/harness/csv.hpp"
 #include "hdb/harness/error.hpp"
+#include "hdb/harness/files.hpp"
 #include "hdb/harness/fit.hpp"
 #include "hdb/harness/mann_whitney.hpp"
 #include "hdb/harness/meta.hpp"
 #include "hdb/harness/peaks.hpp"
 #include "hdb/harness/results.hpp"
 #include "hdb/harness/run_dir.hpp"
-#include "hdb/harness/stats.hpp"
 #include "test_support.hpp"
 
 using hdb_test::Approx;
-
-TEST_CASE("median of odd and even counts", "[stats]") {
-  CHECK(hdb::median(std::vector<double>{3, 1, 2}) == 2);
-  CHECK(hdb::median(std::vector<double>{4, 1, 3, 2}) == 2.5);
-  CHECK(hdb::median(std::vector<double>{7}) == 7);
-}
-
-TEST_CASE("summary: sample stddev (n-1) and cv in percent", "[stats]") {
-  const std::vector<double> values = {2, 4, 4, 4, 5, 5, 7, 9};  // mean 5, sum of squares 32
-  const auto s = hdb::summarize(values);
-  CHECK(s.mean == 5);
-  CHECK(s.median == 4.5);
-  CHECK(s.min == 2);
-  CHECK(s.max == 9);
-  REQUIRE(s.stddev);
-  CHECK(*s.stddev == Approx(std::sqrt(32.0 / 7)));
-  CHECK(*s.cv_percent == Approx(std::sqrt(32.0 / 7) / 5 * 100));
-  SECTION("one sample has no spread") {
-    const auto one = hdb::summarize(std::vector<double>{3});
-    CHECK_FALSE(one.stddev);
-    CHECK_FALSE(one.cv_percent);
-  }
-}
 
 TEST_CASE("Mann-Whitney U matches known p-values", "[stats][mann_whitney]") {
   SECTION("exact: complete separation, 3 vs 3 and 5 vs 5") {
@@ -147,34 +123,56 @@ TEST_CASE("results.csv round trip", "[csv]") {
   sample.run_id = "20261129T103122Z-gpu01";
   sample.family = "copy";
   sample.case_name = "bandwidth";
-  sample.params.set("direction", "h2d");
-  sample.params.set("size_bytes", "1048576");
-  sample.params.extra = "batch=64;timing=gated";
+  sample.device = 1;
+  sample.gpus = 2;
+  sample.gpu_uuid = "GPU-a,GPU-b";
+  sample.params = {{"direction", "h2d"}, {"size_bytes", "1048576"}};
   sample.metric = "bandwidth";
   sample.unit = "GB/s";
   sample.better_direction = hdb::better::higher;
   sample.headline = true;
+  sample.traffic = "pcie_per_direction";
   sample.stat = hdb::statistic::sample;
   sample.sample_index = 3;
   sample.value = 52.123456789;
-  sample.benchmark = "copy/bandwidth/h2d/1048576/manual_time";
   hdb::result_row skipped;
   skipped.run_id = sample.run_id;
   skipped.family = "copy";
   skipped.case_name = "bandwidth";
   skipped.status = hdb::row_status::skipped;
   skipped.reason = "pageable, \"async\" would\ntime the host";
+  hdb::result_row neutral = sample;
+  neutral.metric = "best_chunk_bytes";
+  neutral.better_direction = hdb::better::neutral;
 
-  const std::vector<hdb::result_row> rows = {sample, skipped};
-  const auto text = hdb::write_results_csv(rows);
+  const std::vector<hdb::result_row> rows = {sample, skipped, neutral};
+  const std::vector<std::string> columns = {"direction", "host_kind", "size_bytes"};
+  const auto text = hdb::write_results_csv(rows, columns);
+  CHECK(text.starts_with("schema_version,run_id,family,case,device,gpus,gpu_uuid,direction,host_kind,size_bytes,metric,unit,"
+                         "better,headline,traffic,statistic,sample_index,value,status,reason\n"));
   const auto back = hdb::read_results_csv(text);
-  REQUIRE(back.size() == 2);
-  CHECK(back[0].params == sample.params);
-  CHECK(back[0].value == sample.value);  // shortest round-trip formatting loses nothing
-  CHECK(back[0].sample_index == 3);
-  CHECK(back[0].headline);
-  CHECK(back[1].reason == skipped.reason);
-  CHECK_FALSE(back[1].value);
-  CHECK(hdb::write_results_csv(back) == text);
+  CHECK(back.param_columns == columns);
+  REQUIRE(back.rows.size() == 3);
+  CHECK(back.rows[0].params == sample.params);  // an empty column is an unset parameter
+  CHECK(back.rows[0].device == 1);
+  CHECK(back.rows[0].gpus == 2);
+  CHECK(back.rows[0].gpu_uuid == "GPU-a,GPU-b");
+  CHECK(back.rows[0].traffic == "pcie_per_direction");
+  CHECK(back.rows[0].value == sample.value);  // shortest round-trip formatting loses nothing
+  CHECK(back.rows[0].sample_index == 3);
+  CHECK(back.rows[0].headline);
+  CHECK(back.rows[1].reason == skipped.reason);
+  CHECK_FALSE(back.rows[1].value);
+  CHECK_FALSE(back.rows[1].device);
+  CHECK(back.rows[2].better_direction == hdb::better::neutral);
+  CHECK(hdb::write_results_csv(back.rows, back.param_columns) == text);
   CHECK(hdb::format_value(52.1) == "52.1");
+  CHECK(hdb::describe_case(sample) == "device=1 gpus=2 direction=h2d size_bytes=1048576");
+  SECTION("a parameter without a column is refused, never dropped") {
+    CHECK_THROWS_WITH(hdb::write_results_csv(rows, {"direction"}), "copy bandwidth: parameter 'size_bytes' has no column");
+  }
+  SECTION("schema 2 is refused with the command that converts it") {
+    CHECK_THROWS_WITH(hdb::read_results_csv(hdb::read_text_file(hdb_test::fixture("convert/schema2/results.csv"))),
+                      "schema_version 2 (this hdbench reads version 3); rewrite it with `hdbench convert RUN_DIR`");
+  }
 }

@@ -1,7 +1,8 @@
 // A stand-in for an hdbench-<family> binary, so `hdbench run` can be tested without a GPU.
 // Built once per behaviour (HDB_STANDIN_MODE): it honours --benchmark_list_tests and
-// --benchmark_out=FILE like a Google Benchmark program, writes schema-1 JSON and flushes
-// after every case, then behaves well, aborts, hangs or writes garbage.
+// --benchmark_out=FILE like a Google Benchmark program, writes JSON with its declaration in the
+// context (hdbench.schema) and flushes after every case, then behaves well, aborts, hangs or
+// writes garbage.
 #include <unistd.h>
 
 #include <cstdio>
@@ -15,6 +16,21 @@ enum class mode { good, crash, hang, garbage };
 constexpr mode behaviour = mode::HDB_STANDIN_MODE;
 constexpr int case_count = 3;
 constexpr int repetitions = 3;
+
+#define HDB_STRINGIFY(x) #x
+#define HDB_NAME_OF(x) HDB_STRINGIFY(x)
+
+// The stand-in's declaration (named after its mode, as the manifest names it), as a family's
+// schema.json, escaped once more for the JSON string.
+std::string schema() {
+  return std::string(R"({\"family\": \")") + HDB_NAME_OF(HDB_STANDIN_MODE) +
+         R"(\", \"summary\": \"a stand-in for the run tests\", )"
+         R"(\"parameters\": {\"direction\": {\"type\": \"text\"}, \"host_kind\": {\"type\": \"text\"}, )"
+         R"(\"size_bytes\": {\"type\": \"int\"}}, )"
+         R"(\"metrics\": {\"bandwidth\": {\"unit\": \"GB/s\", \"better\": \"higher\", \"traffic\": [\"pcie_per_direction\"]}}, )"
+         R"(\"cases\": {\"bandwidth\": {\"parameters\": [\"direction\", \"host_kind\", \"size_bytes\"], )"
+         R"(\"metrics\": [\"bandwidth\"], \"headlines\": [\"bandwidth\"]}}})";
+}
 
 std::string case_name(int c) { return "standin/bandwidth/" + std::to_string(1024 << (4 * c)) + "/manual_time"; }
 
@@ -52,10 +68,8 @@ int main(int argc, char** argv) {
     std::fclose(out);
     return 0;
   }
-  std::fputs(
-      "{\n  \"context\": {\"hdbench.family\": \"standin\", \"hdbench.schema_version\": \"1\", \"hdbench.metrics\": "
-      "\"{\\\"bandwidth\\\": {\\\"unit\\\": \\\"GB/s\\\", \\\"better\\\": \\\"higher\\\"}}\"},\n  \"benchmarks\": [\n",
-      out);
+  std::fprintf(out, "{\n  \"context\": {\"hdbench.family\": \"standin\", \"hdbench.schema_version\": \"3\", "
+                    "\"hdbench.schema\": \"%s\"},\n  \"benchmarks\": [\n", schema().c_str());
   for (int c = 0; c < case_count; ++c) {
     write_case(out, c, c == 0);
     std::fprintf(stderr, "standin: case %d done\n", c);
