@@ -12,7 +12,7 @@
 #include <hdb/build_info.hpp>
 
 #include "hdb/harness/files.hpp"
-#include "hdb/harness/process.hpp"
+#include "hdb/host/process.hpp"
 #include "hdb/harness/run_dir.hpp"
 
 extern char** environ;
@@ -125,10 +125,10 @@ json gather_host_facts() {
 
 json run_probe(const fs::path& probe_binary) {
   if (!fs::exists(probe_binary)) return probe_failure("hdbench-probe not found: " + probe_binary.string());
-  process_spec spec;
+  child_spec spec;
   spec.argv = {probe_binary.string()};
   spec.timeout = std::chrono::seconds(120);  // nvidia-smi can take long on a busy 8-GPU node
-  const auto result = run_process(spec);
+  const auto result = run_with_deadline(spec);
   if (!result.start_error.empty()) return probe_failure("hdbench-probe did not start: " + result.start_error);
   auto node = json::parse(result.output, nullptr, /*allow_exceptions=*/false);
   if (!node.is_object()) {

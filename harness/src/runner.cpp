@@ -12,7 +12,7 @@
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/gpu_activity.hpp"
 #include "hdb/harness/meta.hpp"
-#include "hdb/harness/process.hpp"
+#include "hdb/host/process.hpp"
 #include "hdb/harness/report.hpp"
 #include "hdb/harness/run_dir.hpp"
 
@@ -33,13 +33,13 @@ std::string minutes_seconds(double seconds) {
 
 // Number of cases the binary will run: non-empty lines of --benchmark_list_tests.
 std::optional<std::size_t> count_listed_cases(const fs::path& binary, const std::vector<std::string>& flags) {
-  process_spec spec;
+  child_spec spec;
   spec.argv = {binary.string()};
   spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
   spec.argv.emplace_back("--benchmark_list_tests");
   spec.timeout = list_timeout;
-  const auto result = run_process(spec);
-  if (result.end != process_end::exited || result.exit_code != 0) return std::nullopt;
+  const auto result = run_with_deadline(spec);
+  if (!result.succeeded()) return std::nullopt;
   std::size_t lines = 0;
   for (std::size_t begin = 0; begin < result.output.size();) {
     auto end = result.output.find('\n', begin);
@@ -102,27 +102,27 @@ class progress_meter {
   std::size_t done_ = 0;
 };
 
-family_status status_from(const process_result& result) {
+family_status status_from(const child_result& result) {
   family_status status;
   status.exit_code = result.exit_code;
   status.signal = result.signal;
   status.elapsed_s = result.elapsed_s;
   switch (result.end) {
-    case process_end::not_started:
+    case child_end::not_started:
       status.state = family_state::failed;
       status.error = "could not start: " + result.start_error;
       break;
-    case process_end::timed_out:
+    case child_end::timed_out:
       status.state = family_state::timed_out;
       break;
-    case process_end::cancelled:
+    case child_end::cancelled:
       status.state = family_state::failed;
       status.error = "interrupted (hdbench received a signal)";
       break;
-    case process_end::signalled:
+    case child_end::signalled:
       status.state = family_state::crashed;
       break;
-    case process_end::exited:
+    case child_end::exited:
       status.state = result.exit_code == 0 ? family_state::ok : family_state::failed;
       break;
   }
@@ -184,7 +184,7 @@ family_status run_family(const family_entry& family, const suite_run_options& op
   const auto binary = options.bin_dir / family.binary;
   const auto json_path = raw_dir / (family.name + ".json");
   const auto flags = family_flags(family, options);
-  process_spec spec;
+  child_spec spec;
   // Started by the path relative to the run's working directory where there is one, so that
   // what the run records (the command line, the binary's own "Running ..." line) does not carry
   // this machine's directory layout.
@@ -209,7 +209,7 @@ family_status run_family(const family_entry& family, const suite_run_options& op
     // Taken outside the family's lifetime, so that its own context is never among the processes.
     family_activity activity;
     activity.start = take_activity_snapshot(own_pids());
-    status = status_from(run_process(spec, [&] { meter.poll(); }));
+    status = status_from(run_with_deadline(spec, [&] { meter.poll(); }));
     activity.end = settled_activity_snapshot();
     status.activity = std::move(activity);
     status.stderr_tail = read_file_tail(spec.stderr_path, stderr_tail_bytes);

@@ -380,8 +380,7 @@ std::vector<std::string> environment_with(const std::vector<std::pair<std::strin
 
 std::optional<std::filesystem::path> find_in_path(std::string_view program) {
   const char* path = std::getenv("PATH");
-  if (path == nullptr) return std::nullopt;
-  for (const auto& dir : split_nonempty(path, ':')) {
+  for (const auto& dir : split_nonempty(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin", ':')) {
     const auto candidate = std::filesystem::path(dir) / program;
     struct stat info {};
     if (::stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {

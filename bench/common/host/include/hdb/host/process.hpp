@@ -123,7 +123,7 @@ struct child_result {
 // This process's environment with `overrides` replacing or adding variables (in that order).
 [[nodiscard]] std::vector<std::string> environment_with(const std::vector<std::pair<std::string, std::string>>& overrides);
 
-// The first executable `program` in $PATH, or nullopt.
+// The first executable `program` in $PATH (unset: /usr/local/bin:/usr/bin:/bin), or nullopt.
 [[nodiscard]] std::optional<std::filesystem::path> find_in_path(std::string_view program);
 
 }  // namespace hdb
