@@ -3,6 +3,7 @@
 #include "hdb/cuda_check.hpp"
 #include "hdb/devices.hpp"
 #include "hdb/fingerprint.hpp"
+#include "hdb/host/lists.hpp"
 #include "hdb/shell.hpp"
 #include "hdb/topology.hpp"
 #include "nvml_loader.hpp"
@@ -147,11 +148,9 @@ std::map<int, std::string> parse_smi_bus_ids(std::string_view text) {
   std::map<int, std::string> ids;
   std::istringstream lines{std::string(text)};
   for (std::string line; std::getline(lines, line);) {
-    const auto comma = line.find(',');
-    if (comma == std::string::npos) continue;
-    if (const auto index = to_int(trim(std::string_view(line).substr(0, comma)))) {
-      ids[*index] = normalize_pci_bus_id(trim(std::string_view(line).substr(comma + 1)));
-    }
+    const auto fields = split_list(line);
+    if (fields.size() < 2) continue;
+    if (const auto index = to_int(fields[0])) ids[*index] = normalize_pci_bus_id(fields[1]);
   }
   return ids;
 }
