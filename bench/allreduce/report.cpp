@@ -1,9 +1,9 @@
-// Report rules of the allreduce family. % of peak comes from each case's traffic class
-// (bench/allreduce/schema.json): busbw is nccl-tests' bus bandwidth, defined so that it compares
-// with one GPU's per-direction link rate whatever n is (doc/PERFORMANCE.md), so it carries
-// nvlink_bus (the slowest GPU's links_active x the per-link rate meta.json records), or PCIe per
-// direction without NVLink and for NCCL_P2P_DISABLE=1 cases (host-staged); n = 1 all-reduce out of
-// place is a local copy, its algbw against HBM read + write.
+// Report rules of the allreduce family. % of peak comes from the traffic class each case picks
+// (bench/allreduce/schema.json lists which a metric may carry): busbw is nccl-tests' bus bandwidth,
+// defined so that it compares with one GPU's per-direction link rate whatever n is
+// (doc/PERFORMANCE.md), hence nvlink_bus, the slowest GPU's links_active x the per-link rate
+// meta.json records. A case that picks no class (today: P2P-disabled and PCIe-only busbw, algbw)
+// has no peak and no floor check.
 // Anomalies: wrong values (a failed verification), busbw far below the line rate at the largest size.
 // Section: the scaling table (busbw per n, efficiency against n = 2), NVLink vs P2P-disabled, and the
 // communication/compute overlap.
@@ -162,8 +162,8 @@ family_rules allreduce_report_rules() {
   rules.footnote =
       "busbw (nccl-tests: algbw x 2(n-1)/n for all-reduce, x (n-1)/n for reduce-scatter and all-gather) is graded "
       "against one GPU's per-direction interconnect: NVLink links_active x the per-link signalling rate the node "
-      "reports (meta.json; NVIDIA's quoted data rate is some 6 % lower), the slowest GPU of the case; PCIe per "
-      "direction without NVLink or with NCCL_P2P_DISABLE=1 (host-staged). n = 1 all-reduce algbw: HBM, read + write.";
+      "reports (meta.json; NVIDIA's quoted data rate is some 6 % lower), the slowest GPU of the case. Cases whose "
+      "traffic crosses no NVLink (NCCL_P2P_DISABLE=1, a PCIe-only node) have no peak.";
   return rules;
 }
 
