@@ -20,6 +20,7 @@
 #include "transform.hpp"
 
 #include "hdb/family.hpp"
+#include "hdb/host/stats.hpp"
 #include "hdb/host/units.hpp"
 #include "hdb/measure.hpp"
 #include "hdb/sizes.hpp"

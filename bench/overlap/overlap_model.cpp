@@ -2,6 +2,7 @@
 
 #include "transform_math.hpp"
 
+#include "hdb/host/lists.hpp"
 #include "hdb/pattern.hpp"
 
 #include <algorithm>
@@ -36,10 +37,8 @@ int stream_of_chunk(int chunk_index, int streams) { return chunk_index % streams
 
 std::vector<chunk_rule> parse_chunk_rules(std::string_view text) {
   std::vector<chunk_rule> rules;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const std::string_view item = text.substr(start, comma - start);
+  for (const std::string& entry : split_list(text)) {
+    const std::string_view item = entry;
     chunk_rule rule;
     std::string_view digits = item;
     if (!item.empty() && (item.back() == 'S' || item.back() == 's')) {
@@ -57,7 +56,6 @@ std::vector<chunk_rule> parse_chunk_rules(std::string_view text) {
       if (rule.count < 1) throw std::invalid_argument("'" + std::string(item) + "' asks for no chunks");
     }
     rules.push_back(rule);
-    start = comma + 1;
   }
   return rules;
 }
@@ -131,16 +129,6 @@ std::optional<double> overlap_efficiency(double serial_us, double measured_us, d
   const double room = serial_us - ideal_us;
   if (!(room > 0.01 * serial_us)) return std::nullopt;
   return (serial_us - measured_us) / room;
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) throw std::invalid_argument("median of no values");
-  const std::size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
-  const double upper = values[mid];
-  if (values.size() % 2 == 1) return upper;
-  const double lower = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
-  return (lower + upper) / 2;
 }
 
 std::uint32_t input_word(std::size_t word_index, std::uint32_t seed) noexcept {

@@ -88,9 +88,6 @@ struct stage_rates {
 // nullopt when the bound leaves no room to overlap (serial - ideal below 1 % of serial).
 [[nodiscard]] std::optional<double> overlap_efficiency(double serial_us, double measured_us, double ideal_us);
 
-// Median of a non-empty list (mean of the two middle values for an even count).
-[[nodiscard]] double median(std::vector<double> values);
-
 // ---------------------------------------------------------------- verification
 
 // Word i (32-bit, little-endian) of the input: the shared position-dependent pattern.

@@ -11,6 +11,7 @@
 #include "transform.hpp"
 
 #include "hdb/cuda_check.hpp"
+#include "hdb/host/stats.hpp"
 #include "hdb/host/units.hpp"
 #include "hdb/host_pattern.hpp"
 #include "hdb/kernels.hpp"

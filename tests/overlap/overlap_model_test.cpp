@@ -169,12 +169,6 @@ TEST_CASE("efficiency: 1 at the bound, 0 at serial, undefined without room", "[o
   CHECK(speedup(100, 40) == Approx(2.5));
 }
 
-TEST_CASE("median of odd and even counts", "[overlap][stats]") {
-  CHECK(median({3, 1, 2}) == 2);
-  CHECK(median({4, 1, 3, 2}) == Approx(2.5));
-  CHECK_THROWS_AS(median({}), std::invalid_argument);
-}
-
 TEST_CASE("calibration solve: iterations whose kernel time meets the target", "[overlap][calibration]") {
   // t(k) = 10 + 0.5 k: 4x a 110 us copy needs (440 - 10) / 0.5 = 860 steps.
   CHECK(iterations_for(10, 0.5, 440) == 860);
