@@ -135,6 +135,11 @@ TEST_CASE("the binary runs a small sweep and writes busbw", "[gpu][allreduce]") 
   text << file.rdbuf();
   CHECK(text.str().find("\"algbw\"") != std::string::npos);
   CHECK(text.str().find("nccl.version") != std::string::npos);
-  if (hdb_test::test_devices().size() >= 2) CHECK(text.str().find("\"busbw\"") != std::string::npos);
+  CHECK(text.str().find("\"hdbench.schema\"") != std::string::npos);  // the declaration travels with the output
+  if (hdb_test::test_devices().size() >= 2) {
+    CHECK(text.str().find("\"busbw\"") != std::string::npos);
+    CHECK(text.str().find("ranks=2;") != std::string::npos);
+    CHECK(text.str().find("traffic=busbw:nvlink_bus") != std::string::npos);
+  }
   std::remove(out.c_str());
 }
