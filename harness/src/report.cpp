@@ -16,6 +16,7 @@
 #include "hdb/harness/stats.hpp"
 #include "hdb/harness/tables.hpp"
 #include "hdb/harness/traffic.hpp"
+#include "hdb/host/nvidia_smi.hpp"
 
 namespace hdb {
 namespace {
@@ -24,7 +25,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 constexpr double cv_limit_percent = 2.0;
-constexpr unsigned long long throttle_idle = 0x1;  // nvmlClocksThrottleReasonGpuIdle: not a problem
 constexpr std::size_t max_listed_cv = 10;
 
 // The probe may leave any field null or out: every read is optional.
@@ -100,7 +100,7 @@ void link_anomalies(const json& meta, std::vector<std::string>& out) {
     const auto reasons = text(clocks, "throttle_reasons", "");
     if (!reasons.empty()) {
       const auto mask = std::strtoull(reasons.c_str(), nullptr, 16);
-      if ((mask & ~throttle_idle) != 0) {
+      if (clocks_held_back(mask)) {  // anything but idleness
         out.push_back(name + ": clocks throttled (" + reasons + ": " + text(clocks, "throttle_description") + ")");
       }
     }
