@@ -29,7 +29,7 @@ void write_script(const std::filesystem::path& path, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("--query-gpu lines are read per GPU", "[host][nvidia_smi]") {
+TEST_CASE("query-gpu lines are read per GPU", "[host][nvidia_smi]") {
   const auto rows = hdb::parse_smi_query(two_gpus, fields);
   REQUIRE(rows.size() == 2);
   CHECK(rows[0].number("index") == 0);
