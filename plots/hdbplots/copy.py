@@ -91,7 +91,7 @@ def plain(rows: Sequence[Row]) -> list[Row]:
 # ---------------------------------------------------------------- helpers
 
 def curves(rows: Sequence[Row]) -> list[tuple[tuple[str, str, str], list[Row]]]:
-    """Rows split into curves (host kind × API × extra), pinned first, async first."""
+    """Rows split into curves (host kind × API × detail), pinned first, async first."""
     groups = group(rows, line_key)
     rank = {k: i for i, k in enumerate(HOST_KINDS)}
     api_rank = {a: i for i, a in enumerate(APIS)}
@@ -103,7 +103,7 @@ def curves(rows: Sequence[Row]) -> list[tuple[tuple[str, str, str], list[Row]]]:
 def largest_size_median(rows: Sequence[Row], metric: str, host_kind: str) -> float | None:
     """Best median among a host kind's curves at each curve's largest size: its plateau."""
     best = None
-    for (kind, _api, _extra), curve in curves(rows):
+    for (kind, _api, _detail), curve in curves(rows):
         medians = by_size(curve, metric, "median")
         if kind == host_kind and medians:
             value = medians[max(medians)]
@@ -145,10 +145,10 @@ def bandwidth_figure(scope: Scope, direction: str) -> MplFigure:
     gpu = Target.of(scope)
     data = select(gpu.rows, case="bandwidth", direction=direction)
     fig, (ax,) = new_figure()
-    for (host_kind, api, extra), curve in curves(data):
+    for (host_kind, api, detail), curve in curves(data):
         linestyle, marker = api_style(api)
         plot_band(ax, curve, "bandwidth", color=host_color(host_kind), linestyle=linestyle,
-                  marker=marker, label=line_label(host_kind, api, extra))
+                  marker=marker, label=line_label(host_kind, api, detail))
         if direction == "bidir":
             plot_bidir_parts(ax, curve, host_kind)
     peaks = link_peaks(gpu, direction)
@@ -201,7 +201,7 @@ def bandwidth_lesson(gpu: Target, data: Sequence[Row], direction: str) -> str:
 # ---------------------------------------------------------------- α–β fit
 
 def fit_params(rows: Sequence[Row], direction: str) -> dict[tuple[str, str, str], dict[str, float]]:
-    """(host kind, API, extra) → {fit_latency, fit_bandwidth, fit_n_half} for complete fits."""
+    """(host kind, API, detail) → {fit_latency, fit_bandwidth, fit_n_half} for complete fits."""
     fits: dict[tuple[str, str, str], dict[str, float]] = {}
     for r in select(rows, case="bandwidth", direction=direction, statistic="fit"):
         fits.setdefault(line_key(r), {})[r.metric] = r.value  # type: ignore[assignment]
@@ -245,7 +245,7 @@ def fit_figure(scope: Scope, direction: str) -> MplFigure | None:
 def draw_fit(ax_time: Axes, ax_bw: Axes, key: tuple[str, str, str], params: dict[str, float],
              measured_us: dict[int, float], model_sizes: np.ndarray) -> None:
     """One path: measured points, model curves in both views, n½ marked on the bandwidth view."""
-    host_kind, api, extra = key
+    host_kind, api, detail = key
     alpha, beta = params["fit_latency"], params["fit_bandwidth"]
     n_half = params.get("fit_n_half", alpha * beta * 1e3)
     color = host_color(host_kind)
@@ -253,7 +253,7 @@ def draw_fit(ax_time: Axes, ax_bw: Axes, key: tuple[str, str, str], params: dict
     model_time = alpha + model_sizes / (beta * 1e3)  # µs, n in B, β in GB/s = 10³ B/µs
     ax_time.plot(model_sizes, model_time, color=color, linestyle=linestyle, linewidth=1.5)
     ax_bw.plot(model_sizes, model_sizes / (model_time * 1e3), color=color, linestyle=linestyle,
-               linewidth=1.5, label=f"{line_label(host_kind, api, extra)}:  {format_time_us(alpha)},  "
+               linewidth=1.5, label=f"{line_label(host_kind, api, detail)}:  {format_time_us(alpha)},  "
                                     f"{format_number(beta)} GB/s,  {format_bytes(n_half)}")
     if measured_us:
         sizes = sorted(measured_us)
@@ -267,7 +267,7 @@ def draw_fit(ax_time: Axes, ax_bw: Axes, key: tuple[str, str, str], params: dict
 
 def fit_lesson(fits: dict[tuple[str, str, str], dict[str, float]], direction: str) -> str:
     """Phrase α and n½ of the fastest path: the size below which latency, not bandwidth, rules."""
-    (host_kind, api, _extra), best = max(fits.items(), key=lambda kv: kv[1]["fit_bandwidth"])
+    (host_kind, api, _detail), best = max(fits.items(), key=lambda kv: kv[1]["fit_bandwidth"])
     alpha, beta = best["fit_latency"], best["fit_bandwidth"]
     n_half = best.get("fit_n_half", alpha * beta * 1e3)
     nbsp = "\u00a0"  # keeps "β = 56 GB/s" on one line when the title wraps
@@ -362,7 +362,7 @@ def latency_figure(scope: Scope) -> MplFigure | None:
 
 
 def latency_groups(rows: Sequence[Row]) -> list[tuple[tuple[str, str, str, str], list[Row]]]:
-    """(direction, host kind, API, extra) → rows, h2d first, pinned first; only measured ones."""
+    """(direction, host kind, API, detail) → rows, h2d first, pinned first; only measured ones."""
     groups = [((d,) + key, curve) for d in ordered((r.get("direction") for r in rows), DIRECTIONS)
               for key, curve in curves(select(rows, direction=d))]
     return [g for g in groups if medians_of(g[1], "latency") is not None]
@@ -373,7 +373,7 @@ def draw_latency_panel(ax: Axes, groups: Sequence[tuple[tuple[str, str, str, str
     """Device and host bars per group, the gap written above; returns host ÷ device ratios."""
     width = 0.38
     ratios = []
-    for i, ((_direction, host_kind, _api, _extra), curve) in enumerate(groups):
+    for i, ((_direction, host_kind, _api, _detail), curve) in enumerate(groups):
         color = host_color(host_kind)
         device, _ = draw_bar(ax, i - width / 2, curve, "latency", width, color, hatch=None)
         host, top = draw_bar(ax, i + width / 2, curve, "host_latency", width, color, hatch="///")
@@ -416,8 +416,8 @@ def alloc_figure(scope: Scope) -> MplFigure | None:
     data = select(gpu.rows, case="alloc")
     fig, (ax_call, ax_mib) = new_figure(ncols=2, width=13.5, height=5.4)
     drawn = False
-    for (host_kind, api, extra), curve in curves(data):
-        label = alloc_label(api or host_kind) + (f" ({extra})" if extra else "")
+    for (host_kind, api, detail), curve in curves(data):
+        label = alloc_label(api or host_kind) + (f" ({detail})" if detail else "")
         color = ALLOC_API_COLORS.get(api, host_color(host_kind))
         style = {"color": color, "marker": "D" if api in ALLOC_API_COLORS else "o"}
         drawn |= plot_band(ax_call, curve, "time_per_call", linestyle="-", label=f"{label}: allocate", **style)
