@@ -1,4 +1,6 @@
 // report.md of the golden run, and the anomaly rules on edited results.
+#include <algorithm>
+
 #include "catch_compat.hpp"
 #include "hdb/harness/family_rules.hpp"
 #include "hdb/harness/files.hpp"
@@ -121,25 +123,18 @@ TEST_CASE("a family's own rules add anomalies and a section; % of peak is its tr
       "Measured against the stand-in link.",
   });
   const golden g;
-  std::vector<hdb::result_row> rows;
-  for (const int device : {0, 1}) {
-    hdb::result_row row;
-    row.run_id = "r";
-    row.family = "standin";
-    row.case_name = "flow";
-    row.device = device;
-    row.gpus = 1;
-    // GPU 0 is the golden node's; GPU 1 is not on it, so it has no peak.
-    row.gpu_uuid = device == 0 ? g.meta["node"]["gpus"][0]["uuid"].get<std::string>() : "GPU-elsewhere";
-    row.metric = "rate";
-    row.unit = "GB/s";
-    row.better_direction = hdb::better::higher;
-    row.headline = true;
-    row.traffic = "pcie_per_direction";
-    row.stat = hdb::statistic::median;
-    row.value = 31.5;
-    rows.push_back(row);
-  }
+  // A golden headline median as the stand-in's: on GPU 0, the golden node's, and on a GPU 1 that
+  // is not on it (so it has no peak).
+  auto row = *std::find_if(g.rows.begin(), g.rows.end(), [](const hdb::result_row& r) { return r.headline && r.stat == hdb::statistic::median; });
+  row.family = "standin";
+  row.case_name = "flow";
+  row.params.clear();
+  row.metric = "rate";
+  row.value = 31.5;
+  std::vector<hdb::result_row> rows = {row};
+  row.device = 1;
+  row.gpu_uuid = "GPU-elsewhere";
+  rows.push_back(row);
   rows.insert(rows.end(), g.rows.begin(), g.rows.end());
   const auto report = hdb::render_report(rows, g.meta, {});
   CHECK(hdb_test::contains(report, "| flow | device=0 | rate | 31.5 GB/s |  | 50.0 % | 63 GB/s: PCIe per direction, GPU 0 |"));
