@@ -20,32 +20,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+# One pipeline simulator for every synthetic overlap run: the plot fixtures' generator owns it.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plots"))
+from make_fixtures import LEADING, TRAILING, simulate  # noqa: E402
+
 EXPECTED = ("overlap_timeline", "overlap_speedup", "overlap_efficiency", "overlap_movement_tax",
             "overlap_stream_semantics")
 SIZE = 1 << 30
-LEADING = ("schema_version", "run_id", "family", "case", "device", "gpus", "gpu_uuid")
-TRAILING = ("metric", "unit", "better", "headline", "traffic", "statistic", "sample_index", "value", "status", "reason")
-
-
-def simulate(streams: int, chunks: int, h: float, k: float, d: float, pageable: bool) -> list[dict[str, float]]:
-    """Event times (us) of a pass: each engine and each stream runs one operation at a time."""
-    free = {"h2d": 0.0, "kernel": 0.0, "d2h": 0.0}
-    lane_free = [0.0] * streams
-    out = []
-    for i in range(chunks):
-        lane = i % streams
-        start = max(free["h2d"], lane_free[lane])
-        if pageable:  # a pageable copy waits for everything before it
-            start = max([start] + lane_free + list(free.values()))
-        times = {"h2d_start": start, "h2d_end": start + h / chunks}
-        times["kernel_start"] = max(times["h2d_end"], free["kernel"])
-        times["kernel_end"] = times["kernel_start"] + k / chunks
-        times["d2h_start"] = max(times["kernel_end"], free["d2h"])
-        times["d2h_end"] = times["d2h_start"] + d / chunks
-        free = {"h2d": times["h2d_end"], "kernel": times["kernel_end"], "d2h": times["d2h_end"]}
-        lane_free[lane] = times["d2h_end"]
-        out.append(times)
-    return out
 
 
 def rows_for(case: str, labels: dict[str, str], metrics: dict[str, list[float]], units: dict[str, str]) -> list[dict]:
