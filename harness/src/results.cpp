@@ -34,20 +34,45 @@ Number parse_number(const std::string& text, std::string_view column) {
 
 std::string optional_int(const std::optional<int>& value) { return value ? std::to_string(*value) : ""; }
 
-std::vector<std::string> to_fields(const result_row& row, const std::vector<std::string>& param_columns) {
-  std::vector<std::string> fields = {std::to_string(results_schema_version), row.run_id, row.family, row.case_name,
-                                     optional_int(row.device), optional_int(row.gpus), row.gpu_uuid};
-  for (const auto& column : param_columns) fields.push_back(row.param(column));
-  fields.push_back(row.metric);
-  fields.push_back(row.unit);
-  fields.emplace_back(row.better_direction ? to_string(*row.better_direction) : "");
+// A text field that does not apply is written as this token, never left empty: pandas reads an
+// empty field as NaN, so a stretch of rows without a value (one family's rows, one chunk of its
+// low-memory reader) would load as float and the rest as text — the mixed-types warning, and
+// dtypes that depend on the node. Number columns stay empty (NaN in a float column is exact).
+constexpr std::string_view not_applicable = "-";
+
+std::string text_field(const std::string& text) { return text.empty() ? std::string(not_applicable) : text; }
+const std::string& read_text(const std::string& field) {
+  static const std::string none;
+  return field == not_applicable ? none : field;
+}
+
+// Integer parameters hold digits only and text parameters never do (the declarations guarantee
+// both), so a column is numeric exactly when every value it holds in these rows is digits.
+bool numeric_column(const std::vector<result_row>& rows, const std::string& column) {
+  return std::all_of(rows.begin(), rows.end(), [&](const result_row& row) {
+    const auto& value = row.param(column);
+    return value.find_first_not_of("-0123456789") == std::string::npos && value != not_applicable;
+  });
+}
+
+std::vector<std::string> to_fields(const result_row& row, const std::vector<std::string>& param_columns,
+                                   const std::vector<bool>& numeric) {
+  std::vector<std::string> fields = {std::to_string(results_schema_version), row.run_id, row.family, text_field(row.case_name),
+                                     optional_int(row.device), optional_int(row.gpus), text_field(row.gpu_uuid)};
+  for (std::size_t i = 0; i < param_columns.size(); ++i) {
+    const auto& value = row.param(param_columns[i]);
+    fields.push_back(numeric[i] ? value : text_field(value));
+  }
+  fields.push_back(text_field(row.metric));
+  fields.push_back(text_field(row.unit));
+  fields.push_back(text_field(row.better_direction ? std::string(to_string(*row.better_direction)) : ""));
   fields.emplace_back(row.headline ? "yes" : "no");
-  fields.push_back(row.traffic);
-  fields.emplace_back(row.stat ? to_string(*row.stat) : "");
+  fields.push_back(text_field(row.traffic));
+  fields.push_back(text_field(row.stat ? std::string(to_string(*row.stat)) : ""));
   fields.push_back(optional_int(row.sample_index));
   fields.push_back(row.value ? format_value(*row.value) : "");
   fields.emplace_back(to_string(row.status));
-  fields.push_back(row.reason);
+  fields.push_back(text_field(row.reason));
   return fields;
 }
 
@@ -89,23 +114,23 @@ result_row from_fields(const std::vector<std::string>& record, const column_inde
   result_row row;
   row.run_id = col.at(record, "run_id");
   row.family = col.at(record, "family");
-  row.case_name = col.at(record, "case");
+  row.case_name = read_text(col.at(record, "case"));
   if (const auto& d = col.at(record, "device"); !d.empty()) row.device = parse_number<int>(d, "device");
   if (const auto& g = col.at(record, "gpus"); !g.empty()) row.gpus = parse_number<int>(g, "gpus");
-  row.gpu_uuid = col.at(record, "gpu_uuid");
+  row.gpu_uuid = read_text(col.at(record, "gpu_uuid"));
   for (const auto& [name, position] : col.params()) {
-    if (!record[position].empty()) row.params[name] = record[position];
+    if (const auto& value = read_text(record[position]); !value.empty()) row.params[name] = value;
   }
-  row.metric = col.at(record, "metric");
-  row.unit = col.at(record, "unit");
-  if (const auto& b = col.at(record, "better"); !b.empty()) row.better_direction = parse_better(b);
+  row.metric = read_text(col.at(record, "metric"));
+  row.unit = read_text(col.at(record, "unit"));
+  if (const auto& b = read_text(col.at(record, "better")); !b.empty()) row.better_direction = parse_better(b);
   row.headline = col.at(record, "headline") == "yes";
-  row.traffic = col.at(record, "traffic");
-  if (const auto& s = col.at(record, "statistic"); !s.empty()) row.stat = parse_statistic(s);
+  row.traffic = read_text(col.at(record, "traffic"));
+  if (const auto& s = read_text(col.at(record, "statistic")); !s.empty()) row.stat = parse_statistic(s);
   if (const auto& i = col.at(record, "sample_index"); !i.empty()) row.sample_index = parse_number<int>(i, "sample_index");
   if (const auto& v = col.at(record, "value"); !v.empty()) row.value = parse_number<double>(v, "value");
   row.status = parse_row_status(col.at(record, "status"));
-  row.reason = col.at(record, "reason");
+  row.reason = read_text(col.at(record, "reason"));
   return row;
 }
 
@@ -158,6 +183,8 @@ std::string write_results_csv(const std::vector<result_row>& rows, const std::ve
   std::vector<std::string> header = leading_columns();
   header.insert(header.end(), param_columns.begin(), param_columns.end());
   header.insert(header.end(), trailing_columns().begin(), trailing_columns().end());
+  std::vector<bool> numeric;
+  for (const auto& column : param_columns) numeric.push_back(numeric_column(rows, column));
   std::string out;
   write_record(out, header);
   for (const auto& row : rows) {
@@ -166,7 +193,7 @@ std::string write_results_csv(const std::vector<result_row>& rows, const std::ve
         throw harness_error(row.family + " " + row.case_name + ": parameter '" + key + "' has no column");
       }
     }
-    write_record(out, to_fields(row, param_columns));
+    write_record(out, to_fields(row, param_columns, numeric));
   }
   return out;
 }

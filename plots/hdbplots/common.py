@@ -26,6 +26,9 @@ from matplotlib.legend import Legend
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 SCHEMA_VERSION = "3"
+# What the harness writes in a text field that does not apply (docs/csv-schema.md): pandas would
+# read an empty text field as NaN and load the column with node-dependent dtypes.
+NOT_APPLICABLE = "-"
 # The columns every schema-3 results.csv has, in order around the parameter columns
 # (docs/csv-schema.md): core identity first, then the run's declared parameters, then the value.
 LEADING_COLUMNS = ("schema_version", "run_id", "family", "case", "device", "gpus", "gpu_uuid")
@@ -559,14 +562,16 @@ def column_kinds(header: Sequence[str], records: Sequence[Sequence[str]],
         elif name in declared:
             kinds[name] = declared[name]
         else:
-            values = [r[position].strip() for r in records if position < len(r) and r[position].strip()]
+            values = [r[position].strip() for r in records
+                      if position < len(r) and r[position].strip() not in ("", NOT_APPLICABLE)]
             kinds[name] = "int" if values and all(_INT_TEXT.fullmatch(v) for v in values) else "text"
     return kinds
 
 
 def typed(path: Path, line: int, column: str, kind: str, text: str) -> Any:
-    """One cell as its column's type: '' → None (parameters, numbers) or '' (core text)."""
-    if not text:
+    """One cell as its column's type: '' or the writer's NOT_APPLICABLE → None (parameters, numbers)
+    or '' (core text)."""
+    if not text or text == NOT_APPLICABLE:
         return "" if kind == "text" and column in CORE_COLUMNS else None
     if kind == "text":
         return text

@@ -123,8 +123,8 @@ def check_results(checks: Checks, run: Path) -> None:
         checks.check(row["device"] == "0" and row["gpus"] == "2" and row["gpu_uuid"] == "GPU-standin-0,GPU-standin-1",
                      "device = first GPU, gpus = 2, gpu_uuid in device order")
     neutral = [r for r in standin if r["metric"] == "lanes_used"]
-    checks.check(bool(neutral) and all(r["better"] == "neutral" and r["traffic"] == "" for r in neutral),
-                 "lanes_used is neutral and carries no traffic")
+    checks.check(bool(neutral) and all(r["better"] == "neutral" and r["traffic"] == "-" for r in neutral),
+                 "lanes_used is neutral and carries no traffic (the not-applicable token `-`)")
     checks.check(all(r["lanes"].isdigit() for r in standin), "lanes holds integers on every row")
     meta = json.loads((run / "meta.json").read_text(encoding="utf-8"))
     family = meta.get("families", {}).get("standin", {})
