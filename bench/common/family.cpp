@@ -53,7 +53,7 @@ struct placement_state {
 
 // A counter, headline or traffic pick the schema does not declare for the case's kind would reach
 // the CSV under a meaning nobody wrote down: the case fails instead, naming it.
-void check_declared(benchmark::State& state, const case_spec& spec, const family_schema& schema, run_record& record) {
+void check_declared(benchmark::State& state, const case_spec& spec, const family_declaration& schema, run_record& record) {
   std::vector<std::string> counters;
   for (const auto& [name, counter] : state.counters) counters.push_back(name);
   if (const auto problem = check_outputs(schema, spec.kind, counters, spec.headline_metrics, spec.traffic)) {
@@ -62,7 +62,7 @@ void check_declared(benchmark::State& state, const case_spec& spec, const family
   }
 }
 
-void run_guarded(benchmark::State& state, const case_spec& spec, const family_schema& schema, run_record& record,
+void run_guarded(benchmark::State& state, const case_spec& spec, const family_declaration& schema, run_record& record,
                  placement_state& placement) {
   try {
     if (!spec.devices.empty()) {
@@ -118,11 +118,11 @@ std::optional<std::vector<int>> select_devices(const run_options& options, const
   }
 }
 
-void add_context(const family_schema& schema, const run_options& options, const family_env& env,
+void add_context(const family_declaration& schema, const run_options& options, const family_env& env,
                  const std::string& placement_text) {
   benchmark::AddCustomContext("hdbench.family", schema.family);
   benchmark::AddCustomContext("hdbench.schema_version", "3");
-  benchmark::AddCustomContext("hdbench.schema", schema.text);
+  benchmark::AddCustomContext("hdbench.schema", schema.source.dump());  // one line, key order kept
   benchmark::AddCustomContext("hdbench.revision", build_info::git_revision);
   benchmark::AddCustomContext("hdbench.build_type", build_info::build_type);
   benchmark::AddCustomContext("hdbench.quick", options.quick ? "true" : "false");
@@ -198,10 +198,11 @@ int family_main(int argc, char** argv, const family_spec& family, std::string_vi
   // (before_cuda's workers included, which inherit it); a value the user set wins.
   setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
   const std::string program = "hdbench-" + family.name;
-  family_schema schema;
+  family_declaration schema;
   try {
-    schema = parse_schema(schema_json);
-  } catch (const schema_error& e) {
+    schema = parse_declaration(schema_json);
+    require_documented(schema);
+  } catch (const declaration_error& e) {
     std::fprintf(stderr, "%s: bad schema.json: %s\n", program.c_str(), e.what());
     return 2;
   }

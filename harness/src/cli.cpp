@@ -201,6 +201,9 @@ int cli_main(int argc, char** argv) {
   } catch (const harness_error& e) {
     std::cerr << "hdbench: " << e.what() << "\n";
     return 2;
+  } catch (const declaration_error& e) {  // a bad declaration is unusable input, as a harness_error is
+    std::cerr << "hdbench: " << e.what() << "\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "hdbench: internal error: " << e.what() << "\n";
     return 2;

@@ -77,7 +77,7 @@ std::optional<family_declaration> published_declaration(const json& context) {
   if (!text) return std::nullopt;
   try {
     return parse_declaration(std::string_view(*text));
-  } catch (const harness_error& e) {
+  } catch (const declaration_error& e) {
     throw harness_error(std::string("context hdbench.schema: ") + e.what());
   }
 }

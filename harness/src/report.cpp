@@ -78,7 +78,7 @@ std::optional<family_declaration> declaration_of(const json& meta, const std::st
   if (!schema.is_object()) return std::nullopt;
   try {
     return parse_declaration(nlohmann::ordered_json(schema));
-  } catch (const harness_error&) {
+  } catch (const declaration_error&) {
     return std::nullopt;
   }
 }

@@ -164,17 +164,6 @@ std::string format_value(double value) {
   return ec == std::errc() ? std::string(buffer.data(), end) : std::string("nan");
 }
 
-const std::vector<std::string>& leading_columns() {
-  static const std::vector<std::string> names = {"schema_version", "run_id", "family", "case", "device", "gpus", "gpu_uuid"};
-  return names;
-}
-
-const std::vector<std::string>& trailing_columns() {
-  static const std::vector<std::string> names = {"metric",       "unit",  "better", "headline", "traffic", "statistic",
-                                                 "sample_index", "value", "status", "reason"};
-  return names;
-}
-
 std::string write_results_csv(const std::vector<result_row>& rows, const std::vector<std::string>& param_columns) {
   const auto write_record = [](std::string& out, const std::vector<std::string>& fields) {
     for (std::size_t i = 0; i < fields.size(); ++i) out += (i == 0 ? "" : ",") + csv_field(fields[i]);

@@ -6,7 +6,7 @@
 #include "catch_compat.hpp"
 
 #include "hdb/family.hpp"
-#include "hdb/schema.hpp"
+#include "hdb/host/declaration.hpp"
 
 #if defined(HDB_HAS_COPY)
 #include "copy.hpp"
@@ -57,12 +57,12 @@ std::vector<family_entry> built_families() {
   };
 }
 
-hdb::family_schema schema_of(const std::string& family) {
+hdb::family_declaration schema_of(const std::string& family) {
   std::ifstream in(std::string(HDB_SOURCE_DIR) + "/bench/" + family + "/schema.json");
   REQUIRE(in.good());
   std::stringstream text;
   text << in.rdbuf();
-  return hdb::parse_schema(text.str());
+  return hdb::parse_declaration(std::string_view(text.str()));
 }
 
 // n H200-like devices; registration reads only their records (no CUDA call).
@@ -81,7 +81,7 @@ TEST_CASE("every family registers only what its schema.json declares", "[schema]
   const auto families = built_families();
   REQUIRE_FALSE(families.empty());
   for (const family_entry& f : families) {
-    const hdb::family_schema schema = schema_of(f.name);
+    const hdb::family_declaration schema = schema_of(f.name);
     std::set<std::string> kinds_seen;
     for (int gpus : {1, 2, 8}) {
       for (bool quick : {false, true}) {
@@ -107,9 +107,9 @@ TEST_CASE("every family registers only what its schema.json declares", "[schema]
         }
       }
     }
-    for (const auto& [kind, declared] : schema.cases) {
-      INFO(f.name << ": declared case kind " << kind);
-      CHECK(kinds_seen.contains(kind));
+    for (const hdb::case_decl& declared : schema.cases) {
+      INFO(f.name << ": declared case kind " << declared.name);
+      CHECK(kinds_seen.contains(declared.name));
     }
   }
 }

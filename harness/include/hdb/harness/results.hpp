@@ -8,12 +8,12 @@
 #include <string_view>
 #include <vector>
 
+#include "hdb/host/declaration.hpp"  // better, leading_columns, trailing_columns
+
 namespace hdb {
 
 inline constexpr int results_schema_version = 3;
 
-// neutral: a description, not a quality (a chosen chunk size, a timeline position); it never gates.
-enum class better { higher, lower, neutral };
 enum class statistic { sample, median, mean, min, max, stddev, cv, fit };
 enum class row_status { ok, skipped, failed };
 
@@ -54,9 +54,8 @@ struct result_row {
 // Shortest text that reads back as the same double ("52.1", "1e-05").
 [[nodiscard]] std::string format_value(double value);
 
-// The core columns before the parameter columns, and those after them, in file order.
-[[nodiscard]] const std::vector<std::string>& leading_columns();
-[[nodiscard]] const std::vector<std::string>& trailing_columns();
+// The core columns before the parameter columns, and those after them, in file order, are
+// leading_columns() and trailing_columns() (hdb/host/declaration.hpp: a parameter never takes one's name).
 
 // `param_columns` are the run's declared parameters (parameter_columns() in declaration.hpp).
 // Throws harness_error when a row sets a parameter that has no column.

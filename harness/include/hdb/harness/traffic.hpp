@@ -1,7 +1,7 @@
 #pragma once
 // % of peak for every family: a row's `traffic` names the link its bytes crossed, and the class,
 // composed from the link rates meta.json records for the row's GPUs, gives the theoretical rate.
-// The standard classes are one table in traffic.cpp; a family may add classes of its own in its
+// The standard classes are one table in hdb_host (declaration.cpp); a family may add classes of its own in its
 // declaration (`traffic_classes`), composed the same way. Formulas in docs/harness.md.
 #include <optional>
 #include <string>
@@ -22,12 +22,8 @@ struct peak_ref {
   std::string basis;          // "PCIe per direction, GPU 1", "NVLink 18 x 26.6 GB/s, GPU 0->1", ...
 };
 
-// The standard classes: pcie_per_direction, pcie_per_direction_per_gpu, pcie_both_directions,
-// hbm_read_write, nvlink_per_direction, nvlink_both_directions, nvlink_bus.
-[[nodiscard]] const std::vector<traffic_class>& builtin_traffic_classes();
-
-// A built-in class or one of `family`'s own (family may be nullptr); nullptr when neither has it.
-[[nodiscard]] const traffic_class* find_traffic_class(std::string_view name, const family_declaration* family);
+// The standard classes (builtin_traffic_classes) and find_traffic_class are the declaration
+// model's, hdb/host/declaration.hpp: the parser checks a metric's classes against them.
 
 // The CUDA indices of the GPUs a row measured, in device order: its gpu_uuid list resolved
 // against meta.json node.gpus. A row without UUIDs that spans one GPU is its `device`. Empty when

@@ -1,0 +1,136 @@
+#pragma once
+// A family's declaration, bench/<family>/schema.json: its typed parameters, its metrics (unit,
+// better, the traffic classes they may carry), its case kinds and any traffic class of its own.
+// It is the only description of a family's numbers: the CSV's parameter columns, the checks on
+// what a binary reported, % of peak and the report's tables are derived from it. A binary
+// publishes it unchanged in its Google Benchmark context as `hdbench.schema` (after the shared
+// main held every case to it: check_registration, check_outputs); the build copies each one
+// beside hdbench as schema/<family>.json for the commands that read no raw JSON.
+// One model and one parser for the bench binaries and the harness (host-only, no CUDA).
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace hdb {
+
+// A declaration that breaks the rules (docs/csv-schema.md): "<family>: <what is wrong>". The
+// harness translates it into its own error where it reads one; a binary refuses to start.
+class declaration_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// neutral: a description, not a quality (a chosen chunk size, a timeline position); it never gates.
+enum class better { higher, lower, neutral };
+
+// int: decimal digits only; text: never all digits, so pandas always loads it as text.
+enum class param_type { integer, text };
+
+struct parameter_decl {
+  std::string name;
+  param_type type = param_type::text;
+  std::vector<std::string> values;  // the allowed values of a text parameter; empty: any
+  std::string description;
+};
+
+struct metric_decl {
+  std::string name;
+  std::string unit;  // one of metric_units
+  better direction = better::higher;
+  std::string description;
+  std::vector<std::string> traffic;  // classes a case may pick for it; empty: it has no peak
+};
+
+struct case_decl {
+  std::string name;  // the `case` column
+  std::string description;
+  std::vector<std::string> parameters;  // exactly those appear in the case's label
+  std::vector<std::string> metrics;     // the counters it may set
+  std::vector<std::string> headlines;   // which of them it may make headlines
+};
+
+// Links whose rates meta.json records, from which every traffic class is composed.
+enum class link_kind {
+  pcie,         // one GPU's PCIe rate per direction at its maximum link
+  hbm,          // one GPU's HBM peak
+  nvlink_pair,  // NVLinks between the row's src and dst x per-link rate
+  nvlink_gpu,   // one GPU's active NVLinks x per-link rate
+};
+enum class link_combine { sum, min, first };  // over the row's GPUs
+
+struct traffic_class {
+  std::string name;
+  link_kind link = link_kind::pcie;
+  link_combine combine = link_combine::first;
+  int directions = 1;         // 2: both directions at once
+  double traffic_factor = 1;  // bytes the hardware moves per byte the metric counts
+  std::string basis;          // how the report words the peak, "PCIe per direction"
+};
+
+struct family_declaration {
+  std::string family;
+  std::string summary;
+  std::vector<parameter_decl> parameters;  // declaration order
+  std::vector<metric_decl> metrics;        // declaration order
+  std::vector<case_decl> cases;            // declaration order
+  std::string fit_metric;                  // "" when the family has no alpha-beta fit
+  std::vector<traffic_class> traffic_classes;  // the family's own, beside the built-in ones
+  nlohmann::ordered_json source;           // the document as read, key order kept (meta.json, hdbench.schema)
+
+  // nullptr when not declared.
+  [[nodiscard]] const parameter_decl* parameter(std::string_view name) const;
+  [[nodiscard]] const metric_decl* metric(std::string_view name) const;
+  [[nodiscard]] const case_decl* case_kind(std::string_view name) const;
+};
+
+// The closed set of units.
+inline constexpr std::string_view metric_units[] = {"GB/s", "us", "us/MiB", "B", "%", "ratio", "count"};
+
+// results.csv's core columns: before the parameter columns, and after them.
+[[nodiscard]] const std::vector<std::string>& leading_columns();
+[[nodiscard]] const std::vector<std::string>& trailing_columns();
+// Columns of results.csv that are never a parameter.
+[[nodiscard]] bool is_core_column(std::string_view name);
+// Keys Google Benchmark writes into every entry itself: never a metric, ignored when collecting.
+[[nodiscard]] bool is_benchmark_field(std::string_view key);
+
+// The standard classes: pcie_per_direction, pcie_per_direction_per_gpu, pcie_both_directions,
+// hbm_read_write, nvlink_per_direction, nvlink_both_directions, nvlink_bus.
+[[nodiscard]] const std::vector<traffic_class>& builtin_traffic_classes();
+// A built-in class or one of `family`'s own (family may be nullptr); nullptr when neither has it.
+[[nodiscard]] const traffic_class* find_traffic_class(std::string_view name, const family_declaration* family);
+
+// Checks everything schema.json's rules say (docs/csv-schema.md) and throws declaration_error
+// "<family>: <what is wrong>" on the first problem.
+[[nodiscard]] family_declaration parse_declaration(const nlohmann::ordered_json& document);
+// The same from text (a schema.json, or the context's `hdbench.schema`).
+[[nodiscard]] family_declaration parse_declaration(std::string_view text);
+// What a binary holds its own declaration to beyond the rules: a summary, and a description of
+// every metric and case kind (its --help and the schema doc print them). Throws declaration_error.
+void require_documented(const family_declaration& declaration);
+
+// A case's parameters as labelled, in label order: {"direction", "h2d"}, {"size_bytes", "4096"}.
+using label_list = std::vector<std::pair<std::string, std::string>>;
+
+// What is wrong with a case at registration, or nullopt: its kind and every label parameter
+// must be declared for the kind, every value must have the parameter's type and, for a text
+// parameter with values, be one of them. The message names the parameter.
+[[nodiscard]] std::optional<std::string> check_registration(const family_declaration& declaration, std::string_view kind,
+                                                            const label_list& labels);
+
+// What is wrong with a finished case, or nullopt: every counter it set must be declared for its
+// kind (and never be named like a Google Benchmark key), every headline must be one of the kind's
+// headlines, every traffic pick a metric of the kind with a class that metric allows. The
+// message names the counter, headline or metric.
+[[nodiscard]] std::optional<std::string> check_outputs(const family_declaration& declaration, std::string_view kind,
+                                                       const std::vector<std::string>& counters,
+                                                       const std::vector<std::string>& headlines,
+                                                       const std::map<std::string, std::string>& traffic);
+
+}  // namespace hdb
