@@ -22,14 +22,14 @@ void register_cases(const hdb::run_options& options, hdb::family_env& env, hdb::
   };
   const auto succeed = [](benchmark::State& state) {
     for (auto _ : state) state.SetIterationTime(1e-6);
-    state.counters["value"] = 1;
+    state.counters["constant"] = 1;
   };
   add("ok", {{"variant", options.value("bad-label").empty() ? "declared" : "undeclared"}}, succeed);
   add("skips", {}, [](benchmark::State&) { throw hdb::skip_case("not on this node"); });
   add("fails", {}, [](benchmark::State&) { throw std::runtime_error("3 bytes differ from the pattern"); });
   add("undeclared", {}, [](benchmark::State& state) {
     for (auto _ : state) state.SetIterationTime(1e-6);
-    state.counters["value"] = 1;
+    state.counters["constant"] = 1;
     state.counters["stray"] = 2;
   });
   add("faults", {}, [](benchmark::State&) {
