@@ -295,9 +295,14 @@ class session : public std::enable_shared_from_this<session> {
     case_spec spec = make_case("allreduce", c.overlap ? "overlap" : "collective", std::move(params),
                                std::vector<int>(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(local)));
     if (!c.headline.empty()) spec.headline_metrics = {c.headline};
-    // busbw is comparable with the slowest GPU's NVLinks; with P2P disabled the bytes go through
-    // host memory instead, which has no such peak.
-    if (!c.overlap && c.ranks > 1 && c.via == interconnect::default_transports) spec.traffic = {{"busbw", "nvlink_bus"}};
+    // What bounds the bytes: between GPUs, the slowest GPU's NVLinks, or with P2P disabled its
+    // PCIe link (every byte goes through host memory); on one GPU an out-of-place all-reduce is a
+    // device copy, each byte read and written in HBM.
+    if (!c.overlap && c.ranks > 1) {
+      spec.traffic = {{"busbw", c.via == interconnect::default_transports ? "nvlink_bus" : "pcie_per_direction_per_gpu"}};
+    } else if (!c.overlap && c.op == collective::all_reduce && c.where == placement::out_of_place) {
+      spec.traffic = {{"algbw", "hbm_read_write"}};
+    }
     spec.iterations = 1;
 
     case_request request;

@@ -2,8 +2,9 @@
 // (bench/allreduce/schema.json lists which a metric may carry): busbw is nccl-tests' bus bandwidth,
 // defined so that it compares with one GPU's per-direction link rate whatever n is
 // (doc/PERFORMANCE.md), hence nvlink_bus, the slowest GPU's links_active x the per-link rate
-// meta.json records. A case that picks no class (today: P2P-disabled and PCIe-only busbw, algbw)
-// has no peak and no floor check.
+// meta.json records; with P2P disabled every byte crosses each GPU's PCIe link, hence
+// pcie_per_direction_per_gpu; one GPU's out-of-place all-reduce algbw is a device copy
+// (hbm_read_write). On a node without NVLink a default-transport busbw has no peak and no floor.
 // Anomalies: wrong values (a failed verification), busbw far below the line rate at the largest size.
 // Section: the scaling table (busbw per n, efficiency against n = 2), NVLink vs P2P-disabled, and the
 // communication/compute overlap.
@@ -162,8 +163,10 @@ family_rules allreduce_report_rules() {
   rules.footnote =
       "busbw (nccl-tests: algbw x 2(n-1)/n for all-reduce, x (n-1)/n for reduce-scatter and all-gather) is graded "
       "against one GPU's per-direction interconnect: NVLink links_active x the per-link signalling rate the node "
-      "reports (meta.json; NVIDIA's quoted data rate is some 6 % lower), the slowest GPU of the case. Cases whose "
-      "traffic crosses no NVLink (NCCL_P2P_DISABLE=1, a PCIe-only node) have no peak.";
+      "reports (meta.json; NVIDIA's quoted data rate is some 6 % lower), the slowest GPU of the case; with "
+      "NCCL_P2P_DISABLE=1 against the slower GPU's PCIe link per direction (the bytes go through host memory). "
+      "n = 1 out-of-place all-reduce algbw against HBM with twice the bytes (each is read and written). A "
+      "default-transport case on a node without NVLink has no peak.";
   return rules;
 }
 
