@@ -6,9 +6,11 @@
 // under mpirun/srun (built with MPI) rank 0 is the driver and also a rank. Either way the driver
 // sends each case's commands to every rank and reduces their replies (driver.hpp); the transport
 // is the only difference (local_launcher.hpp, mpi_transport.hpp).
-// Timed: on every rank, CUDA events around a batch of collectives after a warm-up (see
-// nccl_executor.cpp); the case's time is the slowest rank's. Google Benchmark runs one iteration
-// per repetition and every rank the same fixed batch: an adaptive count would deadlock ranks.
+// Timed: on every rank, CUDA events around a batch of collectives after a warm-up, the batch
+// captured once per case into a CUDA graph and launched with one call (--launch=graph, the
+// default) or one host call per collective (--launch=stream; see nccl_executor.cpp); the case's
+// time is the slowest rank's. Google Benchmark runs one iteration per repetition and every rank
+// the same fixed batch: an adaptive count would deadlock ranks.
 // Excluded: worker start-up, communicator creation, allocation, fill and verification.
 // Bytes: nccl-tests' message size S (collective.hpp); algbw = S / time, busbw = algbw x bus factor.
 #include "allreduce.hpp"
@@ -66,6 +68,12 @@ std::optional<interconnect> parse_interconnect(const std::string& text) {
   if (text == "default") return interconnect::default_transports;
   if (text == "p2p_disabled") return interconnect::p2p_disabled;
   return std::nullopt;
+}
+
+launch_method parse_launch(const std::string& flag, const std::string& text) {
+  const std::optional<launch_method> method = parse_launch_method(text);
+  if (!method) throw usage_error("bad value for --" + flag + ": '" + text + "' (graph or stream)");
+  return *method;
 }
 
 std::vector<collective> parse_collectives(const std::string& flag, const std::string& text) {
@@ -163,7 +171,8 @@ class session : public std::enable_shared_from_this<session> {
   }
 
   void register_cases(const run_options& options, family_env& env, case_registry& registry) {
-    record_context();
+    const launch_method launch = parse_launch("launch", options.value("launch"));
+    record_context(launch);
     std::vector<int> devices;
     for (const device_info& d : env.devices) devices.push_back(d.index);
     const int available = mode_ == launch_mode::local ? static_cast<int>(devices.size()) : mpi_size();
@@ -177,6 +186,7 @@ class session : public std::enable_shared_from_this<session> {
     plan.placements = parse_placements("placements", options.value("placements"));
     plan.interconnects = parse_interconnects("interconnect", options.value("interconnect"));
     plan.overlap_bytes = parse_overlap_size("overlap-size", options.value("overlap-size"));
+    plan.launch = launch;
     const std::vector<planned_case> cases = plan_cases(plan);
 
     int workers = 1;
@@ -238,8 +248,11 @@ class session : public std::enable_shared_from_this<session> {
   static int mpi_size() { return 1; }
 #endif
 
-  static void record_context() {
+  static void record_context(launch_method launch) {
     benchmark::AddCustomContext("nccl.version", nccl_version());
+    // One method per run (not a parameter): compare two runs' small-message times only when this
+    // agrees.
+    benchmark::AddCustomContext("allreduce.launch", std::string(to_string(launch)));
     // Every NCCL_* variable the ranks start with (forced ones included), for meta.json.
     for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
       const std::string entry(*e);
@@ -313,6 +326,7 @@ class session : public std::enable_shared_from_this<session> {
     request.shape.in_place = c.where == placement::in_place ? 1 : 0;
     request.shape.ranks = c.ranks;
     request.shape.count = c.count;
+    request.shape.launch = c.launch;
     const batch_shape batch = batch_for(c.bytes);
     request.shape.warmup = batch.warmup;
     request.shape.iterations = batch.iterations;
@@ -404,6 +418,11 @@ std::vector<flag_spec> flags() {
        [](const std::string& flag, const std::string& value) {
          static_cast<void>(parse_overlap_size(flag, value));
        }},
+      {"launch", "graph", "",
+       "how each rank issues the timed batch: graph = captured once per case into a CUDA graph and launched with "
+       "one call (nccl-tests -G; small-message times free of host launch cost), stream = one host call per "
+       "collective (the rate a host loop sustains); the overlap case is always stream-launched",
+       [](const std::string& flag, const std::string& value) { static_cast<void>(parse_launch(flag, value)); }},
       {"watchdog-s", "60", "",
        "seconds a rank may take to answer one command before the case fails and the workers are restarted",
        [](const std::string& flag, const std::string& value) { static_cast<void>(parse_seconds(flag, value)); }},

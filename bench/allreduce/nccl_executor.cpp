@@ -1,14 +1,21 @@
 // A rank's side of every case.
 //
-// Timed (run): on this rank's communication stream, `warmup` collectives, a start event, then
-// `iterations` collectives and a stop event, enqueued back to back without a host wait. The warm-up
-// collectives end at nearly the same moment on every rank (a collective cannot finish before its
-// peers join), so the start events line up across ranks without a barrier. Not behind a spin gate:
-// NCCL's enqueue can wait for room in its work queue, which a held stream never frees. At small
-// sizes the figure is therefore the rate a loop of collectives sustains, host enqueue included
-// (as nccl-tests measures it). Reported: this rank's (stop - start) / iterations; the driver keeps
-// the slowest rank.
-// Excluded: communicator creation, allocation, the input fill and the verification collective.
+// Timed (run), on this rank's communication stream, without a host wait in between:
+// - launch=graph (default, as nccl-tests -G): the `iterations` collectives are captured once per
+//   case into a CUDA graph (on the first run, outside the events). Each run launches the graph
+//   once as the warm-up, records the start event, launches it again and records the stop event.
+//   The warm-up keeps the stream busy while the host records and launches, so the events hold
+//   device work only: one host call per batch instead of one per collective, and the host's
+//   launch rate (which wanders between machines) no longer sets small-message times.
+// - launch=stream: `warmup` collectives, the start event, `iterations` collectives and the stop
+//   event, one host call each. At small sizes this is the rate a loop of host-launched
+//   collectives sustains, host enqueue included (nccl-tests without -G).
+// Either way the warm-up ends at nearly the same moment on every rank (a collective cannot finish
+// before its peers join), so the start events line up across ranks without a barrier. Not behind
+// a spin gate: NCCL's enqueue can wait for room in its work queue, which a held stream never
+// frees. Reported: this rank's (stop - start) / iterations; the driver keeps the slowest rank.
+// Excluded: communicator creation, allocation, the input fill, the verification collective (same
+// calls, arguments and buffers as the timed ones, launched on the stream) and the graph capture.
 // Bytes: the message size of collective_traits (nccl-tests' definition), not what each link carries.
 //
 // While waiting, the rank polls the event and ncclCommGetAsyncError; an asynchronous error or a
@@ -109,6 +116,8 @@ struct case_state {
   std::optional<device_buffer> sink;
   int compute_blocks = 0;
   std::uint32_t compute_rounds = 0;
+  // launch=graph: the captured batch. Last member, so it is destroyed before the buffers it uses.
+  std::optional<graph_exec_handle> timed_graph;
 
   [[nodiscard]] char* base() const { return static_cast<char*>(first->data()); }
   // NCCL's in-place conventions: reduce-scatter writes block r of its input, all-gather reads
@@ -161,6 +170,8 @@ class nccl_executor final : public rank_executor {
     switch (cmd.kind) {
       case command_kind::connect:
         if (!takes_part) break;
+        // A graph must never outlive its communicator: NCCL's destroy waits for it forever.
+        case_.reset();
         comms_.erase(cmd.ranks);
         comms_.emplace(cmd.ranks, std::make_unique<communicator>(cmd.ranks, cmd.id, rank_));
         reply.token = fingerprint(cmd.id);
@@ -176,7 +187,8 @@ class nccl_executor final : public rank_executor {
         return;
       case command_kind::run:
         if (!takes_part) break;
-        reply.times_us[0] = timed_batch(cmd) * 1e3 / cmd.iterations;
+        reply.times_us[0] =
+            (cmd.launch == launch_method::graph ? timed_graph_batch(cmd) : timed_batch(cmd)) * 1e3 / cmd.iterations;
         return;
       case command_kind::overlap:
         if (!takes_part) break;
@@ -208,6 +220,10 @@ class nccl_executor final : public rank_executor {
     if (!collective_ran) return;
     const auto it = comms_.find(cmd.ranks);
     if (it == comms_.end()) return;
+    // ncclCommAbort, like ncclCommDestroy, waits until every graph holding the communicator's
+    // collectives is destroyed: the graph goes first. The buffers stay until the reset, after the
+    // abort has stopped any kernel still using them (freeing them now could wait on such a kernel).
+    if (case_) case_->timed_graph.reset();
     it->second->mark_broken();
     comms_.erase(it);
   }
@@ -308,13 +324,50 @@ class nccl_executor final : public rank_executor {
     if (c.shape.in_place != 0) fill();  // the timed runs start from the pattern again
   }
 
-  // ms of `iterations` collectives after `warmup` untimed ones.
+  // ms of `iterations` collectives after `warmup` untimed ones, one host call each (launch=stream,
+  // and the overlap protocol).
   double timed_batch(const command& cmd) {
     const case_state& c = current();
     communicator& comm = comm_for(cmd.ranks);
     for (int i = 0; i < cmd.warmup; ++i) enqueue(c, comm.get(), comm_stream_.get());
     start_.record(comm_stream_.get());
     for (int i = 0; i < cmd.iterations; ++i) enqueue(c, comm.get(), comm_stream_.get());
+    stop_.record(comm_stream_.get());
+    wait_for(stop_, comm, cmd.wait_limit_ms);
+    return elapsed_ms(start_, stop_);
+  }
+
+  // The case's batch as one executable graph, captured on its first run: the same `iterations`
+  // calls with the same arguments and buffers as the stream-launched batch. Every rank of the
+  // communicator captures at the same command, as NCCL requires (whether a collective is captured
+  // must be the same on all its ranks). Thread-local capture: NCCL's own threads may call CUDA
+  // meanwhile without invalidating it.
+  const graph_exec_handle& timed_graph(case_state& c, communicator& comm, const command& cmd) {
+    if (c.timed_graph) return *c.timed_graph;
+    const graph_handle graph = capture_graph(comm_stream_.get(), [&] {
+      for (int i = 0; i < cmd.iterations; ++i) enqueue(c, comm.get(), comm_stream_.get());
+    });
+    std::size_t nodes = 0;
+    HDB_CUDA_CALL(cudaGraphGetNodes(graph.get(), nullptr, &nodes));
+    // NCCL enqueues nothing for a no-op (one rank in place, which the plan leaves out): the events
+    // would time their own gap.
+    if (nodes == 0) throw std::logic_error("the captured batch holds no device work: nothing to time");
+    c.timed_graph.emplace(instantiate(graph));
+    return *c.timed_graph;
+  }
+
+  // ms of the batch launched as one graph. The warm-up is one launch of the same graph: it lines
+  // the ranks up like the warm-up collectives, and it runs for a whole batch (100 collectives at
+  // small sizes, ~512 MiB of messages at large ones) while the host records the start event and
+  // launches again, so the start event waits behind queued work and the timed region holds no
+  // host time.
+  double timed_graph_batch(const command& cmd) {
+    case_state& c = current();
+    communicator& comm = comm_for(cmd.ranks);
+    const graph_exec_handle& exec = timed_graph(c, comm, cmd);
+    HDB_CUDA_CALL(cudaGraphLaunch(exec.get(), comm_stream_.get()));
+    start_.record(comm_stream_.get());
+    HDB_CUDA_CALL(cudaGraphLaunch(exec.get(), comm_stream_.get()));
     stop_.record(comm_stream_.get());
     wait_for(stop_, comm, cmd.wait_limit_ms);
     return elapsed_ms(start_, stop_);

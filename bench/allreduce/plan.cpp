@@ -10,6 +10,13 @@ namespace hdb::allreduce {
 
 std::string_view to_string(placement p) { return p == placement::in_place ? "in_place" : "out_of_place"; }
 std::string_view to_string(interconnect i) { return i == interconnect::p2p_disabled ? "p2p_disabled" : "default"; }
+std::string_view to_string(launch_method m) { return m == launch_method::stream ? "stream" : "graph"; }
+
+std::optional<launch_method> parse_launch_method(std::string_view text) {
+  if (text == "graph") return launch_method::graph;
+  if (text == "stream") return launch_method::stream;
+  return std::nullopt;
+}
 
 std::vector<std::size_t> sampled_sizes(const std::vector<std::size_t>& sizes) {
   std::vector<std::size_t> out;
@@ -40,8 +47,9 @@ batch_shape batch_for(std::size_t bytes) {
 
 namespace {
 
-planned_case make(collective op, data_type type, placement where, interconnect via, int ranks, std::size_t requested) {
-  planned_case c{op, type, where, via, ranks, 0, 0, false, {}, {}};
+planned_case make(collective op, data_type type, placement where, interconnect via, int ranks, std::size_t requested,
+                  launch_method launch) {
+  planned_case c{op, type, where, via, ranks, 0, 0, false, launch, {}, {}};
   c.count = message_count(op, type, requested, ranks);
   c.bytes = c.count * element_bytes(type);
   if (c.count == 0) {
@@ -69,12 +77,26 @@ std::vector<planned_case> plan_cases(const plan_options& o) {
   const std::vector<std::size_t> sampled = sampled_sizes(o.sizes);
   if (o.sizes.empty()) return cases;
   const auto add_sweep = [&](interconnect via, int ranks) {
+    bool noted_one_rank_in_place = false;
     for (collective op : o.collectives) {
       for (data_type type : o.types) {
         for (placement where : o.placements) {
+          if (ranks == 1 && where == placement::in_place) {
+            // NCCL returns at once for an in-place collective of one rank (a reduction of one
+            // input onto itself): nothing reaches the device, and a "time" would be the events'
+            // own gap (an algbw of PB/s). One skipped case says so for all of them.
+            if (!noted_one_rank_in_place) {
+              planned_case c = make(op, type, where, via, ranks, o.sizes.back(), o.launch);
+              c.skip_reason = "in place on one rank NCCL does no device work (nothing moves): nothing to time; "
+                              "no collective or dtype is measured in place on one rank";
+              cases.push_back(std::move(c));
+              noted_one_rank_in_place = true;
+            }
+            continue;
+          }
           const bool lesson = is_lesson_sweep(op, type, where, via);
           for (std::size_t bytes : lesson ? o.sizes : sampled) {
-            planned_case c = make(op, type, where, via, ranks, bytes);
+            planned_case c = make(op, type, where, via, ranks, bytes, o.launch);
             // Regressions are judged on the lesson sweep's ends: bandwidth and latency.
             if (lesson && bytes == o.sizes.back()) {
               c.headline = ranks > 1 ? "busbw" : "algbw";
@@ -88,7 +110,8 @@ std::vector<planned_case> plan_cases(const plan_options& o) {
     }
   };
   const auto unavailable = [&](interconnect via, int ranks) {
-    planned_case c = make(collective::all_reduce, data_type::float32, placement::out_of_place, via, ranks, o.sizes.back());
+    planned_case c =
+        make(collective::all_reduce, data_type::float32, placement::out_of_place, via, ranks, o.sizes.back(), o.launch);
     c.skip_reason = std::to_string(ranks) + " ranks need " + std::to_string(ranks) + " GPUs (one process each); " +
                     std::to_string(o.available_ranks) + " available";
     cases.push_back(std::move(c));
@@ -105,7 +128,7 @@ std::vector<planned_case> plan_cases(const plan_options& o) {
     if (o.overlap_bytes > 0) {
       const int ranks = std::min(o.ranks.back(), o.available_ranks);
       planned_case c = make(collective::all_reduce, data_type::float32, placement::out_of_place,
-                            interconnect::default_transports, ranks, o.overlap_bytes);
+                            interconnect::default_transports, ranks, o.overlap_bytes, launch_method::stream);
       c.overlap = true;
       cases.push_back(std::move(c));
     }
@@ -120,7 +143,7 @@ std::vector<planned_case> plan_cases(const plan_options& o) {
       }
       for (std::size_t bytes : sampled) {
         cases.push_back(make(collective::all_reduce, data_type::float32, placement::out_of_place,
-                             interconnect::p2p_disabled, ranks, bytes));
+                             interconnect::p2p_disabled, ranks, bytes, o.launch));
       }
     }
   }

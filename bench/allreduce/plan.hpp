@@ -3,11 +3,14 @@
 // lesson gets every size: all-reduce, float, out-of-place, default interconnect, for every rank
 // count. Every variation (in-place, other dtypes, reduce-scatter, all-gather, P2P disabled) gets
 // the sampled sizes: every fourth requested size and the largest, so the default run stays near
-// a minute on two GPUs.
+// a minute on two GPUs. In place on one rank NCCL does no device work at all, so those cases are
+// left out (one skipped case says why).
 #include "collective.hpp"
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hdb::allreduce {
@@ -17,6 +20,9 @@ enum class interconnect { default_transports, p2p_disabled };
 
 [[nodiscard]] std::string_view to_string(placement p);
 [[nodiscard]] std::string_view to_string(interconnect i);
+[[nodiscard]] std::string_view to_string(launch_method m);
+// "graph" or "stream" (--launch); nullopt for anything else.
+[[nodiscard]] std::optional<launch_method> parse_launch_method(std::string_view text);
 
 struct plan_options {
   std::vector<std::size_t> sizes;          // --sizes, ascending
@@ -27,6 +33,7 @@ struct plan_options {
   std::vector<placement> placements;       // --placements
   std::vector<interconnect> interconnects; // --interconnect
   std::size_t overlap_bytes = 0;           // --overlap-size; 0: no overlap case
+  launch_method launch = launch_method::graph;  // --launch, for the collective cases
 };
 
 struct planned_case {
@@ -38,6 +45,9 @@ struct planned_case {
   std::size_t bytes = 0;        // the message actually measured (rounded to whole elements per rank)
   std::uint64_t count = 0;      // its elements; 0 when nothing fits (the case is skipped)
   bool overlap = false;         // the communication/compute overlap case
+  // The collective cases follow --launch; the overlap case is always stream-launched (its batch
+  // runs beside a compute kernel started from the same event, and at its size launch cost is noise).
+  launch_method launch = launch_method::graph;
   std::string headline;         // the metric that gates regressions, or empty
   std::string skip_reason;      // non-empty: registered to report why it cannot run here
 };

@@ -25,7 +25,7 @@ enum class command_kind : std::uint32_t {
   connect,  // create the communicator of `ranks` ranks from `id` (replacing any of that size)
   prepare,  // allocate and fill this case's buffers; ok, skip (with the reason) or fail
   verify,   // one collective, then count output elements that differ from the expected values
-  run,      // `warmup` collectives, then `iterations` timed between CUDA events
+  run,      // `iterations` collectives timed between CUDA events, after a warm-up (see `launch`)
   overlap,  // communication alone, compute alone, both at once (see rank_reply::times_us)
   release,  // free this case's buffers
   reset,    // abort every communicator and free everything (after a failure)
@@ -37,6 +37,7 @@ struct command {
   collective op = collective::all_reduce;
   data_type type = data_type::float32;
   std::uint32_t in_place = 0;
+  launch_method launch = launch_method::graph;  // run only: how the timed batch is issued
   std::int32_t ranks = 1;
   std::int32_t warmup = 0;
   std::int32_t iterations = 0;

@@ -133,6 +133,17 @@ TEST_CASE("the driver reduces a repetition to the slowest rank", "[allreduce][la
   CHECK_THROWS_AS(driver.run(request("c", 4)), hdb::skip_case);
 }
 
+TEST_CASE("the launch method reaches every rank with each run", "[allreduce][launcher]") {
+  counted_factory factory{"normal", 2};
+  collective_driver driver = factory.make_driver();
+  case_request graph = request("a", 2);
+  CHECK(graph.shape.launch == launch_method::graph);  // the protocol's default is the binary's
+  CHECK(driver.run(graph).time_us == 11.0);
+  case_request stream = request("b", 2);
+  stream.shape.launch = launch_method::stream;
+  CHECK(driver.run(stream).time_us == 21.0);  // both ranks answered as stream-launched
+}
+
 TEST_CASE("a different environment profile starts a fresh group", "[allreduce][launcher]") {
   counted_factory factory{"normal", 2};
   collective_driver driver = factory.make_driver();

@@ -1,7 +1,7 @@
 // The MPI bootstrap end to end without a GPU, run by CTest under
 //   mpirun -np 2 --allow-run-as-root --oversubscribe allreduce_mpi_bootstrap
 // Rank 0 drives (and is a rank), rank 1 serves: the unique id reaches both, a case is set up and
-// reduced to the slowest rank, one rank's skip stops both, and quit ends the job cleanly. Exit 0
+// reduced to the slowest rank, the launch method reaches both, and quit ends the job cleanly. Exit 0
 // on success; any failure prints the reason and exits 1.
 #include "driver.hpp"
 #include "mpi_transport.hpp"
@@ -46,6 +46,10 @@ int drive(mpi_world& world) {
     request.shape.count = 16;
     request.shape.iterations = 2;
     expect(driver.run(request).time_us == 11.0, "time is not the slowest rank's");
+    request.key = "stream";
+    request.shape.launch = launch_method::stream;
+    expect(driver.run(request).time_us == 21.0, "the launch method did not reach both ranks");
+    request.shape.launch = launch_method::graph;
     request.key = "alone";
     request.shape.ranks = 1;
     expect(driver.run(request).time_us == 10.0, "rank 0 alone");

@@ -1,6 +1,7 @@
 // Which cases a run registers: the lesson sweep gets every size, variations the sampled ones,
 // rank counts beyond the GPUs are reported as skipped, P2P-disabled cases come last (they need
-// their own worker processes).
+// their own worker processes), one rank in place (a no-op in NCCL) is one skipped case, and the
+// collective cases carry --launch while the overlap case is always stream-launched.
 #include "catch_compat.hpp"
 
 #include "plan.hpp"
@@ -52,10 +53,15 @@ long count_if(const std::vector<planned_case>& cases, auto predicate) {
 
 TEST_CASE("the default plan on two GPUs", "[allreduce]") {
   const auto cases = plan_cases(default_options(2));
-  // Per n: 30 lesson sizes + 17 other (op, type, placement) combinations x 9 sampled sizes.
-  const long per_n = 30 + 17 * 9;
-  CHECK(count_if(cases, [](const planned_case& c) { return !c.overlap && c.via == interconnect::default_transports; }) ==
-        2 * per_n);
+  // n = 2: 30 lesson sizes + 17 other (op, type, placement) combinations x 9 sampled sizes; n = 1
+  // has no in-place cases (8 other out-of-place combinations) and one skipped case saying why.
+  const auto default_cases_of = [&](int n) {
+    return count_if(cases, [n](const planned_case& c) {
+      return !c.overlap && c.via == interconnect::default_transports && c.ranks == n;
+    });
+  };
+  CHECK(default_cases_of(2) == 30 + 17 * 9);
+  CHECK(default_cases_of(1) == 30 + 8 * 9 + 1);
   CHECK(count_if(cases, [](const planned_case& c) { return c.via == interconnect::p2p_disabled; }) == 9);
   CHECK(count_if(cases, [](const planned_case& c) { return c.overlap && c.ranks == 2; }) == 1);
   // The P2P-disabled group runs last, once.
@@ -67,17 +73,50 @@ TEST_CASE("the default plan on two GPUs", "[allreduce]") {
   CHECK(count_if(cases, [](const planned_case& c) { return c.headline == "algbw" && c.ranks == 1; }) == 1);
   CHECK(count_if(cases, [](const planned_case& c) { return c.headline == "time"; }) == 2);
   // 8 B of bfloat16 over 2 ranks is 4 elements: fine; reduce-scatter of 8 B floats: 2 elements.
-  CHECK(count_if(cases, [](const planned_case& c) { return !c.skip_reason.empty(); }) == 0);
+  // The one skipped case: in place on one rank.
+  CHECK(count_if(cases, [](const planned_case& c) { return !c.skip_reason.empty(); }) == 1);
+}
+
+TEST_CASE("in place on one rank is one skipped case, never a timed no-op", "[allreduce]") {
+  const auto cases = plan_cases(default_options(2));
+  const auto one_rank_in_place = [](const planned_case& c) { return c.ranks == 1 && c.where == placement::in_place; };
+  REQUIRE(count_if(cases, one_rank_in_place) == 1);
+  const planned_case& noted = *std::find_if(cases.begin(), cases.end(), one_rank_in_place);
+  CHECK(noted.skip_reason.find("no device work") != std::string::npos);
+  CHECK(noted.headline.empty());
+  // Two ranks in place are measured as before.
+  CHECK(count_if(cases, [](const planned_case& c) {
+          return c.ranks == 2 && c.where == placement::in_place && c.skip_reason.empty();
+        }) == 9 * 9);
+}
+
+TEST_CASE("collective cases follow --launch, the overlap case is always stream-launched", "[allreduce]") {
+  plan_options o = default_options(2);
+  for (launch_method launch : {launch_method::graph, launch_method::stream}) {
+    o.launch = launch;
+    const auto cases = plan_cases(o);
+    CHECK(count_if(cases, [&](const planned_case& c) { return !c.overlap && c.launch != launch; }) == 0);
+    CHECK(count_if(cases, [](const planned_case& c) { return c.overlap && c.launch == launch_method::stream; }) == 1);
+  }
+  CHECK(plan_options{}.launch == launch_method::graph);
+  CHECK(parse_launch_method("graph") == launch_method::graph);
+  CHECK(parse_launch_method("stream") == launch_method::stream);
+  CHECK_FALSE(parse_launch_method("Graph").has_value());
+  CHECK_FALSE(parse_launch_method("").has_value());
+  CHECK(to_string(launch_method::graph) == "graph");
+  CHECK(to_string(launch_method::stream) == "stream");
 }
 
 TEST_CASE("rank counts beyond the GPUs are one skipped case each, with the reason", "[allreduce]") {
   const auto cases = plan_cases(default_options(1));
-  const auto skipped = std::find_if(cases.begin(), cases.end(), [](const planned_case& c) { return !c.skip_reason.empty(); });
+  const auto skipped =
+      std::find_if(cases.begin(), cases.end(), [](const planned_case& c) { return !c.skip_reason.empty() && c.ranks == 2; });
   REQUIRE(skipped != cases.end());
   CHECK(skipped->ranks == 2);
   CHECK(skipped->skip_reason.find("2 ranks need 2 GPUs") != std::string::npos);
   CHECK(skipped->skip_reason.find("1 available") != std::string::npos);
-  CHECK(count_if(cases, [](const planned_case& c) { return !c.skip_reason.empty(); }) == 2);  // default + P2P disabled
+  // default + P2P disabled beyond the GPUs, and one rank in place
+  CHECK(count_if(cases, [](const planned_case& c) { return !c.skip_reason.empty(); }) == 3);
   CHECK(count_if(cases, [](const planned_case& c) { return c.overlap && c.ranks == 1; }) == 1);
 }
 

@@ -59,7 +59,7 @@ rank_reply standin_executor::execute(const command& cmd) {
       if (misbehaves && mode_ == standin_mode::hang_on_run) {
         while (true) pause();
       }
-      for (double& t : reply.times_us) t = 10 + rank_;
+      for (double& t : reply.times_us) t = (cmd.launch == launch_method::stream ? 20 : 10) + rank_;
       break;
     case command_kind::release:
     case command_kind::reset:

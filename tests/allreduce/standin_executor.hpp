@@ -11,7 +11,8 @@ enum class standin_mode { normal, skip_on_prepare, die_on_run, hang_on_run, wron
 
 [[nodiscard]] standin_mode parse_standin_mode(const std::string& text);
 
-// Rank r answers run with times_us[0] = 10 + r, so the driver's maximum is 10 + (n - 1); connect
+// Rank r answers run with times_us[0] = 10 + r (launch=graph) or 20 + r (launch=stream), so the
+// driver's maximum is 10 + (n - 1) and shows which launch method reached the ranks; connect
 // with the id's fingerprint and, in `reason`, the multicast-off variables and NCCL_P2P_DISABLE as
 // it sees them. Misbehaving modes affect rank 1 only.
 class standin_executor final : public hdb::allreduce::rank_executor {
