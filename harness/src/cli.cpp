@@ -17,6 +17,7 @@
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/plots.hpp"
+#include "hdb/harness/reference_set.hpp"
 #include "hdb/harness/report.hpp"
 #include "hdb/harness/runner.hpp"
 #include "hdb/harness/schema_doc.hpp"
@@ -57,11 +58,43 @@ struct parsed_cli {
   std::string run_dir;  // collect / report / plot / convert
   std::string doc_check, doc_update;  // schema-doc
   std::vector<std::string> compared_runs;  // BASELINE [BASELINE...] CURRENT
-  std::string threshold = "5%", format = "text";
+  std::string threshold;  // empty: 1 % with known noise, 5 % from repetitions alone
+  std::string format = "text", noise_model = "auto", reference;
   double alpha = 0.05;
   bool all = false;
+  // hdbench reference add|learn|validate
+  std::string set_dir, plant;
+  std::vector<std::string> reference_runs;
+  bool representative = false;
 };
 
+int reference_command(const CLI::App& reference, const parsed_cli& cli) {
+  const fs::path set_dir(cli.set_dir);
+  if (reference.got_subcommand("add")) {
+    const auto added = add_to_reference_set(set_dir, existing_run_dir(cli.reference_runs.front()), cli.representative);
+    std::cerr << "hdbench reference: added " << added.run_id << " to " << set_dir.string() << " (" << added.rows_kept << " of "
+              << added.rows_total << " rows kept" << (added.representative ? "; representative run" : "") << "); noise.json: "
+              << added.model.members.size() << " runs, " << added.model.metrics.size() << " metrics\n";
+    return 0;
+  }
+  if (reference.got_subcommand("learn")) {
+    const auto model = learn_reference_set(set_dir);
+    std::cerr << "hdbench reference: " << (set_dir / "noise.json").string() << ": " << model.members.size() << " runs, "
+              << model.metrics.size() << " metrics, " << describe(model.kind) << "\n";
+    return 0;
+  }
+  validate_options options;
+  options.alpha = cli.alpha;
+  if (!cli.threshold.empty()) options.threshold = parse_percent(cli.threshold);
+  if (!cli.plant.empty()) options.plant = parse_percent(cli.plant);
+  if (options.plant && !(*options.plant > 0 && *options.plant < 1)) throw harness_error("--plant must be between 0% and 100%");
+  const std::vector<fs::path> extra(cli.reference_runs.begin(), cli.reference_runs.end());
+  const auto result = validate_reference_set(existing_run_dir(cli.set_dir), extra, options);
+  std::cout << render_validation(result);
+  return result.false_verdicts == 0 && result.missed == 0 ? 0 : 1;
+}
+
+// The node verdict; exit 0 for PASS or WARN, 1 for any FAIL (bad input throws: exit 2).
 // Prints the generated section of docs/csv-schema.md; --check FILE exits 1 when FILE's section
 // differs, --update FILE rewrites it.
 int schema_doc_command(const parsed_cli& cli) {
@@ -115,8 +148,11 @@ int dispatch(const CLI::App& app, parsed_cli& cli) {
     if (drawn) write_report(dir);  // the report links the plots that exist
     return 0;
   }
+  if (const auto* reference = app.get_subcommand("reference"); reference->parsed()) return reference_command(*reference, cli);
   compare_options options;
-  options.threshold = parse_percent(cli.threshold);
+  if (!cli.threshold.empty()) options.threshold = parse_percent(cli.threshold);
+  options.noise_model = cli.noise_model;
+  if (!cli.reference.empty()) options.reference = fs::path(cli.reference);
   options.alpha = cli.alpha;
   options.format = parse_compare_format(cli.format);
   options.all = cli.all;
@@ -135,6 +171,7 @@ void add_run(CLI::App& app, parsed_cli& cli) {
   run->add_option("--out", cli.run.out_base, "base directory of run directories")->capture_default_str();
   run->add_option("--timeout-scale", cli.run.timeout_scale, "multiply every family's timeout")->check(CLI::Range(0.01, 100.0));
   run->add_option("--manifest", cli.run.manifest, "suite manifest (default: suite.json beside hdbench)")->check(CLI::ExistingFile);
+  run->add_option("--run-dir-file", cli.run.run_dir_file, "write the run directory's path to this file once it exists (for scripts)");
   run->add_option("--bin-dir", cli.run.bin_dir, "where the family binaries and hdbench-probe are (default: beside hdbench)")
       ->check(CLI::ExistingDirectory);
 }
@@ -142,14 +179,40 @@ void add_run(CLI::App& app, parsed_cli& cli) {
 void add_compare(CLI::App& app, parsed_cli& cli) {
   auto* compare = app.add_subcommand(
       "compare", "compare a run with one or more baseline runs (3+ give the run-to-run noise); exit 1 on a headline regression");
-  compare->add_option("runs", cli.compared_runs, "BASELINE [BASELINE...] CURRENT: run directories or results.csv files")
+  compare->add_option("runs", cli.compared_runs,
+                      "BASELINE [BASELINE...] CURRENT: run directories, results.csv files or reference sets (all their runs)")
       ->required();
-  compare->add_option("--threshold", cli.threshold, "relative change of the median that matters")->capture_default_str();
+  compare->add_option("--threshold", cli.threshold,
+                      "relative change of the median that matters (default 1% with known noise, 5% from one run's repetitions)");
+  compare->add_option("--noise-model", cli.noise_model,
+                      "auto (the set named as baseline, else the reference set of the current run's kind), none, or a noise.json")
+      ->capture_default_str();
+  compare->add_option("--reference", cli.reference,
+                      "where --noise-model auto looks for sets (default $HDBENCH_REFERENCE_DIR, else results/reference)");
   compare->add_option("--alpha", cli.alpha, "significance level (family-wise over headline metrics with several baselines)")
       ->capture_default_str()
       ->check(CLI::Range(1e-9, 0.5));
   compare->add_option("--format", cli.format, "text, markdown or junit")->capture_default_str();
   compare->add_flag("--all", cli.all, "also show non-headline metrics (never affect the exit status)");
+}
+
+void add_reference(CLI::App& app, parsed_cli& cli) {
+  auto* reference = app.add_subcommand("reference", "build and check reference sets: several runs of one machine kind and their noise model");
+  reference->require_subcommand(1);
+  auto* add = reference->add_subcommand("add", "copy a run compactly into SET_DIR/runs/ and re-learn SET_DIR/noise.json");
+  add->add_option("set", cli.set_dir, "reference set directory (created if missing)")->required();
+  add->add_option("run", cli.reference_runs, "run directory")->required()->expected(1);
+  add->add_flag("--representative", cli.representative, "also make it the set's full top-level run (report, plots)");
+  reference->add_subcommand("learn", "re-learn SET_DIR/noise.json from SET_DIR/runs/")
+      ->add_option("set", cli.set_dir, "reference set directory")
+      ->required();
+  auto* validate = reference->add_subcommand(
+      "validate", "leave-one-out inside the set, extra runs against it, planted changes; exit 1 on a false verdict or a miss");
+  validate->add_option("set", cli.set_dir, "reference set directory")->required();
+  validate->add_option("runs", cli.reference_runs, "extra runs of the same kind to judge against the whole set");
+  validate->add_option("--plant", cli.plant, "make every gating headline this much worse in a copy (e.g. 5%) and expect SLOWER");
+  validate->add_option("--threshold", cli.threshold, "as compare's (default 1%)");
+  validate->add_option("--alpha", cli.alpha, "as compare's")->capture_default_str()->check(CLI::Range(1e-9, 0.5));
 }
 
 }  // namespace
@@ -176,6 +239,7 @@ int cli_main(int argc, char** argv) {
     app.add_subcommand(name, what)->add_option("dir", cli.run_dir, "run directory")->required();
   }
   add_compare(app, cli);
+  add_reference(app, cli);
   app.add_subcommand("convert", "rewrite a schema-2 results.csv as schema 3 with the current declarations (docs/csv-schema.md)")
       ->add_option("dir", cli.run_dir, "run directory")
       ->required();

@@ -1,11 +1,52 @@
-// `hdbench compare`: options, loading the runs, the model's decisions, one rendering.
+// `hdbench compare`: options, loading the runs (a reference set stands for its members), finding
+// the noise model, the model's decisions, one rendering.
 #include "hdb/harness/compare.hpp"
 
 #include <charconv>
 
 #include "hdb/harness/error.hpp"
+#include "hdb/harness/noise_model.hpp"
+#include "hdb/harness/reference_set.hpp"
 
 namespace hdb {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct chosen_model {
+  std::optional<noise_model> model;
+  std::string source;
+};
+
+std::optional<node_kind> run_kind(const indexed_run& run) {
+  if (!run.run.meta) return std::nullopt;
+  try {
+    return kind_of(*run.run.meta);
+  } catch (const harness_error&) {
+    return std::nullopt;
+  }
+}
+
+// The model `options.noise_model` asks for, given the baselines' own set (if one was named).
+chosen_model choose_model(const compare_options& options, const std::optional<reference_set>& named_set,
+                          const indexed_run& current, std::vector<std::string>& notes) {
+  if (options.noise_model == "none") return {};
+  if (options.noise_model != "auto") {
+    auto model = read_noise_model(options.noise_model);
+    if (const auto kind = run_kind(current); !kind || *kind != model.kind) {
+      notes.push_back("warning: the noise model " + options.noise_model + " is for " + describe(model.kind) +
+                      "; the current run is " + (kind ? describe(*kind) : std::string("of unknown kind")));
+    }
+    return {std::move(model), options.noise_model};
+  }
+  if (named_set) return {named_set->model, named_set->dir.string()};
+  if (!run_kind(current)) return {};  // a run without a probed node has no kind to look a set up by
+  auto found = find_reference_set(*current.run.meta, options.reference);
+  if (!found) return {};
+  return {std::move(found->model), found->dir.string()};
+}
+
+}  // namespace
 
 double parse_percent(std::string_view text) {
   const auto number = text.ends_with('%') ? text.substr(0, text.size() - 1) : text;
@@ -24,15 +65,32 @@ compare_format parse_compare_format(std::string_view text) {
   throw harness_error("unknown format '" + std::string(text) + "' (text, markdown or junit)");
 }
 
-compare_result compare_runs(const std::vector<std::filesystem::path>& baselines, const std::filesystem::path& current,
+compare_result compare_runs(const std::vector<fs::path>& baselines, const fs::path& current,
                             const compare_options& options) {
   compare_result result;
   try {
     if (baselines.empty()) throw harness_error("compare needs BASELINE [BASELINE...] CURRENT");
     std::vector<indexed_run> base;
-    for (const auto& path : baselines) base.push_back(index_run(load_run(path)));
+    std::optional<reference_set> named_set;
+    for (const auto& path : baselines) {
+      if (fs::is_directory(path) && is_reference_set(path)) {
+        auto set = load_reference_set(path);
+        for (const auto& run : set.runs) base.push_back(index_run(run));
+        if (!named_set) named_set = std::move(set);
+      } else {
+        base.push_back(index_run(load_run(path)));
+      }
+    }
     const indexed_run cur = index_run(load_run(current));
-    const auto set = build_comparisons(base, cur, options);
+    std::vector<std::string> notes;
+    const auto chosen = choose_model(options, named_set, cur, notes);
+    auto set = build_comparisons(base, cur, options, chosen.model ? &*chosen.model : nullptr);
+    if (chosen.model) {
+      set.noise_model_source = chosen.source;
+      notes.insert(notes.begin(), "noise model: " + chosen.source + " (" + describe(chosen.model->kind) + ", " +
+                                      std::to_string(chosen.model->members.size()) + " runs)");
+    }
+    set.notes.insert(set.notes.begin(), notes.begin(), notes.end());
     result.output = render_comparison(base, cur, set, options);
     result.exit_code = set.slower > 0 ? 1 : 0;
   } catch (const harness_error& e) {

@@ -11,6 +11,7 @@
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/mann_whitney.hpp"
 #include "hdb/harness/meta.hpp"
+#include "hdb/harness/noise_model.hpp"
 #include "hdb/harness/stats.hpp"
 #include "hdb/harness/tables.hpp"
 #include "hdb/host/lists.hpp"
@@ -73,15 +74,6 @@ std::vector<run_metric> to_run_metrics(const std::vector<const metric_data*>& da
   std::vector<run_metric> runs;
   for (const auto* d : data) runs.push_back(to_run_metric(*d));
   return runs;
-}
-
-// Metrics of one kind share how much a new process adds to the noise of their repetitions:
-// same family, case, metric and headline flag (so --all never changes a headline verdict); they
-// differ in parameters (direction, device). Each keeps its own scale (pool_run_spread).
-using spread_key = std::tuple<std::string, std::string, std::string, bool>;
-
-spread_key spread_group(const metric_key& key, bool headline) {
-  return {key.family, key.case_name, key.metric, headline};
 }
 
 std::string one_sided(const metric_key& key, const std::vector<const side_index*>& others) {
@@ -208,8 +200,17 @@ loaded_run load_run(const fs::path& path) {
 }
 
 comparison_set build_comparisons(const std::vector<indexed_run>& baselines, const indexed_run& current,
-                                 const judge_options& options) {
+                                 const judge_options& options, const noise_model* model) {
   comparison_set set;
+  set.known_threshold = options.threshold.value_or(known_noise_threshold);
+  set.unknown_threshold = options.threshold.value_or(unknown_noise_threshold);
+  // A reference set's model was learned from the very runs passed as baselines: pooling it with
+  // their own spread would count the same runs twice.
+  const bool model_is_baselines =
+      model && std::all_of(baselines.begin(), baselines.end(), [&](const indexed_run& base) {
+        return std::find(model->members.begin(), model->members.end(), base.run.name) != model->members.end();
+      });
+  set.model_is_baselines = model_is_baselines;
   add_node_notes(baselines, current, set);
   add_gpu_notes(baselines, current, set);
   std::vector<const side_index*> base_indexes;
@@ -235,13 +236,26 @@ comparison_set build_comparisons(const std::vector<indexed_run>& baselines, cons
   const auto across_runs = [](const std::vector<const metric_data*>& runs) {
     return runs.size() >= 2 && positive_medians(to_run_metrics(runs));
   };
-  std::map<spread_key, std::vector<std::vector<run_metric>>> kinds;
+  std::map<spread_group, std::vector<std::vector<run_metric>>> kinds;
   for (const auto& [key, runs] : measured) {
-    if (across_runs(runs)) kinds[spread_group(key, runs.front()->headline)].push_back(to_run_metrics(runs));
+    if (across_runs(runs)) kinds[spread_group_of(key, runs.front()->headline)].push_back(to_run_metrics(runs));
   }
-  std::map<spread_key, run_spread> spreads;
+  std::map<spread_group, run_spread> spreads;
   for (const auto& [kind, metrics] : kinds) spreads[kind] = pool_run_spread(metrics);
-
+  // The spread a metric is judged with: its baselines' own (several runs), the model's (one run),
+  // or both pooled; none when neither has one (the repetition rule decides).
+  const auto spread_of = [&](const metric_key& key, const std::vector<const metric_data*>& runs) -> std::optional<run_spread> {
+    if (!positive_medians(to_run_metrics(runs))) return std::nullopt;
+    const bool headline = runs.front()->headline;
+    const run_spread* learned = model ? model->spread_for(key, headline) : nullptr;
+    if (learned && !(learned->df > 0)) learned = nullptr;
+    if (runs.size() >= 2) {
+      const auto& own = spreads.at(spread_group_of(key, headline));
+      return learned && !model_is_baselines ? combine_spreads(own, *learned) : own;
+    }
+    if (learned) return *learned;
+    return std::nullopt;
+  };
   std::vector<std::pair<metric_key, std::vector<const metric_data*>>> pairs;
   for (const auto& [key, runs] : measured) {
     const auto it = current.index.metrics.find(key);
@@ -250,17 +264,18 @@ comparison_set build_comparisons(const std::vector<indexed_run>& baselines, cons
       continue;
     }
     const comparison probe{key, runs, &it->second, 0, {}, 0};
-    if (probe.gates() && across_runs(runs) && *it->second.central > 0) ++set.tests;
+    if (probe.gates() && spread_of(key, runs) && *it->second.central > 0) ++set.tests;
     pairs.emplace_back(key, runs);
   }
   for (const auto& [key, runs] : pairs) {
     const auto& cur = current.index.metrics.at(key);
     const auto& first = *runs.front();
     comparison cmp{key, runs, &cur, 0, {}, 0};
-    if (across_runs(runs) && *cur.central > 0) {
+    const auto spread = spread_of(key, runs);
+    if (spread && *cur.central > 0) {
       const auto base = to_run_metrics(runs);
-      cmp.decision = decide_against_runs(base, to_run_metric(cur), spreads.at(spread_group(key, first.headline)),
-                                         first.direction, std::max<std::size_t>(set.tests, 1), options);
+      cmp.decision = decide_against_runs(base, to_run_metric(cur), *spread, first.direction,
+                                         std::max<std::size_t>(set.tests, 1), options);
       double mean_log = 0;
       for (const auto& r : base) mean_log += std::log(r.median) / static_cast<double>(base.size());
       cmp.reference = std::exp(mean_log);
@@ -273,8 +288,11 @@ comparison_set build_comparisons(const std::vector<indexed_run>& baselines, cons
       }
       cmp.reference = median(medians);
       cmp.decision = decide(samples, cmp.reference, cur.samples, *cur.central, first.direction, options);
-      if (baselines.size() > 1) {
-        const auto why = runs.size() < 2 ? "in 1 baseline run only" : "non-positive values";
+      ++set.repetitions_only;
+      if (baselines.size() > 1 || model) {
+        const auto why = runs.size() >= 2 || *cur.central <= 0 ? "non-positive values"
+                         : model                               ? "in 1 baseline run only, not in the noise model"
+                                                               : "in 1 baseline run only";
         cmp.decision.note = std::string(why) + ": repetitions only" + (cmp.decision.note.empty() ? "" : "; " + cmp.decision.note);
       }
     }
@@ -302,6 +320,7 @@ metric_decision decide(const std::vector<double>& baseline_samples, double basel
   if (baseline_median != 0) d.change = (current_median - baseline_median) / baseline_median;
   else if (current_median != 0) d.change = current_median > 0 ? INFINITY : -INFINITY;
   const double worse = direction == better::higher ? -d.change : d.change;
+  const double threshold = options.threshold.value_or(unknown_noise_threshold);
   const auto n1 = baseline_samples.size(), n2 = current_samples.size();
   bool significant = true;  // threshold alone unless the test can be used
   if (n1 < min_samples_for_test || n2 < min_samples_for_test) {
@@ -313,26 +332,26 @@ metric_decision decide(const std::vector<double>& baseline_samples, double basel
     d.p_value = mann_whitney_u(baseline_samples, current_samples).p_value;
     significant = *d.p_value < options.alpha;
   }
-  // What a t test on the same repetitions could tell apart: a guide to the noise, not the rule.
+  // What a t test on the same repetitions could tell apart (a guide to the noise, not the rule);
+  // nothing below the threshold is ever flagged, so that is the floor.
   log_variance within;
   within.add(baseline_samples);
   within.add(current_samples);
+  d.detectable = threshold;
   if (within.df > 0) {
     const double se = std::sqrt(median_variance(within.value(), static_cast<double>(n1)) +
                                 median_variance(within.value(), static_cast<double>(n2)));
-    d.detectable = std::expm1(student_t_quantile(1 - options.alpha / 2, within.df) * se);
+    d.detectable = std::max(threshold, std::expm1(student_t_quantile(1 - options.alpha / 2, within.df) * se));
   }
   if (direction == better::neutral) {
     d.note = neutral_note;
     return d;
   }
-  if (significant && worse > options.threshold) d.result = verdict::slower;
-  else if (significant && worse < -options.threshold) d.result = verdict::faster;
+  if (significant && worse > threshold) d.result = verdict::slower;
+  else if (significant && worse < -threshold) d.result = verdict::faster;
   return d;
 }
 
-namespace {
-// What the repetitions of these runs imply for the variance of one run's log median.
 double repetition_variance(const std::vector<run_metric>& runs) {
   log_variance within;
   double samples = 0;
@@ -342,7 +361,23 @@ double repetition_variance(const std::vector<run_metric>& runs) {
   }
   return within.df > 0 ? median_variance(within.value(), samples) : 0;
 }
-}  // namespace
+
+run_spread combine_spreads(const run_spread& a, const run_spread& b) {
+  run_spread sum;
+  sum.df = a.df + b.df;
+  if (sum.df > 0) sum.variance = (a.variance * a.df + b.variance * b.df) / sum.df;
+  sum.inflation_df = a.inflation_df + b.inflation_df;
+  if (sum.inflation_df > 0) sum.inflation = (a.inflation * a.inflation_df + b.inflation * b.inflation_df) / sum.inflation_df;
+  return sum;
+}
+
+flag_limits flag_limits_for(double half_width, double threshold) {
+  // SLOWER for better=higher (FASTER for lower) needs d < -h and the interval's low end
+  // d - h <= ln(1 - threshold); the other side likewise. A threshold of 100 % or more can never
+  // be reached downwards.
+  const double down = threshold < 1 ? std::log1p(-threshold) + half_width : -INFINITY;
+  return {std::min(-half_width, down), std::max(half_width, std::log1p(threshold) - half_width)};
+}
 
 run_spread pool_run_spread(const std::vector<std::vector<run_metric>>& metrics) {
   run_spread spread;
@@ -369,9 +404,10 @@ run_spread pool_run_spread(const std::vector<std::vector<run_metric>>& metrics) 
 metric_decision decide_against_runs(const std::vector<run_metric>& baselines, const run_metric& current,
                                     const run_spread& spread, better direction, std::size_t tests,
                                     const judge_options& options) {
-  if (baselines.size() < 2 || !(spread.df > 0) || tests == 0 || !positive_medians(baselines) || !(current.median > 0)) {
-    throw std::invalid_argument("decide_against_runs needs >= 2 baseline runs, a spread with df > 0 and positive medians");
+  if (baselines.empty() || !(spread.df > 0) || tests == 0 || !positive_medians(baselines) || !(current.median > 0)) {
+    throw std::invalid_argument("decide_against_runs needs a baseline run, a spread with df > 0 and positive medians");
   }
+  const double threshold = options.threshold.value_or(known_noise_threshold);
   const auto runs = static_cast<double>(baselines.size());
   double mean_log = 0;
   for (const auto& r : baselines) mean_log += std::log(r.median) / runs;
@@ -380,14 +416,9 @@ metric_decision decide_against_runs(const std::vector<run_metric>& baselines, co
   // Variance components of ln(run median): between runs (sigma_b^2) plus the run's own
   // repetitions (median_variance). The pooled spread estimates their sum for a baseline run;
   // it is never taken below what this metric's repetitions alone imply.
-  log_variance base_within, cur_within;
-  double base_samples = 0;
-  for (const auto& r : baselines) {
-    base_within.add(r.samples);
-    base_samples += static_cast<double>(r.samples.size()) / runs;
-  }
+  log_variance cur_within;
   cur_within.add(current.samples);
-  const double base_median_var = median_variance(base_within.value(), base_samples);
+  const double base_median_var = repetition_variance(baselines);
   // With repetitions, this metric's run-to-run variance is its own repetition variance times the
   // kind's inflation (a steady one-way copy and a noisy bidirectional one keep their own scales
   // and share the degrees of freedom); without, the kind's variance itself.
@@ -397,7 +428,7 @@ metric_decision decide_against_runs(const std::vector<run_metric>& baselines, co
   const double df = scaled ? spread.inflation_df : spread.df;
   const double between = run_var - base_median_var;
   // Without repetitions on either side, the current run's median is as noisy as a baseline's.
-  const double cur_median_var = base_within.df > 0 && cur_within.df > 0
+  const double cur_median_var = base_median_var > 0 && cur_within.df > 0
                                     ? median_variance(cur_within.value(), static_cast<double>(current.samples.size()))
                                     : base_median_var;
   const double se = std::sqrt(run_var / runs + between + cur_median_var);
@@ -407,21 +438,23 @@ metric_decision decide_against_runs(const std::vector<run_metric>& baselines, co
   metric_decision d;
   d.change = std::expm1(d_log);
   d.p_value = se > 0 ? 2 * student_t_cdf(-std::abs(d_log) / se, df) : (d_log == 0 ? 1.0 : 0.0);
-  d.detectable = std::expm1(half_width);
+  const auto limits = flag_limits_for(half_width, threshold);
   if (direction == better::neutral) {
+    d.detectable = std::expm1(half_width);
     d.note = neutral_note;
     return d;
   }
+  d.detectable = direction == better::higher ? -std::expm1(limits.low) : std::expm1(limits.high);
   if (std::abs(d_log) <= half_width) return d;  // within run-to-run noise
   // The interval d_log +- half_width, as relative changes in the bad and the good direction.
   const double worst = direction == better::higher ? -std::expm1(d_log - half_width) : std::expm1(d_log + half_width);
   const double best = direction == better::higher ? std::expm1(d_log + half_width) : -std::expm1(d_log - half_width);
   const bool worse = direction == better::higher ? d_log < 0 : d_log > 0;
-  if (worse && worst >= options.threshold) d.result = verdict::slower;
-  else if (!worse && best >= options.threshold) d.result = verdict::faster;
-  else d.note = "real but below the " + percent_text(options.threshold) + " threshold";
-  if (d.result != verdict::same && std::abs(d.change) < options.threshold) {
-    d.note = "below " + percent_text(options.threshold) + " but within noise of it";
+  if (worse && worst >= threshold) d.result = verdict::slower;
+  else if (!worse && best >= threshold) d.result = verdict::faster;
+  else d.note = "real but below the " + percent_text(threshold) + " threshold";
+  if (d.result != verdict::same && std::abs(d.change) < threshold) {
+    d.note = "below " + percent_text(threshold) + " but within noise of it";
   }
   return d;
 }

@@ -58,19 +58,31 @@ std::vector<std::string> table_header(const compare_options& options, std::size_
 }
 
 std::vector<std::string> rule_lines(std::size_t baseline_runs, const comparison_set& set, const compare_options& options) {
-  const auto threshold = format_figure(options.threshold * 100) + "%";
-  if (baseline_runs < 2) {
-    return {"note: one baseline run, so the run-to-run noise is unknown; the repetitions of one run understate it "
-            "(pass 3 or more baseline runs)",
-            "rule: SLOWER/FASTER = Mann-Whitney U p < " + format_figure(options.alpha) + " and median change beyond " +
-                threshold + " (threshold alone with fewer than 3 repetitions); detectable = from the repetitions only"};
+  const auto known = percent_text(set.known_threshold), unknown = percent_text(set.unknown_threshold);
+  const auto repetition_rule = "Mann-Whitney U p < " + format_figure(options.alpha) + " on the repetitions and median change beyond " +
+                               unknown + " (threshold alone with fewer than 3 repetitions)";
+  const bool model = !set.noise_model_source.empty();
+  if (baseline_runs < 2 && !model) {
+    return {"note: one baseline run and no noise model of this kind, so the run-to-run noise is unknown; the repetitions of one "
+            "run understate it (pass 3 or more baseline runs, or a reference set)",
+            "rule: SLOWER/FASTER = " + repetition_rule + "; detectable = the larger of the threshold and what the repetitions tell apart"};
   }
   const auto tests = std::max<std::size_t>(set.tests, 1);
-  return {"rule: SLOWER/FASTER = the current median lies outside the run-to-run spread of " + std::to_string(baseline_runs) +
-          " baseline runs (t test on log medians, p < " + format_figure(options.alpha) + "/" + std::to_string(tests) +
-          " = " + format_figure(options.alpha / static_cast<double>(tests)) + ", Bonferroni over " + std::to_string(tests) +
-          " headline metrics) and the change can reach the " + threshold +
-          " threshold; detectable = smallest change this test tells from run-to-run noise"};
+  const auto runs = std::to_string(baseline_runs);
+  const std::string spread = baseline_runs < 2           ? "the noise model's run-to-run spread (one baseline run)"
+                             : set.model_is_baselines    ? "the run-to-run spread of the " + runs + " runs of the reference set"
+                             : model                     ? "the run-to-run spread of " + runs + " baseline runs pooled with the noise model's"
+                                                         : "the run-to-run spread of " + runs + " baseline runs";
+  std::vector<std::string> lines = {
+      "rule: SLOWER/FASTER = the current median lies outside " + spread + " (t test on log medians, p < " +
+      format_figure(options.alpha) + "/" + std::to_string(tests) + " = " + format_figure(options.alpha / static_cast<double>(tests)) +
+      ", Bonferroni over " + std::to_string(tests) + " headline metrics) and the bad end of the interval reaches the " + known +
+      " threshold; detectable = smallest change in the bad direction this rule flags"};
+  if (set.repetitions_only > 0) {
+    lines.push_back("rule: " + std::to_string(set.repetitions_only) + " metric(s) without a run-to-run spread (note column): " +
+                    repetition_rule);
+  }
+  return lines;
 }
 
 std::string summary_text(const comparison_set& set) {

@@ -190,7 +190,8 @@ TEST_CASE("three baselines with typical level shifts, a current run with its own
   }
   SECTION("today's rule on the first baseline alone raises the false alarms issue 7 saw") {
     const auto single = hdb::compare_runs({baselines.front()}, current, {});
-    CHECK(hdb_test::contains(single.output, "one baseline run, so the run-to-run noise is unknown"));
+    CHECK(hdb_test::contains(single.output, "so the run-to-run noise is unknown"));
+    CHECK(hdb_test::contains(single.output, "median change beyond 5%"));  // the no-noise threshold
     CHECK(hdb_test::contains(single.output, "Mann-Whitney U"));
     CHECK(single.exit_code == 1);  // host_latency h2d +11.8 % with tight repetitions
     CHECK(hdb_test::contains(single.output, "1 slower, 1 faster"));
@@ -210,8 +211,14 @@ TEST_CASE("a planted 5 % bandwidth slowdown against three baselines: SLOWER on e
     INFO(line);
     CHECK(line.starts_with("SLOWER") == hdb_test::contains(line, "GB/s"));
   }
-  // d2h landed at -4.5 % (its own +0.5 % shift): within noise of the threshold, still called.
-  CHECK(hdb_test::contains(result.output, "within noise of it"));
+  CHECK(hdb_test::contains(result.output, "reaches the 1% threshold"));  // known noise: the 1 % default
+  SECTION("with --threshold 5%, d2h at -4.5 % (its own +0.5 % shift) is within noise of the threshold, still called") {
+    hdb::compare_options five;
+    five.threshold = 0.05;
+    const auto at_five = hdb::compare_runs(baselines, current, five);
+    CHECK(hdb_test::contains(at_five.output, "3 slower, 0 faster, 4 same"));
+    CHECK(hdb_test::contains(at_five.output, "within noise of it"));
+  }
 
   SECTION("junit: three failures") {
     hdb::compare_options junit;
@@ -229,11 +236,20 @@ TEST_CASE("a planted 5 % bandwidth slowdown against three baselines: SLOWER on e
     CHECK(hdb_test::contains(md.output, "| SLOWER |"));
     CHECK(hdb_test::contains(md.output, "| detectable |"));
   }
-  SECTION("a 2 % slowdown is real for bandwidth but below the threshold: SAME") {
+  SECTION("a 3.5 % slowdown (detectable here 3 %): SLOWER at the 1 % default, real but below a 10 % threshold") {
     run_spec small{"small", {}};
-    small.bandwidth_factor = 0.98;
-    const auto result_small = hdb::compare_runs(baselines, write_run(dir, make_rows(small)), {});
-    CHECK(result_small.exit_code == 0);
+    small.bandwidth_factor = 0.965;
+    const auto small_run = write_run(dir, make_rows(small));
+    const auto result_small = hdb::compare_runs(baselines, small_run, {});
+    INFO(result_small.output);
+    CHECK(result_small.exit_code == 1);
+    CHECK(hdb_test::contains(result_small.output, "2 slower"));  // h2d and d2h; bidir is noisier
+    hdb::compare_options ten;
+    ten.threshold = 0.10;
+    const auto at_ten = hdb::compare_runs(baselines, small_run, ten);
+    INFO(at_ten.output);
+    CHECK(at_ten.exit_code == 0);
+    CHECK(hdb_test::contains(at_ten.output, "real but below the 10% threshold"));
   }
 }
 
@@ -275,8 +291,9 @@ TEST_CASE("decision against runs: detectable change follows each metric's noise"
     const auto many = hdb::decide_against_runs(bandwidths[0], {{}, 55}, bandwidth_spread, hdb::better::higher, 50, options);
     CHECK(*one.detectable < *many.detectable);
   }
-  SECTION("needs two baselines and a spread") {
-    CHECK_THROWS(hdb::decide_against_runs({bandwidths[0].front()}, {{}, 55}, bandwidth_spread, hdb::better::higher, 1, options));
+  SECTION("needs a baseline and a spread (one baseline is enough when the spread comes from a noise model)") {
+    CHECK_NOTHROW(hdb::decide_against_runs({bandwidths[0].front()}, {{}, 55}, bandwidth_spread, hdb::better::higher, 1, options));
+    CHECK_THROWS(hdb::decide_against_runs({}, {{}, 55}, bandwidth_spread, hdb::better::higher, 1, options));
     CHECK_THROWS(hdb::decide_against_runs(bandwidths[0], {{}, 55}, {}, hdb::better::higher, 1, options));
   }
 }

@@ -3,6 +3,7 @@
 // baseline runs, beyond run-to-run noise? The model (compare_model.hpp) matches the runs and
 // decides; the renderers print its comparison_set as text, markdown or junit.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,11 @@ enum class compare_format { text, markdown, junit };
 
 struct compare_options : judge_options {
   compare_format format = compare_format::text;
+  // "auto": a baseline that is a reference set brings its model; otherwise the set matching the
+  // current run's kind (find_reference_set with `reference`), if any. "none": no model. Anything
+  // else: a noise.json to use whatever its kind.
+  std::string noise_model = "auto";
+  std::optional<std::filesystem::path> reference;  // --reference DIR, for "auto"
 };
 
 // "5%", "5" -> 0.05. Throws harness_error for anything else or a negative value.
@@ -32,7 +38,8 @@ struct compare_result {
   std::string error;   // one line when exit_code is 2 (stderr)
 };
 
-// Never throws for bad input: that is exit code 2 with `error` set. Needs >= 1 baseline.
+// Never throws for bad input: that is exit code 2 with `error` set. Needs >= 1 baseline; a
+// baseline that is a reference set (reference_set.hpp) stands for all its member runs.
 [[nodiscard]] compare_result compare_runs(const std::vector<std::filesystem::path>& baselines,
                                           const std::filesystem::path& current, const compare_options& options);
 

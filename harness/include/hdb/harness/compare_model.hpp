@@ -24,12 +24,21 @@
 
 namespace hdb {
 
+struct noise_model;  // noise_model.hpp
+
 enum class verdict { slower, same, faster };  // severity order
 
 [[nodiscard]] std::string_view to_string(verdict value);
 
+// The threshold (smallest relative change that matters) when the noise is known (a reference set,
+// a noise model, or >= 2 baselines) and when only one run's repetitions speak.
+inline constexpr double known_noise_threshold = 0.01;
+inline constexpr double unknown_noise_threshold = 0.05;
+
 struct judge_options {
-  double threshold = 0.05;  // relative change of the median
+  // Relative change of the median that matters. nullopt: 1 % where the run-to-run noise is known
+  // (>= 2 baselines or a noise model), 5 % where only the repetitions speak (reference_set.hpp).
+  std::optional<double> threshold;
   double alpha = 0.05;      // significance level (family-wise over headline metrics with several baselines)
   bool all = false;         // also judge non-headline metrics (they never affect the exit)
 };
@@ -60,8 +69,9 @@ struct metric_decision {
 };
 
 // One baseline run: Mann-Whitney U on the repetitions (p < alpha) and a median change beyond
-// the threshold; the threshold alone when the sample counts cannot reach p < alpha.
-// `detectable` comes from the repetitions only and understates run-to-run noise. A neutral
+// the threshold (options.threshold, else unknown_noise_threshold); the threshold alone when the
+// sample counts cannot reach p < alpha. `detectable` is the larger of the threshold and what the
+// repetitions tell apart, which understates run-to-run noise. A neutral
 // metric is always SAME (its change is still computed).
 [[nodiscard]] metric_decision decide(const std::vector<double>& baseline_samples, double baseline_median,
                                      const std::vector<double>& current_samples, double current_median,
@@ -88,14 +98,33 @@ struct run_spread {
 // Metrics with fewer than 2 runs or a non-positive median contribute nothing.
 [[nodiscard]] run_spread pool_run_spread(const std::vector<std::vector<run_metric>>& metrics);
 
-// Several baseline runs: SLOWER when the current median is significantly worse than the
-// baseline runs (t test of ln(current median) - mean ln(baseline medians), two-sided, level
-// alpha / tests, df of the spread) and the worse end of that interval reaches the threshold.
-// The spread used is the metric's own repetition variance of a run's median times
-// max(1, spread.inflation) (spread.variance when there are no repetitions). Needs >= 2 baselines, spread.df > 0 and positive medians.
+// Two independent estimates of one spread (a user's baselines and a noise model): their sums of
+// squares and degrees of freedom add.
+[[nodiscard]] run_spread combine_spreads(const run_spread& a, const run_spread& b);
+
+// What the repetitions of these runs imply for the variance of one run's ln(median): the pooled
+// within-run variance of ln(sample) times pi/2 over the mean repetition count; 0 without repetitions.
+[[nodiscard]] double repetition_variance(const std::vector<run_metric>& runs);
+
+// Against a known run-to-run spread (several baseline runs, or one plus a noise model): SLOWER
+// when the current median is significantly worse than the baseline runs (t test of ln(current
+// median) - mean ln(baseline medians), two-sided, level alpha / tests, df of the spread) and the
+// worse end of that interval reaches the threshold. The spread used is the metric's own
+// repetition variance of a run's median times max(1, spread.inflation) (spread.variance when
+// there are no repetitions). `detectable` is the smallest change in the bad direction this rule
+// flags (significance and threshold together). Needs >= 1 baseline, spread.df > 0 and positive
+// medians. The threshold is options.threshold, else known_noise_threshold.
 [[nodiscard]] metric_decision decide_against_runs(const std::vector<run_metric>& baselines, const run_metric& current,
                                                   const run_spread& spread, better direction, std::size_t tests,
                                                   const judge_options& options);
+
+// The changes (on the log scale, relative to the baseline centre) at which the rule above turns
+// SLOWER or FASTER for a half-width h and a threshold: below `low` and above `high`, whatever the
+// direction (it decides which side is SLOWER). Shared with the reference set's expected band.
+struct flag_limits {
+  double low = 0, high = 0;
+};
+[[nodiscard]] flag_limits flag_limits_for(double half_width, double threshold);
 
 // --- matching runs -------------------------------------------------------------------------
 
@@ -159,6 +188,10 @@ struct comparison {
 };
 
 struct comparison_set {
+  double known_threshold = 0, unknown_threshold = 0;  // the thresholds used (options or defaults)
+  std::size_t repetitions_only = 0;  // metrics judged by the one-baseline repetition rule
+  std::string noise_model_source;    // where the noise model came from; empty when none was used
+  bool model_is_baselines = false;   // the baselines are the model's own runs (a reference set): not pooled
   std::vector<comparison> compared;  // worst first: SLOWER, SAME, FASTER, each by its bad change
   std::vector<std::string> only_baseline, only_current;  // descriptions
   std::vector<std::string> notes;                         // node warnings, failed families
@@ -167,8 +200,10 @@ struct comparison_set {
 };
 
 // Matches every shown metric (headlines; with options.all every metric) of the baselines with
-// the current run and decides it.
+// the current run and decides it. With a noise model (noise_model.hpp) its spread is used where
+// the baselines alone do not give one (one baseline run) and pooled with theirs where they do,
+// unless the baselines are the model's own members (a reference set: the same data, once).
 [[nodiscard]] comparison_set build_comparisons(const std::vector<indexed_run>& baselines, const indexed_run& current,
-                                               const judge_options& options);
+                                               const judge_options& options, const noise_model* model = nullptr);
 
 }  // namespace hdb

@@ -79,7 +79,8 @@ struct noise_model {
   [[nodiscard]] const run_spread* spread_for(const metric_key& key, bool headline) const;
 };
 
-// Learns from >= 2 runs of one kind (throws harness_error otherwise).
+// Learns from the runs of one kind (>= 1; metrics need >= 2 runs to enter the model, so a set of
+// one run has a kind and members but no metrics). Throws harness_error for no runs.
 [[nodiscard]] noise_model learn_noise_model(const std::vector<indexed_run>& runs, const node_kind& kind);
 
 [[nodiscard]] nlohmann::json to_json(const noise_model& model);

@@ -17,11 +17,6 @@
 
 namespace hdb {
 
-// The threshold (smallest relative change that matters) when the noise is known (a set, a model,
-// or >= 2 baselines) and when it is not (one baseline, repetitions only).
-inline constexpr double known_noise_threshold = 0.01;
-inline constexpr double unknown_noise_threshold = 0.05;
-
 struct reference_set {
   std::filesystem::path dir;
   std::vector<loaded_run> runs;  // the members, runs/<run_id>/, in run id order
@@ -61,5 +56,59 @@ struct expected_band {
 [[nodiscard]] std::optional<expected_band> band_for(const reference_set& set, const metric_key& key, better direction,
                                                     std::size_t tests, double alpha,
                                                     double threshold = known_noise_threshold);
+
+// --- building and validating a set (`hdbench reference`) ---------------------------------------
+
+// Re-learns SET_DIR/noise.json from runs/ (all members must be one kind) and returns the model.
+noise_model learn_reference_set(const std::filesystem::path& set_dir);
+
+struct added_member {
+  std::string run_id;
+  std::size_t rows_kept = 0, rows_total = 0;
+  bool representative = false;  // also copied in full to the set's top level
+  noise_model model;            // re-learned
+};
+
+// Copies RUN_DIR compactly into SET_DIR/runs/<run_id>/ (medians and fits, the headlines'
+// repetitions, every skipped or failed row; meta.json whole), and in full to SET_DIR's top level
+// when `representative` or the set has no representative yet; then re-learns noise.json. Refuses
+// (harness_error) a run of another kind than the set's, a run already in the set, a run without meta.json.
+added_member add_to_reference_set(const std::filesystem::path& set_dir, const std::filesystem::path& run_dir,
+                                  bool representative);
+
+// Per gating headline of the set: how its members and extra runs fare against the rest.
+struct headline_validation {
+  metric_key key;
+  std::string unit;
+  better direction = better::higher;
+  std::size_t runs = 0;
+  double spread = 0;                  // between-run SD of ln(median) in the set (about the CV)
+  std::optional<double> inflation;    // the group's lambda = between / within
+  std::optional<double> detectable;   // against the whole set (band_for)
+  int same = 0, false_slower = 0, false_faster = 0;  // leave-one-out and extra runs
+  int caught = 0, missed = 0;                         // planted changes
+};
+
+struct validation {
+  std::string set_name;
+  std::size_t members = 0, extra_runs = 0, tests = 0;
+  std::optional<double> plant;
+  std::vector<headline_validation> headlines;
+  std::vector<std::string> notes;
+  int false_verdicts = 0, missed = 0;
+};
+
+struct validate_options : judge_options {
+  std::optional<double> plant;  // make every gating headline worse by this fraction
+};
+
+// Leave-one-out inside the set (each member against the others, the model re-learned without
+// it), each extra run against the whole set, and with `plant` a copy of each extra run (of each
+// left-out member when there is none) with every gating headline made worse: bandwidth x (1 - p),
+// time x (1 + p). Throws harness_error for a set with fewer than 2 members or an unreadable run.
+[[nodiscard]] validation validate_reference_set(const std::filesystem::path& set_dir,
+                                                const std::vector<std::filesystem::path>& extra_runs,
+                                                const validate_options& options);
+[[nodiscard]] std::string render_validation(const validation& result);
 
 }  // namespace hdb
