@@ -3,11 +3,14 @@
 // Timed (CUDA events, manual time, one pass per iteration):
 // - pipeline: one whole pass is one operation. Pinned passes are enqueued behind the spin gate
 //   (enqueue cost excluded); pageable passes and the host-sync pitfall block the host, so they run
-//   between their events as a program would run them (host time inside them included).
+//   between their events as a program would run them (host time inside them included). Right after
+//   each timed pass (outside the reported time) the bound probe measures the link and kernel rates
+//   at the pass's chunk size on the same buffers, and the headline case also runs the one-stream
+//   one-chunk pass: that repetition's ideal time, speedup and efficiency come from them.
 // - timeline: one pass with an event before and after every operation, read against one origin
 //   event; every chunk of one configuration is its own case (its start/end metrics, docs/overlap.md).
 // - movement_tax: one call of the kernel with or without the data movement around it.
-// - calibration: the start-up measurements every ideal bound is computed from, as reported numbers.
+// - calibration: the start-up measurements that choose each regime's kernel work, as reported numbers.
 // Excluded: allocation and pinning (buffers are shared by the cases of a device and memory kind),
 // pattern fill, graph capture and instantiation, the warm-up pass and verification.
 // Bytes: throughput = N / pipeline time (each byte is copied in, transformed and copied out once).
@@ -192,7 +195,45 @@ struct pipeline_case {
   issue_mode mode = issue_mode::nonblocking;
   int streams = 1;
   int chunks = 1;
+  // The serial pass runs in every repetition beside the pipeline (the headline: its speedup gates
+  // compare), rather than coming from the regime's one-stream one-chunk case. A serial pass costs
+  // ~2.5x a pipelined one, so every case doing it would add half the family's run time.
+  bool serial_each_repetition = false;
 };
+
+// A pipeline case's timed pipeline, the probe of its bound, and (headline) its serial twin, all
+// over the same buffers. Built in this order: each verifies (pipelines) or warms up (the probe)
+// before the next one overwrites the shared output.
+struct pipeline_fixture {
+  pipeline_fixture(const pipeline_case& pc, std::uint32_t iterations, const std::shared_ptr<const pipeline_buffers>& buffers,
+                   spin_gate& gate)
+      : timed({pc.mode, pc.streams, pc.chunks, iterations}, buffers, gate), probe(buffers, timed.chunks(), iterations, gate) {
+    if (pc.serial_each_repetition) serial.emplace(pipeline_config{issue_mode::nonblocking, 1, 1, iterations}, buffers, gate);
+  }
+  pipeline timed;
+  bound_probe probe;
+  std::optional<pipeline> serial;
+};
+
+// Sums over a case's iterations (one per repetition) of what each iteration measured.
+struct pass_totals {
+  double pass_us = 0;
+  double ideal_us = 0;
+  double serial_us = 0;
+  stage_rates rates;  // each rate summed
+
+  void add_rates(const stage_rates& r) {
+    rates.h2d_gbps += r.h2d_gbps;
+    rates.d2h_gbps += r.d2h_gbps;
+    rates.bidir_gbps += r.bidir_gbps;
+    rates.kernel_gbps += r.kernel_gbps;
+  }
+};
+
+// The bound of the pass that just ran, from the probe run right after it.
+stage_rates probe_rates(const bound_probe& probe, const device_calibration& cal, spin_gate& gate) {
+  return rates_from_probe(probe.plan(), probe.run(gate), cal.pinned.bidir_gbps);
+}
 
 // What a pipeline or timeline case checks and reads before it measures: its chunks (a skip when
 // a stream would have none), room for the data on the GPU, the GPU's calibration.
@@ -218,41 +259,55 @@ void run_pipeline_case(benchmark::State& state, case_context& ctx, const pipelin
   const std::size_t bytes = setup.bytes;
   const device_calibration& cal = setup.cal;
   const std::uint32_t iterations = cal.kernel(pc.work).iterations;
-  const pipeline& p = ctx.state.fixture<pipeline>(key, [&] {
-    return std::make_shared<pipeline>(pipeline_config{pc.mode, pc.streams, pc.chunks, iterations},
-                                      ctx.state.buffers(pc.device, pc.host, bytes), gate);
+  const pipeline_fixture& fx = ctx.state.fixture<pipeline_fixture>(key, [&] {
+    return std::make_shared<pipeline_fixture>(pc, iterations, ctx.state.buffers(pc.device, pc.host, bytes), gate);
   });
-  double total_us = 0;
+  // Per iteration: the timed pass, then its bound measured at once (pass, probe, pass, probe, ...),
+  // then the serial twin where the case has one. The pass goes first so that what is timed is the
+  // same pass as before the probe existed; the probe follows within milliseconds (docs/overlap.md).
+  pass_totals totals;
   for (auto _ : state) {
-    const double us = p.run(gate);
+    const double us = fx.timed.run(gate);
     state.SetIterationTime(us / 1e6);
-    total_us += us;
+    totals.pass_us += us;
+    const stage_rates rates = probe_rates(fx.probe, cal, gate);
+    totals.add_rates(rates);
+    totals.ideal_us += ideal_time_us(rates, setup.chunks, pc.streams);
+    if (fx.serial) totals.serial_us += fx.serial->run(gate);
   }
-  const double measured = total_us / static_cast<double>(state.iterations());
+  const double n = static_cast<double>(state.iterations());
+  const double measured = totals.pass_us / n;
   if (pc.streams == 1 && pc.chunks == 1 && pc.mode == issue_mode::nonblocking) {
     ctx.state.add_serial_sample(pc.device, pc.work, pc.host, measured);
   }
-  const double serial = ctx.state.serial_us(ctx.state.buffers(pc.device, pc.host, bytes), pc.work, iterations, gate);
-  const double ideal = ideal_time_us(cal.rates(pc.host, pc.work), setup.chunks, pc.streams);
+  const double serial = fx.serial ? totals.serial_us / n
+                                  : ctx.state.serial_us(ctx.state.buffers(pc.device, pc.host, bytes), pc.work, iterations, gate);
+  const double ideal = totals.ideal_us / n;
+  const pass_figures figures = figures_of_pass(serial, measured, ideal, pc.streams);
   state.counters["pipeline_time"] = measured;
   state.counters["throughput"] = gb_per_s(static_cast<double>(bytes), measured);
   state.counters["serial_time"] = serial;
   state.counters["ideal_time"] = ideal;
-  state.counters["speedup"] = speedup(serial, measured);
-  state.counters["ideal_speedup"] = speedup(serial, ideal);
-  // One stream has no room to overlap (its ideal is the serial time): no efficiency row.
-  if (pc.streams > 1) {
-    if (const auto e = overlap_efficiency(serial, measured, ideal)) state.counters["efficiency"] = 100 * *e;
-  }
+  state.counters["speedup"] = figures.speedup;
+  state.counters["ideal_speedup"] = figures.ideal_speedup;
+  if (figures.efficiency) state.counters["efficiency"] = 100 * *figures.efficiency;
+  // The probe's rates, so a reader can see the link's state beside every pass. Pageable memory is
+  // not probed both ways at once (its bound uses the start-up pinned figure): no bidir row.
+  state.counters["bandwidth_h2d"] = totals.rates.h2d_gbps / n;
+  state.counters["bandwidth_d2h"] = totals.rates.d2h_gbps / n;
+  if (device_accessible(pc.host)) state.counters["bandwidth_bidir"] = totals.rates.bidir_gbps / n;
+  state.counters["bandwidth_kernel"] = totals.rates.kernel_gbps / n;
 }
 
 // ---------------------------------------------------------------- timeline cases
 
 struct timeline_series {
-  timeline_series(const pipeline_config& config, std::shared_ptr<const pipeline_buffers> buffers, spin_gate& gate)
-      : runs_of(config, std::move(buffers), gate) {}
+  timeline_series(const pipeline_config& config, const std::shared_ptr<const pipeline_buffers>& buffers, spin_gate& gate)
+      : runs_of(config, buffers, gate), probe(buffers, runs_of.chunks(), config.iterations, gate) {}
   pipeline runs_of;
-  std::vector<timeline> runs;  // one per repetition, shared by the chunk cases of the configuration
+  bound_probe probe;
+  std::vector<timeline> runs;    // one per repetition, shared by the chunk cases of the configuration
+  std::vector<double> ideal_us;  // the bound of each run, from the probe run right after it
 };
 
 struct timeline_case {
@@ -274,7 +329,10 @@ void run_timeline_case(benchmark::State& state, case_context& ctx, const timelin
     return std::make_shared<timeline_series>(config, ctx.state.buffers(tc.device, tc.host, bytes), gate);
   });
   // Repetition r of every chunk case reads pass r, so the chunks of one repetition are one pass.
-  while (series.runs.size() <= repetition) series.runs.push_back(series.runs_of.run_with_timeline(gate));
+  while (series.runs.size() <= repetition) {
+    series.runs.push_back(series.runs_of.run_with_timeline(gate));
+    series.ideal_us.push_back(ideal_time_us(probe_rates(series.probe, cal, gate), setup.chunks, tc.streams));
+  }
   const timeline& pass = series.runs[repetition];
   for (auto _ : state) state.SetIterationTime(pass.total_us / 1e6);
   const chunk_timeline& c = pass.chunks[static_cast<std::size_t>(tc.chunk_index)];
@@ -285,7 +343,7 @@ void run_timeline_case(benchmark::State& state, case_context& ctx, const timelin
   state.counters["d2h_start"] = c.d2h.start_us;
   state.counters["d2h_end"] = c.d2h.end_us;
   state.counters["pipeline_time"] = pass.total_us;
-  state.counters["ideal_time"] = ideal_time_us(cal.rates(tc.host, regime::balanced), setup.chunks, tc.streams);
+  state.counters["ideal_time"] = series.ideal_us[repetition];
 }
 
 // ---------------------------------------------------------------- movement tax
@@ -401,7 +459,7 @@ void register_device(const std::shared_ptr<case_context>& ctx, int device, case_
     for (int streams : s.streams) {
       for (int chunks : chunk_counts(s.chunks, streams)) {
         const bool headline = r == regime::balanced && streams == headline_streams && chunks == headline_chunks;
-        add_pipeline("pipeline", {device, r, host_kind::pinned, issue_mode::nonblocking, streams, chunks},
+        add_pipeline("pipeline", {device, r, host_kind::pinned, issue_mode::nonblocking, streams, chunks, headline},
                      headline ? std::vector<std::string>{"speedup", "efficiency"} : std::vector<std::string>{});
       }
     }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace hdb::overlap {
 
@@ -123,12 +124,55 @@ double ideal_time_us(const stage_rates& rates, const std::vector<chunk>& chunks,
   return streams <= 1 ? busiest : std::max(pipeline, busiest);
 }
 
+probe_plan plan_probe(const std::vector<chunk>& chunks, std::size_t bytes) {
+  if (chunks.empty()) throw std::invalid_argument("a bound probe needs the pass's chunks");
+  probe_plan plan;
+  plan.op_bytes = std::min(chunks.front().bytes, probe_batch_bytes);
+  if (plan.op_bytes == 0 || plan.op_bytes > bytes) {
+    throw std::invalid_argument("a bound probe of " + std::to_string(plan.op_bytes) + "-byte operations does not fit " +
+                                std::to_string(bytes) + " bytes");
+  }
+  plan.ops = static_cast<int>(std::clamp<std::size_t>(probe_batch_bytes / plan.op_bytes, 1, max_probe_ops));
+  const std::size_t regions = bytes / plan.op_bytes;
+  const auto offset = [&](std::size_t region) { return (region % regions) * plan.op_bytes; };
+  for (std::size_t j = 0; j < static_cast<std::size_t>(plan.ops); ++j) {
+    plan.h2d_offsets.push_back(offset(j));
+    plan.d2h_offsets.push_back(offset(static_cast<std::size_t>(plan.ops) + j));
+  }
+  return plan;
+}
+
+stage_rates rates_from_probe(const probe_plan& plan, const probe_times& times, double bidir_when_unmeasured) {
+  const double batch = static_cast<double>(plan.op_bytes) * plan.ops;
+  const auto rate = [](const char* what, double bytes, double us) {
+    if (!(us > 0)) {
+      throw std::runtime_error(std::string("the bound probe's ") + what + " batch measured " + std::to_string(us) +
+                               " us: no rate can come from it");
+    }
+    return bytes / (us * 1e3);
+  };
+  stage_rates r;
+  r.h2d_gbps = rate("H2D", batch, times.h2d_us);
+  r.d2h_gbps = rate("D2H", batch, times.d2h_us);
+  r.bidir_gbps = times.bidir_us ? rate("two-way", 2 * batch, *times.bidir_us) : bidir_when_unmeasured;
+  r.kernel_gbps = rate("kernel", batch, times.kernel_us);
+  return r;
+}
+
 double speedup(double serial_us, double measured_us) { return serial_us / measured_us; }
 
 std::optional<double> overlap_efficiency(double serial_us, double measured_us, double ideal_us) {
   const double room = serial_us - ideal_us;
   if (!(room > 0.01 * serial_us)) return std::nullopt;
   return (serial_us - measured_us) / room;
+}
+
+pass_figures figures_of_pass(double serial_us, double measured_us, double ideal_us, int streams) {
+  pass_figures f;
+  f.speedup = speedup(serial_us, measured_us);
+  f.ideal_speedup = speedup(serial_us, ideal_us);
+  if (streams > 1) f.efficiency = overlap_efficiency(serial_us, measured_us, ideal_us);
+  return f;
 }
 
 std::uint32_t input_word(std::size_t word_index, std::uint32_t seed) noexcept {

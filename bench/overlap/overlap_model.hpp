@@ -1,8 +1,9 @@
 #pragma once
 // The overlap family's arithmetic, free of CUDA so the host tests check it without a GPU: how a
 // buffer splits into chunks and chunks onto streams, the serial and ideal pipeline times from
-// measured stage rates, speedup and overlap efficiency, the kernel's work per byte for a regime,
-// and which output words are checked. docs/overlap.md derives every formula.
+// measured stage rates, the probe that measures those rates beside every pass and how its times
+// become rates, speedup and overlap efficiency, the kernel's work per byte for a regime, and which
+// output words are checked. docs/overlap.md derives every formula.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -61,7 +62,8 @@ inline constexpr regime all_regimes[] = {regime::balanced, regime::compute_heavy
 
 // ---------------------------------------------------------------- bounds
 
-// Measured at start-up on the device (decimal GB/s).
+// Measured on the device (decimal GB/s): by the bound probe beside each pass (below), or once at
+// start-up by the calibration.
 struct stage_rates {
   double h2d_gbps = 0;     // host-to-device alone on the link
   double d2h_gbps = 0;     // device-to-host alone on the link
@@ -81,12 +83,66 @@ struct stage_rates {
 // with h_i = b_i / h2d, k_i = b_i / kernel, d_i = b_i / d2h for chunk i of b_i bytes.
 [[nodiscard]] double ideal_time_us(const stage_rates& rates, const std::vector<chunk>& chunks, int streams);
 
+// ---------------------------------------------------------------- the bound, measured beside each pass
+
+// Each repetition of a pipeline case measures the rates its bound needs right after its timed pass,
+// over the same buffers, with operations the size of the pass's chunks: H2D alone, D2H alone, both
+// at once on two streams, and the regime's kernel on resident data. A batch moves about this many
+// bytes per direction: enough that the gate's release and the events are < 0.5 % of it, few enough
+// that the probe costs a fraction of a pass (docs/overlap.md gives the budget).
+inline constexpr std::size_t probe_batch_bytes = std::size_t{64} << 20;
+// Chunks so small that a batch would need more operations than this are probed with this many.
+inline constexpr int max_probe_ops = 64;
+
+// What one probe batch does: `ops` operations of `op_bytes` each, operation j at h2d_offsets[j]
+// (H2D and the kernel) or d2h_offsets[j] (D2H) of the pass's buffers. Successive operations walk
+// successive chunk-sized regions, as the pass does, rather than repeating one region the host's
+// caches could serve; in the two-way batch the D2H regions follow the H2D ones, so the two
+// directions touch different bytes while the buffer has room.
+struct probe_plan {
+  std::size_t op_bytes = 0;
+  int ops = 0;
+  std::vector<std::size_t> h2d_offsets;
+  std::vector<std::size_t> d2h_offsets;
+};
+
+// The plan for a pass over `bytes` split into `chunks`: op_bytes = the first (largest) chunk, at
+// most probe_batch_bytes; ops = probe_batch_bytes / op_bytes within [1, max_probe_ops]; regions
+// of op_bytes taken in turn, wrapping at the end of the buffer. Throws std::invalid_argument for
+// no chunks or a chunk larger than the buffer.
+[[nodiscard]] probe_plan plan_probe(const std::vector<chunk>& chunks, std::size_t bytes);
+
+// Device times (us) of one probe's batches.
+struct probe_times {
+  double h2d_us = 0;               // ops H2D copies on one stream
+  double d2h_us = 0;               // ops D2H copies on one stream
+  std::optional<double> bidir_us;  // ops H2D on one stream and ops D2H on another at once; pinned only
+  double kernel_us = 0;            // ops kernels of op_bytes on resident data
+};
+
+// The stage rates of one probe. Pageable memory cannot run both directions at once (each copy
+// blocks the host), so without bidir_us the two-way rate is `bidir_when_unmeasured` (the start-up
+// pinned figure: a cap a pageable pipeline never reaches). Throws std::runtime_error naming the
+// batch when a time is not > 0 (no rate can come from it).
+[[nodiscard]] stage_rates rates_from_probe(const probe_plan& plan, const probe_times& times,
+                                           double bidir_when_unmeasured);
+
+// ---------------------------------------------------------------- figures of merit
+
 // serial / measured.
 [[nodiscard]] double speedup(double serial_us, double measured_us);
 
 // (serial - measured) / (serial - ideal) as a fraction: 1 = the ideal bound, 0 = no overlap at all.
 // nullopt when the bound leaves no room to overlap (serial - ideal below 1 % of serial).
 [[nodiscard]] std::optional<double> overlap_efficiency(double serial_us, double measured_us, double ideal_us);
+
+// What a pipeline case reports from the serial, measured and ideal times of the same repetition.
+struct pass_figures {
+  double speedup = 0;
+  double ideal_speedup = 0;
+  std::optional<double> efficiency;  // a fraction; none for one stream (its bound is the serial time) or no room
+};
+[[nodiscard]] pass_figures figures_of_pass(double serial_us, double measured_us, double ideal_us, int streams);
 
 // ---------------------------------------------------------------- verification
 

@@ -221,6 +221,55 @@ timeline pipeline::run_with_timeline(spin_gate& gate) const {
 
 void pipeline::verify() const { buffers_->verify_output(chunks_, buffers_->bytes, config_.iterations, salt_); }
 
+// ---------------------------------------------------------------- bound probe
+
+bound_probe::bound_probe(std::shared_ptr<const pipeline_buffers> buffers, const std::vector<chunk>& chunks,
+                         std::uint32_t iterations, spin_gate& gate)
+    : buffers_(std::move(buffers)),
+      plan_(plan_probe(chunks, buffers_->bytes)),
+      iterations_(iterations),
+      up_(buffers_->device),
+      down_(buffers_->device) {
+  static_cast<void>(run(gate));  // warm-up: first use of the probe's streams
+}
+
+probe_times bound_probe::run(spin_gate& gate) const {
+  const bool pinned = device_accessible(buffers_->kind);
+  spin_gate* const copies_held_by = pinned ? &gate : nullptr;
+  auto* const input = bytes_of(buffers_->input.data());
+  auto* const output = bytes_of(buffers_->output.data());
+  auto* const device = bytes_of(buffers_->data.data());
+  const std::size_t n = plan_.op_bytes;
+  const auto h2d = [&](std::size_t j, cudaStream_t s) {
+    const std::size_t at = plan_.h2d_offsets[j];
+    HDB_CUDA_CALL(cudaMemcpyAsync(device + at, input + at, n, cudaMemcpyHostToDevice, s));
+  };
+  const auto d2h = [&](std::size_t j, cudaStream_t s) {
+    const std::size_t at = plan_.d2h_offsets[j];
+    HDB_CUDA_CALL(cudaMemcpyAsync(output + at, device + at, n, cudaMemcpyDeviceToHost, s));
+  };
+  const auto each_op = [&](const std::function<void(std::size_t)>& op) {
+    for (std::size_t j = 0; j < static_cast<std::size_t>(plan_.ops); ++j) op(j);
+  };
+  const cudaStream_t one[] = {up_.get()};
+  const cudaStream_t two[] = {up_.get(), down_.get()};
+  probe_times t;
+  t.h2d_us = us_of(time_batch(one, copies_held_by, [&] { each_op([&](std::size_t j) { h2d(j, up_.get()); }); }));
+  t.d2h_us = us_of(time_batch(one, copies_held_by, [&] { each_op([&](std::size_t j) { d2h(j, up_.get()); }); }));
+  if (pinned) {
+    t.bidir_us = us_of(time_batch(two, &gate, [&] {
+      each_op([&](std::size_t j) {
+        h2d(j, up_.get());
+        d2h(j, down_.get());
+      });
+    }));
+  }
+  t.kernel_us = us_of(time_batch(one, &gate, [&] {
+    each_op([&](std::size_t j) { launch_transform(device + plan_.h2d_offsets[j], n / 4, iterations_, 0, up_.get()); });
+  }));
+  return t;
+}
+
 // ---------------------------------------------------------------- movement tax
 
 movement_tax::movement_tax(tax_variant variant, std::size_t bytes, std::uint32_t iterations,
@@ -279,11 +328,6 @@ double movement_tax::run(spin_gate& gate) const {
 }
 
 // ---------------------------------------------------------------- calibration
-
-stage_rates device_calibration::rates(host_kind kind, regime r) const {
-  const link_rates& link = device_accessible(kind) ? pinned : pageable;
-  return {link.h2d_gbps, link.d2h_gbps, link.bidir_gbps, kernel(r).kernel_gbps};
-}
 
 namespace {
 

@@ -1,8 +1,9 @@
 #pragma once
 // The overlap family's GPU side: the buffers a pipeline moves, the pipeline itself in every way of
 // issuing it (the sweep, the stream-semantics pitfalls, a CUDA graph), its per-operation timeline,
-// the movement-tax variants and the start-up calibration of link and kernel rates. Shared by the
-// benchmark binary and its GPU tests. See overlap.cpp for what each case times.
+// the probe that measures a pass's bound beside it, the movement-tax variants and the start-up
+// calibration of link and kernel rates. Shared by the benchmark binary and its GPU tests. See
+// overlap.cpp for what each case times.
 #include "overlap_model.hpp"
 
 #include "hdb/buffers.hpp"
@@ -122,6 +123,31 @@ class pipeline {
   std::unique_ptr<graph_state> graph_;
 };
 
+// ---------------------------------------------------------------- the bound probe
+
+// The rates a pass's bound needs, measured over the pass's own buffers with operations of its
+// chunk size (plan_probe in overlap_model.hpp): per run one batch each of H2D alone, D2H alone,
+// both directions at once on two streams (pinned memory only) and the regime's kernel. A pipeline
+// case runs it right after every timed pass, so a repetition's bound sees the link in the state
+// its pass saw. Pinned batches wait behind the gate; pageable copies block the host, so they run
+// between their events as the pageable pass runs them. Construction runs one warm-up probe.
+// The probe's copies and kernels overwrite the pass's device data and host output (never its
+// input): a pipeline over the same buffers verifies only before the probe first runs.
+class bound_probe {
+ public:
+  bound_probe(std::shared_ptr<const pipeline_buffers> buffers, const std::vector<chunk>& chunks, std::uint32_t iterations,
+              spin_gate& gate);
+  [[nodiscard]] probe_times run(spin_gate& gate) const;
+  [[nodiscard]] const probe_plan& plan() const noexcept { return plan_; }
+
+ private:
+  std::shared_ptr<const pipeline_buffers> buffers_;
+  probe_plan plan_;
+  std::uint32_t iterations_;
+  stream up_;
+  stream down_;
+};
+
 // ---------------------------------------------------------------- the movement tax
 
 // The same kernel over the same bytes, paying for data movement or not.
@@ -168,7 +194,9 @@ struct regime_kernel {
   double kernel_gbps = 0;  // measured at these iterations on resident data
 };
 
-// What every ideal bound of a device is computed from, measured once per device and process.
+// Measured once per device and process: each regime's kernel iterations (the work per byte every
+// pipeline of the regime then runs), the start-up link rates reported by the calibration cases, and
+// the two-way cap of pageable bounds (pageable memory cannot be probed in both directions at once).
 struct device_calibration {
   std::size_t probe_bytes = 0;
   link_rates pinned;
@@ -176,7 +204,6 @@ struct device_calibration {
   std::array<regime_kernel, 3> regimes{};  // indexed by regime
 
   [[nodiscard]] const regime_kernel& kernel(regime r) const { return regimes[static_cast<std::size_t>(r)]; }
-  [[nodiscard]] stage_rates rates(host_kind kind, regime r) const;
 };
 
 // On the current device, with copies and kernels of `probe_bytes`: one-way pinned and pageable

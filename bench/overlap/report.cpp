@@ -1,7 +1,7 @@
 // Report rules of the overlap family. Only the calibration copy rates carry a traffic class (the
 // GPU's PCIe link, in bench/overlap/schema.json); pipeline figures are times, ratios and efficiencies against the family's own
-// measured bound. Anomalies: streams that do not overlap, efficiency far from the bound (or past
-// it: a calibration that undersold the link), stream-semantics pitfalls that did not show, a CUDA
+// bound, measured beside each pass. Anomalies: streams that do not overlap, efficiency far from the bound (or past
+// it: a probe that undersold the link or kernel), stream-semantics pitfalls that did not show, a CUDA
 // graph slower than stream launches, pageable pipelines beating pinned ones, a regime whose
 // kernel missed its calibrated ratio. Section: speedup and efficiency per regime and stream
 // count, the movement tax, the stream-semantics variants.
@@ -27,7 +27,7 @@ constexpr double min_multi_stream_speedup = 1.1;
 // Pinned pipelines on >= 3 streams should come close to the bound; below this fraction of the
 // room between serial and ideal, overlap is being lost (small chunks, copy engines, a busy host).
 constexpr double min_efficiency_percent = 70.0;
-// Above this the pipeline beat the bound: the calibration measured the link or kernel too slow.
+// Above this the pipeline beat the bound: the probe beside its passes measured the link or kernel too slow.
 constexpr double max_efficiency_percent = 115.0;
 // The legacy default stream must serialise: at least this much slower than non-blocking streams.
 constexpr double min_serialisation_slowdown = 1.15;
@@ -106,7 +106,7 @@ void overlap_anomalies(const median_index& m, std::vector<std::string>& out) {
   for (const auto& [key, entry] : highest) {
     if (entry.second > max_efficiency_percent) {
       out.push_back(gpu_prefix(std::get<0>(key)) + where(*entry.first) + ": overlap efficiency " +
-                    format_fixed(entry.second, 0) + " % beats the ideal bound; the start-up calibration measured the "
+                    format_fixed(entry.second, 0) + " % beats the ideal bound; the probe beside its passes measured the "
                     "link or the kernel slower than the pipeline ran them");
     }
   }
@@ -261,8 +261,8 @@ family_rules overlap_report_rules() {
   rules.section = [](const std::vector<result_row>& rows, const json&) { return section(rows); };
   rules.footnote =
       "Only the start-up calibration's copy rates have a peak (traffic: the GPU's PCIe link per direction, twice "
-      "that for both at once). Pipeline speedup and efficiency are measured against the family's own bound from those "
-      "rates (docs/overlap.md).";
+      "that for both at once). Pipeline speedup and efficiency are measured against the family's own bound, from link "
+      "and kernel rates probed right after each pass in the same repetition (docs/overlap.md).";
   return rules;
 }
 

@@ -1,6 +1,6 @@
 // The overlap family's arithmetic: chunking, the ideal bound with the measured bidirectional rate,
-// efficiency and speedup, the calibration solve, the transform's closed form and the verification
-// sample. Everything here runs without a GPU.
+// the bound probe's plan and rates, efficiency and speedup of one repetition, the calibration
+// solve, the transform's closed form and the verification sample. Everything here runs without a GPU.
 #include "catch_compat.hpp"
 
 #include "overlap_model.hpp"
@@ -9,6 +9,7 @@
 #include "hdb/pattern.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <numeric>
 #include <stdexcept>
@@ -167,6 +168,131 @@ TEST_CASE("efficiency: 1 at the bound, 0 at serial, undefined without room", "[o
   CHECK_FALSE(overlap_efficiency(100, 99, 100).has_value());
   CHECK_FALSE(overlap_efficiency(100, 99, 99.5).has_value());
   CHECK(speedup(100, 40) == Approx(2.5));
+}
+
+TEST_CASE("pass figures: speedup and ideal speedup always, efficiency only with several streams", "[overlap][efficiency]") {
+  const pass_figures one = figures_of_pass(100, 101, 100, 1);
+  CHECK(one.speedup == Approx(100.0 / 101));
+  CHECK(one.ideal_speedup == Approx(1.0));
+  CHECK_FALSE(one.efficiency.has_value());
+  const pass_figures four = figures_of_pass(100, 46, 40, 4);
+  CHECK(four.speedup == Approx(100.0 / 46));
+  CHECK(four.ideal_speedup == Approx(2.5));
+  REQUIRE(four.efficiency.has_value());
+  CHECK(*four.efficiency == Approx(0.9));
+  CHECK_FALSE(figures_of_pass(100, 99.5, 99.5, 4).efficiency.has_value());  // no room to overlap
+}
+
+// ---------------------------------------------------------------- the bound probe
+
+namespace {
+constexpr std::size_t mib = std::size_t{1} << 20;
+}  // namespace
+
+TEST_CASE("probe plan: chunk-sized operations, about 64 MiB a batch, regions taken in turn", "[overlap][probe]") {
+  const std::size_t gib = std::size_t{1} << 30;
+  SECTION("1 GiB in 32 chunks: two 32 MiB operations, the D2H regions after the H2D ones") {
+    const probe_plan plan = plan_probe(split_into_chunks(gib, 32), gib);
+    CHECK(plan.op_bytes == 32 * mib);
+    CHECK(plan.ops == 2);
+    CHECK(plan.h2d_offsets == std::vector<std::size_t>{0, 32 * mib});
+    CHECK(plan.d2h_offsets == std::vector<std::size_t>{64 * mib, 96 * mib});
+  }
+  SECTION("one chunk of 1 GiB: one operation capped at 64 MiB") {
+    const probe_plan plan = plan_probe(split_into_chunks(gib, 1), gib);
+    CHECK(plan.op_bytes == probe_batch_bytes);
+    CHECK(plan.ops == 1);
+    CHECK(plan.h2d_offsets == std::vector<std::size_t>{0});
+    CHECK(plan.d2h_offsets == std::vector<std::size_t>{64 * mib});
+  }
+  SECTION("chunks that do not divide: the first (largest) chunk sets the size") {
+    const probe_plan plan = plan_probe(split_into_chunks(96 * mib, 5), 96 * mib);  // 4916 pages (19.2 MiB), the last shorter
+    CHECK(plan.op_bytes == split_into_chunks(96 * mib, 5).front().bytes);
+    CHECK(plan.ops == 3);  // 64 MiB / 19.2 MiB
+  }
+  SECTION("small chunks: at most max_probe_ops operations") {
+    const probe_plan plan = plan_probe(split_into_chunks(4 * mib, 1024), 4 * mib);
+    CHECK(plan.op_bytes == chunk_alignment);
+    CHECK(plan.ops == max_probe_ops);
+    CHECK(plan.h2d_offsets.back() == (max_probe_ops - 1) * chunk_alignment);
+    CHECK(plan.d2h_offsets.front() == max_probe_ops * chunk_alignment);
+  }
+  SECTION("a buffer with fewer regions than operations wraps around") {
+    const probe_plan plan = plan_probe(split_into_chunks(96 * mib, 3), 96 * mib);  // 3 regions of 32 MiB
+    CHECK(plan.ops == 2);
+    CHECK(plan.h2d_offsets == std::vector<std::size_t>{0, 32 * mib});
+    CHECK(plan.d2h_offsets == std::vector<std::size_t>{64 * mib, 0});
+    const probe_plan tiny = plan_probe(split_into_chunks(chunk_alignment, 1), chunk_alignment);
+    CHECK(tiny.ops == max_probe_ops);
+    CHECK(std::all_of(tiny.d2h_offsets.begin(), tiny.d2h_offsets.end(), [](std::size_t o) { return o == 0; }));
+  }
+  SECTION("no chunks, or a chunk larger than the buffer, is refused") {
+    CHECK_THROWS_AS(plan_probe({}, gib), std::invalid_argument);
+    CHECK_THROWS_AS(plan_probe({chunk{0, 8 * mib}}, 4 * mib), std::invalid_argument);
+  }
+}
+
+TEST_CASE("probe plan: every operation stays inside the buffer", "[overlap][probe]") {
+  for (std::size_t pages : {1u, 3u, 1027u, 16384u, 262144u}) {
+    const std::size_t bytes = pages * chunk_alignment;
+    for (int count : {1, 2, 3, 7, 32, 100}) {
+      std::vector<chunk> chunks;
+      try {
+        chunks = split_into_chunks(bytes, count);
+      } catch (const std::invalid_argument&) {
+        continue;  // no such chunking (tested above); nothing to probe
+      }
+      INFO(bytes << " bytes in " << count << " chunks");
+      const probe_plan plan = plan_probe(chunks, bytes);
+      REQUIRE(plan.h2d_offsets.size() == static_cast<std::size_t>(plan.ops));
+      REQUIRE(plan.d2h_offsets.size() == static_cast<std::size_t>(plan.ops));
+      CHECK(plan.op_bytes % chunk_alignment == 0);
+      CHECK(plan.op_bytes * static_cast<std::size_t>(plan.ops) <= std::max(probe_batch_bytes, plan.op_bytes));
+      for (std::size_t o : plan.h2d_offsets) CHECK(o + plan.op_bytes <= bytes);
+      for (std::size_t o : plan.d2h_offsets) CHECK(o + plan.op_bytes <= bytes);
+    }
+  }
+}
+
+TEST_CASE("probe rates: batch bytes over batch time, both directions counted in the two-way rate", "[overlap][probe]") {
+  const probe_plan plan{50'000'000, 2, {0, 50'000'000}, {0, 50'000'000}};  // 1e8 bytes a batch
+  const probe_times t{2000, 2500, 2000.0, 4000};
+  const stage_rates r = rates_from_probe(plan, t, 999);
+  CHECK(r.h2d_gbps == Approx(50));
+  CHECK(r.d2h_gbps == Approx(40));
+  CHECK(r.bidir_gbps == Approx(100));  // 2e8 bytes in 2 ms
+  CHECK(r.kernel_gbps == Approx(25));
+  // Pageable memory is not probed both ways at once: the given cap stands in.
+  CHECK(rates_from_probe(plan, {2000, 2500, std::nullopt, 4000}, 91.5).bidir_gbps == Approx(91.5));
+  CHECK_THROWS_AS(rates_from_probe(plan, {0, 2500, 2000.0, 4000}, 1), std::runtime_error);
+  CHECK_THROWS_AS(rates_from_probe(plan, {2000, 2500, -1.0, 4000}, 1), std::runtime_error);
+  CHECK_THROWS_AS(rates_from_probe(plan, {2000, 2500, 2000.0, std::nan("")}, 1), std::runtime_error);
+}
+
+TEST_CASE("a bound probed beside the pass keeps efficiency steady while the two-way rate wanders", "[overlap][probe]") {
+  // The issue's observation: a balanced pipeline follows the link's two-way rate of the moment
+  // (41-51 GB/s per direction between processes). Model a pass that always runs 2 % above the
+  // bound of the link state it met, and the link's two-way rate at 82, 92 and 102 GB/s.
+  const std::size_t bytes = std::size_t{1} << 30;
+  const auto chunks = split_into_chunks(bytes, 32);
+  const stage_rates start_up{55, 55, 102, 55};
+  const double serial = serial_time_us(start_up, bytes);  // one-way copies and the kernel: steady
+  std::vector<double> probed, fixed, speedups;
+  for (double bidir : {82.0, 92.0, 102.0}) {
+    const stage_rates now{55, 55, bidir, 55};
+    const double measured = 1.02 * ideal_time_us(now, chunks, 4);
+    probed.push_back(*figures_of_pass(serial, measured, ideal_time_us(now, chunks, 4), 4).efficiency);
+    fixed.push_back(*figures_of_pass(serial, measured, ideal_time_us(start_up, chunks, 4), 4).efficiency);
+    speedups.push_back(speedup(serial, measured));
+  }
+  const auto spread = [](const std::vector<double>& v) {
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    return *hi - *lo;
+  };
+  CHECK(spread(probed) < 0.01);  // under one point of efficiency
+  CHECK(spread(fixed) > 0.08);    // the start-up bound: ten points and more
+  // Speedup is the link's two-way rate itself: no bound can steady it.
+  CHECK(speedups.back() / speedups.front() > 1.15);
 }
 
 TEST_CASE("calibration solve: iterations whose kernel time meets the target", "[overlap][calibration]") {

@@ -1,7 +1,8 @@
 // The overlap family on a GPU: every (streams, chunks, regime) and every way of issuing the
 // pipeline delivers the right bytes (the pipeline's constructor runs one pass and verifies it,
 // throwing on a wrong word; a timed pass is verified here again), the movement-tax variants
-// compute the same result, a timeline is ordered within every chunk, and calibration finds
+// compute the same result, a timeline is ordered within every chunk, the bound probe measures
+// plausible rates over a pipeline's buffers without touching its input, and calibration finds
 // iterations that grow with the regime's ratio.
 #include "catch_compat.hpp"
 #include "gpu_test_support.hpp"
@@ -11,6 +12,7 @@
 
 #include "hdb/buffers.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -111,6 +113,32 @@ TEST_CASE("timeline events are ordered within every chunk and inside the pass", 
     }
     p.verify();
   }
+}
+
+TEST_CASE("the bound probe measures positive rates over the pipeline's buffers", "[gpu][overlap]") {
+  auto& env = hdb_test::gpu_env();
+  const auto kind = GENERATE(hdb::host_kind::pinned, hdb::host_kind::pageable);
+  INFO(std::string(hdb::to_string(kind)));
+  const auto buffers = buffers_for(kind, std::size_t{64} << 20);
+  const ov::pipeline p({ov::issue_mode::nonblocking, 4, 8, 37}, buffers, *env.gate);
+  const ov::bound_probe light(buffers, p.chunks(), 1, *env.gate);
+  const ov::bound_probe heavy(buffers, p.chunks(), 2000, *env.gate);
+  CHECK(light.plan().op_bytes == p.chunks().front().bytes);
+  const ov::probe_times t = light.run(*env.gate);
+  CHECK(t.bidir_us.has_value() == (kind == hdb::host_kind::pinned));
+  const ov::stage_rates r = ov::rates_from_probe(light.plan(), t, 1.0);
+  CHECK(r.h2d_gbps > 0);
+  CHECK(r.d2h_gbps > 0);
+  CHECK(r.kernel_gbps > 0);
+  if (t.bidir_us) {
+    // Both directions at once move at least as much as the faster one alone (full duplex).
+    CHECK(r.bidir_gbps > 0.9 * std::max(r.h2d_gbps, r.d2h_gbps));
+  }
+  // The kernel probe runs the regime's work: 2000 steps a word take longer than 1.
+  CHECK(ov::rates_from_probe(heavy.plan(), heavy.run(*env.gate), 1.0).kernel_gbps < r.kernel_gbps);
+  // The probe writes the output and device data, never the input: a fresh pass still verifies.
+  CHECK(p.run(*env.gate) > 0);
+  p.verify();
 }
 
 TEST_CASE("every movement-tax variant computes the same result", "[gpu][overlap]") {
