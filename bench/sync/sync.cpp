@@ -19,6 +19,7 @@
 // Bytes: none counted; these are times and ratios.
 #include "sync.hpp"
 
+#include "sync_cost.hpp"
 #include "sync_kernels.hpp"
 #include "wakeup.hpp"
 
@@ -28,6 +29,7 @@
 #include "hdb/timing.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -101,44 +103,20 @@ double elapsed_us(std::int64_t from_ns, std::int64_t to_ns) { return static_cast
 
 // ---- sync_cost -----------------------------------------------------------------------------
 
-enum class sync_call { device_sync, stream_sync, event_sync, event_query };
-
-std::string_view to_string(sync_call c) {
-  switch (c) {
-    case sync_call::device_sync: return "cudaDeviceSynchronize";
-    case sync_call::stream_sync: return "cudaStreamSynchronize";
-    case sync_call::event_sync: return "cudaEventSynchronize";
-    case sync_call::event_query: return "cudaEventQuery";
-  }
-  return "?";
-}
-
-void measure_sync_cost(benchmark::State& state, sync_call call, int calls) {
-  const stream s;
-  const event done(s.device(), cudaEventDisableTiming);
-  device::empty(s.get());
-  HDB_CUDA_CALL(cudaEventRecord(done.get(), s.get()));
-  s.synchronize();
-  const auto once = [&] {
-    switch (call) {
-      case sync_call::device_sync: HDB_CUDA_CALL(cudaDeviceSynchronize()); break;
-      case sync_call::stream_sync: HDB_CUDA_CALL(cudaStreamSynchronize(s.get())); break;
-      case sync_call::event_sync: HDB_CUDA_CALL(cudaEventSynchronize(done.get())); break;
-      case sync_call::event_query: HDB_CUDA_CALL(cudaEventQuery(done.get())); break;  // finished: cudaSuccess
-    }
-  };
-  for (int i = 0; i < 100; ++i) once();
-  std::vector<double> us(static_cast<std::size_t>(calls));
-  for (double& u : us) {
-    const std::int64_t start = host_now_ns();
-    once();
-    u = elapsed_us(start, host_now_ns());
-  }
-  const spread cost = summarize(us);
-  for (auto _ : state) state.SetIterationTime(cost.median / 1e6);
-  state.counters["call_time"] = cost.median;
-  state.counters["call_time_p10"] = cost.p10;
-  state.counters["call_time_p90"] = cost.p90;
+// The family's figure in both work states, and the bare process's beside it: the cross-check that
+// the family's own state (its start-up, its other cases, Google Benchmark) adds nothing to a sync
+// call. The bare child runs once per case (a process start costs ~0.3 s); its figure is a
+// reference, not a repetition.
+void measure_sync_cost(benchmark::State& state, sync_call call, int device, int calls, std::optional<double>& bare) {
+  const spread completed = time_sync_calls(call, work_state::completed, calls);
+  const spread retired = time_sync_calls(call, work_state::retired, calls);
+  if (!bare) bare = bare_call_time("/proc/self/exe", call, device, calls);
+  for (auto _ : state) state.SetIterationTime(completed.median / 1e6);
+  state.counters["call_time"] = completed.median;
+  state.counters["call_time_p10"] = completed.p10;
+  state.counters["call_time_p90"] = completed.p90;
+  state.counters["call_time_retired"] = retired.median;
+  state.counters["bare_call_time"] = *bare;
 }
 
 // ---- wait_for_need -------------------------------------------------------------------------
@@ -454,9 +432,12 @@ void register_device_cases(const run_options& options, const device_info& d, con
                            const std::shared_ptr<fixture_cache<trap_fixture>>& trap_cache, case_registry& registry) {
   const std::vector<int> on = {d.index};
   const int sync_calls = single_int_flag(options, "sync-calls");
-  for (sync_call call : {sync_call::device_sync, sync_call::stream_sync, sync_call::event_sync, sync_call::event_query}) {
+  for (const sync_call call : all_sync_calls) {
     case_spec spec = make_case("sync", "sync_cost", {{"api", std::string(to_string(call))}}, on);
-    spec.body = [call, sync_calls](benchmark::State& state) { measure_sync_cost(state, call, sync_calls); };
+    auto bare = std::make_shared<std::optional<double>>();
+    spec.body = [call, sync_calls, device = d.index, bare](benchmark::State& state) {
+      measure_sync_cost(state, call, device, sync_calls, *bare);
+    };
     registry.add(std::move(spec));
   }
 
@@ -537,6 +518,26 @@ void check_sched_child(const std::string& flag, const std::string& value) {
   }
 }
 
+void check_bare_child(const std::string& flag, const std::string& value) {
+  if (!value.empty() && !parse_sync_call(value)) {
+    throw usage_error("bad value for --" + flag + ": '" + value +
+                      "' (expected cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize or cudaEventQuery)");
+  }
+}
+
+// This binary is also its own children: a scheduling-mode child (wakeup.cpp) or the bare
+// sync-cost child (sync_cost.cpp), chosen by an internal flag before any CUDA call.
+std::optional<int> run_as_child(const run_options& options, int argc, char** argv) {
+  if (const auto code = child_entry(options, argc, argv)) return code;
+  const std::string& call = options.value(std::string(bare_child_flag));
+  if (call.empty()) return std::nullopt;
+  if (options.devices.all || options.devices.indices.size() != 1) {
+    std::fprintf(stderr, "hdbench-sync: --%s needs exactly one device (--devices=N)\n", std::string(bare_child_flag).c_str());
+    return 2;
+  }
+  return bare_child_main(*parse_sync_call(call), options.devices.indices.front(), single_int_flag(options, "sync-calls"));
+}
+
 void check_every(const std::string& flag, const std::string& value) { static_cast<void>(parse_every_list(flag, value)); }
 void check_modes(const std::string& flag, const std::string& value) { static_cast<void>(parse_sched_modes(flag, value)); }
 
@@ -567,9 +568,11 @@ family_spec family() {
       {std::string(child_flag), "", "",
        "internal: run as the scheduling-mode child for MODE (auto, spin, yield, blocking_sync), print JSON, exit",
        check_sched_child},
+      {std::string(bare_child_flag), "", "",
+       "internal: run as the bare sync-cost child for CALL (time it on finished work, print JSON, exit)", check_bare_child},
   };
   f.register_cases = register_cases;
-  f.before_cuda = child_entry;
+  f.before_cuda = run_as_child;
   return f;
 }
 

@@ -90,7 +90,19 @@ def wakeup_figure(scope: Scope) -> MplFigure | None:
     cost = select(rows, case="sync_cost")
     wake = select(rows, case="wakeup")
     fig, (ax_cost, ax_wake, ax_cpu) = new_figure(ncols=3, width=16.5, height=5.8)
-    api_bars(ax_cost, cost, COST_APIS, WAIT_LABELS, "call_time", 0.6, "0.55", "sync call on finished work")
+    cost_apis = ordered((r.get("api") for r in cost), COST_APIS)
+    retired = any(r.metric == "call_time_retired" for r in cost)
+    shift = 0.2 if retired else 0.0
+    bars(ax_cost, [j - shift for j in range(len(cost_apis))],
+         [whisker(select(cost, api=a), "call_time") for a in cost_apis], 0.38 if retired else 0.6, "0.55",
+         "work seen only by stream syncs")
+    if retired:
+        bars(ax_cost, [j + shift for j in range(len(cost_apis))],
+             [whisker(select(cost, api=a), "call_time_retired") for a in cost_apis], 0.38, "0.8",
+             "after one cudaDeviceSynchronize")
+        ax_cost.legend(fontsize=8, loc="upper right")
+    ax_cost.set_xticks(range(len(cost_apis)))
+    ax_cost.set_xticklabels([WAIT_LABELS.get(a, a) for a in cost_apis], fontsize=8)
     ax_cost.set_ylabel("host time per call (µs)")
     ax_cost.set_title("the call itself, work already done", loc="left")
 
