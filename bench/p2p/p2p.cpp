@@ -371,6 +371,7 @@ std::map<std::string, std::string> traffic_of(const planned_case& c) {
     }
     return {{"bandwidth", "pcie_per_direction_per_gpu"}};
   }
+  if (c.pattern == traffic::loopback) return {{"bandwidth", "hbm_read_write"}};  // a copy within one GPU's memory
   if (c.pattern == traffic::bidir) {
     return {{"bandwidth", "nvlink_both_directions"}, {"bandwidth_fwd", "nvlink_per_direction"}, {"bandwidth_rev", "nvlink_per_direction"}};
   }
@@ -406,7 +407,7 @@ void register_cases(const run_options& options, family_env& env, case_registry& 
     spec.body = [c = std::move(c), chunk_sizes = plan.chunk_sizes, state, cache, &env,
                  key = spec.name](benchmark::State& st) {
       if (c.skip_reason) throw skip_case(*c.skip_reason);
-      const peer_state need = required_peer_state(c.how);
+      const peer_state need = required_peer_state(c);
       if (need != peer_state::either) state->peers.require(c.transfers, need == peer_state::enabled);
       require_memory(c, env);
       const p2p_fixture& fx = cache->get(key, c, chunk_sizes, env, state->staging);

@@ -75,6 +75,9 @@ struct planned_case {
   bool headline = false;
 };
 
+// The state a planned case needs: its method's, except a loopback (a GPU never needs peer access to itself).
+[[nodiscard]] peer_state required_peer_state(const planned_case& c);
+
 // One-GPU runs register every pair case with this reason, so the CSV and the report say why the
 // P2P figures are missing instead of dropping them.
 [[nodiscard]] std::string needs_two_gpus_reason(std::size_t selected);
@@ -82,8 +85,8 @@ struct planned_case {
 // The cases in run order. Cases are grouped by the peer-access state they need (disabled first:
 // a fresh process has peer access off; then either; then enabled), so one pass over the plan
 // toggles peer access once. Within a group: bandwidth uni, bidir, latency, chunk sweep,
-// loopback, aggregate. With fewer than two devices every pair case is skipped and the staged
-// loopback cases still run.
+// loopback, aggregate. With fewer than two devices every pair case is skipped and the
+// loopback cases (staged and direct) still run.
 [[nodiscard]] std::vector<planned_case> plan_cases(const std::vector<int>& devices, const plan_options& options);
 
 // How often running `plan` in order changes the process's peer-access state (starting with it

@@ -245,22 +245,25 @@ std::string p2p_section(const std::vector<result_row>& rows, const json& meta) {
       reasons.insert(row.reason);
     }
   }
-  for (const auto& reason : reasons) md += "Pair cases skipped: " + reason + "; the staged loopback below is the only path measured.\n\n";
+  for (const auto& reason : reasons) md += "Pair cases skipped: " + reason + "; the loopback below is the only path measured.\n\n";
   table_rows loopback;
-  std::map<std::string, std::pair<std::size_t, double>> loop_best;
+  std::map<std::pair<std::string, std::string>, std::pair<std::size_t, double>> loop_best;  // (gpu, api) -> largest size
   for (const auto& row : rows) {
     if (!is_ok_median(row) || row.case_name != "bandwidth" || row.metric != "bandwidth" ||
         row.param("direction") != "loopback") {
       continue;
     }
-    auto& slot = loop_best[row.param("src")];
+    auto& slot = loop_best[{row.param("src"), row.param("api")}];
     if (const auto size = size_of(row); size && *size >= slot.first) slot = {*size, *row.value};
   }
-  for (const auto& [gpu, entry] : loop_best) {
-    loopback.push_back({"GPU " + gpu + " -> host -> GPU " + gpu, format_size(entry.first), format_figure(entry.second)});
+  for (const auto& [key, entry] : loop_best) {
+    const auto& [gpu, api] = key;
+    const std::string path = api == "staged" ? "GPU " + gpu + " -> host -> GPU " + gpu
+                                             : "GPU " + gpu + " -> GPU " + gpu + " (" + api + ", within its memory)";
+    loopback.push_back({path, format_size(entry.first), format_figure(entry.second)});
   }
   if (!loopback.empty()) {
-    md += "**Staged loopback** (each GPU through host memory and back, GB/s at the largest size)\n\n" +
+    md += "**Loopback** (each GPU to itself, through host memory and directly; GB/s at the largest size)\n\n" +
           markdown_table({"path", "size", "GB/s"}, loopback) + "\n";
   }
   const std::string topology = topology_table(topology_of(meta));

@@ -269,7 +269,10 @@ def chunk_figure(scope: Scope) -> MplFigure | None:
 
 def loopback_figure(scope: Scope) -> MplFigure | None:
     run, rows = scope.run, sized(scope.rows)
-    loop = [r for r in rows if r.case == "bandwidth" and r.get("direction") == LOOPBACK["direction"] and r.metric == "bandwidth"]
+    both = [r for r in rows if r.case == "bandwidth" and r.get("direction") == LOOPBACK["direction"] and r.metric == "bandwidth"]
+    loop = [r for r in both if r.get("api") == "staged"]
+    direct = [r.value for r in both if r.get("api") == "ce_peer" and r.statistic == "median"
+              and r["size_bytes"] == max(x["size_bytes"] for x in both)]
     if not loop:
         return None
     fig, (ax,) = new_figure()
@@ -292,6 +295,8 @@ def loopback_figure(scope: Scope) -> MplFigure | None:
     best = max(v for r in loop if r["size_bytes"] == largest and r.statistic == "median" for v in [r.value])
     lesson = (f"Through host memory a GPU reaches {format_number(best)} GB/s at {format_bytes(largest)}: "
               f"the D2H and H2D halves overlap on the full-duplex PCIe link")
+    if direct:
+        lesson += f"; a direct copy within the GPU's memory: {format_number(max(direct))} GB/s"
     return finish(fig, lesson, run.subtitle(), legend)
 
 

@@ -61,7 +61,8 @@ TEST_CASE("case counts for 1, 2, 4 and 8 GPUs", "[p2p][plan]") {
     CHECK(count(plan, case_kind::latency, traffic::uni, false) == methods * ordered * o.latency_sizes.size());
     CHECK(count(plan, case_kind::chunk_sweep, traffic::uni, false) == ordered * chunks);
     CHECK(count(plan, case_kind::chunk_sweep, traffic::loopback, false) == static_cast<std::size_t>(n) * chunks);
-    CHECK(count(plan, case_kind::bandwidth, traffic::loopback, false) == static_cast<std::size_t>(n) * o.sizes.size());
+    // Staged and direct per GPU.
+    CHECK(count(plan, case_kind::bandwidth, traffic::loopback, false) == 2 * static_cast<std::size_t>(n) * o.sizes.size());
     CHECK(count(plan, case_kind::aggregate, traffic::all_pairs, false) == methods * o.aggregate_sizes.size());
     CHECK(std::none_of(plan.begin(), plan.end(), [](const planned_case& c) { return c.skip_reason.has_value(); }));
     for (const planned_case& c : plan) {
@@ -82,15 +83,22 @@ TEST_CASE("one GPU: every pair case is registered as skipped, loopback runs", "[
   CHECK(count(plan, case_kind::latency, traffic::uni, true) == methods * o.latency_sizes.size());
   CHECK(count(plan, case_kind::aggregate, traffic::all_pairs, true) == methods * o.aggregate_sizes.size());
   CHECK(count(plan, case_kind::chunk_sweep, traffic::uni, true) > 0);
-  CHECK(count(plan, case_kind::bandwidth, traffic::loopback, false) == o.sizes.size());
+  CHECK(count(plan, case_kind::bandwidth, traffic::loopback, false) == 2 * o.sizes.size());
   CHECK(count(plan, case_kind::chunk_sweep, traffic::loopback, false) > 0);
+  std::size_t loopback_headlines = 0;
   for (const planned_case& c : plan) {
     INFO(to_string(c.kind) << " " << to_string(c.how) << " " << to_string(c.pattern) << " " << c.bytes);
     CHECK(c.devices == std::vector<int>{3});
     if (c.pattern == traffic::loopback) {
       CHECK_FALSE(c.skip_reason.has_value());
-      CHECK(c.how == method::staged);
+      CHECK((c.how == method::staged || (c.how == method::ce_peer && c.kind == case_kind::bandwidth)));
       CHECK(c.transfers == std::vector<ordered_pair>{{3, 3}});
+      // Only the direct copy at the largest size gates: the staged one rides the link's two-way share.
+      if (c.headline) {
+        ++loopback_headlines;
+        CHECK(c.how == method::ce_peer);
+        CHECK(c.bytes == o.sizes.back());
+      }
     } else {
       REQUIRE(c.skip_reason.has_value());
       CHECK(*c.skip_reason == needs_two_gpus_reason(1));
@@ -102,6 +110,7 @@ TEST_CASE("one GPU: every pair case is registered as skipped, loopback runs", "[
       CHECK_FALSE(c.headline);
     }
   }
+  CHECK(loopback_headlines == 1);
   CHECK(peer_state_changes(plan) == 0);
 }
 
