@@ -354,10 +354,10 @@ TEST_CASE("band_for: the values compare against the whole set calls SAME", "[ref
     const auto dir = write_run(set.tmp.path() / std::to_string(median), spec);
     return verdict_of(hdb::compare_runs({set.set_dir}, dir, {}).output, " latency ", "direction=h2d host_kind=pinned");
   };
-  CHECK(verdict_at(band->high * 1.002) == "SLOWER");
-  CHECK(verdict_at(band->high * 0.998) == "SAME");
-  CHECK(verdict_at(band->low * 0.998) == "FASTER");
-  CHECK(verdict_at(band->low * 1.002) == "SAME");
+  CHECK(verdict_at(band->high * 1.0005) == "SLOWER");
+  CHECK(verdict_at(band->high * 0.9995) == "SAME");
+  CHECK(verdict_at(band->low * 0.9995) == "FASTER");
+  CHECK(verdict_at(band->low * 1.0005) == "SAME");
 }
 
 TEST_CASE("find_reference_set: by kind among sets, an explicit set of another kind is an error", "[reference]") {
