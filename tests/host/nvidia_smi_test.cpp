@@ -107,3 +107,109 @@ TEST_CASE("query_gpus runs nvidia-smi from PATH and retries the old reason name"
     CHECK(q.error == "nvidia-smi --query-gpu=index,uuid failed (exited with status 9)");
   }
 }
+
+namespace {
+
+// `nvidia-smi -q` on two H200s (driver 580), trimmed to the header, the identity and the PCI
+// section, with the spacing and the N/A values the driver prints; GPU 1's link has replayed.
+constexpr const char* query_two_gpus =
+    "\n==============NVSMI LOG==============\n\n"
+    "Timestamp                                 : Tue Dec  1 09:51:04 2026\n"
+    "Driver Version                            : 580.159.04\n"
+    "CUDA Version                              : 13.0\n\n"
+    "Attached GPUs                             : 2\n"
+    "GPU 00000000:00:06.0\n"
+    "    Product Name                          : NVIDIA H200\n"
+    "    GPU UUID                              : GPU-d167c442-286d-bb74-4734-b64c274a9ffc\n"
+    "    PCI\n"
+    "        Bus                               : 0x00\n"
+    "        Bus Id                            : 00000000:00:06.0\n"
+    "        GPU Link Info\n"
+    "            PCIe Generation\n"
+    "                Max                       : 5\n"
+    "                Current                   : 5\n"
+    "            Link Width\n"
+    "                Max                       : 16x\n"
+    "                Current                   : 16x\n"
+    "        Bridge Chip\n"
+    "            Type                          : N/A\n"
+    "        Replays Since Reset               : 0\n"
+    "        Replay Number Rollovers           : 0\n"
+    "        Tx Throughput                     : 567 KB/s\n"
+    "    Clocks Event Reasons\n"
+    "        Idle                              : Active\n"
+    "GPU 00000000:00:07.0\r\n"
+    "    Product Name                          : NVIDIA H200\r\n"
+    "    GPU UUID                              : GPU-99999999-8888-7777-6666-555544443333\r\n"
+    "    PCI\r\n"
+    "        Replays Since Reset               : 17\r\n"
+    "        Replay Number Rollovers           : N/A\r\n";
+
+}  // namespace
+
+TEST_CASE("PCIe replay counters are read per GPU section of nvidia-smi -q", "[host][nvidia_smi]") {
+  const auto gpus = hdb::parse_pcie_replays(query_two_gpus);
+  REQUIRE(gpus.size() == 2);
+  CHECK(gpus[0].uuid == "GPU-d167c442-286d-bb74-4734-b64c274a9ffc");
+  CHECK(gpus[0].replays == 0u);
+  CHECK(gpus[0].rollovers == 0u);
+  CHECK(gpus[1].uuid == "GPU-99999999-8888-7777-6666-555544443333");
+  CHECK(gpus[1].replays == 17u);
+  CHECK_FALSE(gpus[1].rollovers);  // N/A: unknown, not zero
+  // A driver that prints no replay fields: the GPU is known, its counters are not.
+  const auto bare = hdb::parse_pcie_replays("GPU 00000000:01:00.0\n    GPU UUID : GPU-a\n    Bus Id : 00000000:01:00.0\n");
+  REQUIRE(bare.size() == 1);
+  CHECK_FALSE(bare[0].replays);
+  CHECK(hdb::parse_pcie_replays("").empty());
+  CHECK(hdb::parse_pcie_replays("No devices were found\n").empty());
+  // A section without a UUID names no card and is dropped.
+  CHECK(hdb::parse_pcie_replays("GPU 00000000:01:00.0\n    Replays Since Reset : 3\n").empty());
+}
+
+TEST_CASE("NVLink error counters are read per GPU and link", "[host][nvidia_smi]") {
+  using counter = hdb::smi_nvlink_counter;
+  SECTION("one line per counter (H100, driver 535+)") {
+    const auto gpus = hdb::parse_nvlink_error_counters(
+        "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-abcdefab-cdef-abdc-abcd-abababababab)\n"
+        "\t Link 0: Replay Errors: 0\n"
+        "\t Link 0: Recovery Errors: 0\n"
+        "\t Link 0: CRC Errors: 0\n"
+        "\n"
+        "\t Link 1: Replay Errors: 12\n"
+        "\t Link 1: Recovery Errors: N/A\n"
+        "\t Link 1: CRC Errors: 3\n"
+        "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-11111111-2222-3333-4444-555555555555)\n"
+        "\t Link 0: Replay Errors: 0\n");
+    REQUIRE(gpus.size() == 2);
+    CHECK(gpus[0].uuid == "GPU-abcdefab-cdef-abdc-abcd-abababababab");
+    CHECK(gpus[0].index == 0);
+    CHECK(gpus[0].counters == std::vector<counter>{{0, "replay_errors", 0},
+                                                   {0, "recovery_errors", 0},
+                                                   {0, "crc_errors", 0},
+                                                   {1, "replay_errors", 12},
+                                                   {1, "crc_errors", 3}});
+    CHECK(gpus[1].index == 1);
+    CHECK(gpus[1].counters == std::vector<counter>{{0, "replay_errors", 0}});
+  }
+  SECTION("quiet links folded into one line (V100 drivers)") {
+    const auto gpus = hdb::parse_nvlink_error_counters(
+        "GPU 2: Tesla V100-SXM2-32GB (UUID: GPU-d9eeee97-c180-66de-23e0-d995387934dc)\n"
+        "         Link 0: Replay Errors: 148\n"
+        "         Links 1-2, 5: Replay/Recovery/CRC Errors: 0\n");
+    REQUIRE(gpus.size() == 1);
+    CHECK(gpus[0].index == 2);
+    REQUIRE(gpus[0].counters.size() == 10);
+    CHECK(gpus[0].counters[0] == counter{0, "replay_errors", 148});
+    CHECK(gpus[0].counters[1] == counter{1, "replay_errors", 0});
+    CHECK(gpus[0].counters[2] == counter{1, "recovery_errors", 0});
+    CHECK(gpus[0].counters[3] == counter{1, "crc_errors", 0});
+    CHECK(gpus[0].counters[9] == counter{5, "crc_errors", 0});
+  }
+  SECTION("a GPU without NVLink and text of other shapes") {
+    const auto gpus = hdb::parse_nvlink_error_counters("GPU 0: NVIDIA H200 (UUID: GPU-a)\nNVML: not supported\n");
+    REQUIRE(gpus.size() == 1);
+    CHECK(gpus[0].uuid == "GPU-a");
+    CHECK(gpus[0].counters.empty());
+    CHECK(hdb::parse_nvlink_error_counters("Link 0: Replay Errors: 4\n").empty());  // no GPU line before it
+  }
+}

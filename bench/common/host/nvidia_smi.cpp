@@ -5,10 +5,67 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cctype>
 #include <cstdio>
 
 namespace hdb {
 namespace {
+
+std::string_view trimmed(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r");
+  return text.substr(first, last - first + 1);
+}
+
+std::optional<unsigned long long> whole_number(std::string_view text) {
+  text = trimmed(text);
+  unsigned long long value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// "Replay Errors" -> "replay_errors"
+std::string snake_case(std::string_view name) {
+  std::string out;
+  for (const char c : trimmed(name)) {
+    if (c == ' ' || c == '-') {
+      if (!out.empty() && out.back() != '_') out += '_';
+    } else {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  return out;
+}
+
+// "0-2, 4-5" -> {0, 1, 2, 4, 5}; empty when any item is not a link index or a range of them.
+std::vector<int> link_list(std::string_view text) {
+  std::vector<int> links;
+  for (const auto& item : split_nonempty(text)) {
+    const auto dash = item.find('-');
+    const auto first = whole_number(std::string_view(item).substr(0, dash));
+    const auto last = dash == std::string::npos ? first : whole_number(std::string_view(item).substr(dash + 1));
+    if (!first || !last || *last < *first || *last > 1024) return {};
+    for (auto link = *first; link <= *last; ++link) links.push_back(static_cast<int>(link));
+  }
+  return links;
+}
+
+// The lines of `text` as printed, indentation kept (split_nonempty trims it, and nvidia-smi -q
+// tells a new GPU section from its fields only by indentation).
+std::vector<std::string_view> raw_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    const auto end = text.find('\n');
+    auto line = text.substr(0, end);
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    lines.push_back(line);
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return lines;
+}
 
 std::string hex(unsigned long long value) {
   char text[24];
@@ -88,6 +145,71 @@ smi_query query_gpus(const std::vector<std::string>& fields, const std::string& 
     if (!has_reasons) break;  // nothing to ask for under an old name
   }
   return query;
+}
+
+std::vector<smi_pcie_replays> parse_pcie_replays(std::string_view query_text) {
+  std::vector<smi_pcie_replays> gpus;
+  bool in_gpu = false;
+  for (const std::string_view line : raw_lines(query_text)) {
+    if (line.starts_with("GPU ")) {  // unindented: a new GPU section
+      gpus.emplace_back();
+      in_gpu = true;
+      continue;
+    }
+    const auto colon = line.find(':');
+    if (!in_gpu || colon == std::string_view::npos) continue;
+    const auto key = trimmed(line.substr(0, colon));
+    const auto value = trimmed(line.substr(colon + 1));
+    auto& gpu = gpus.back();
+    if (key == "GPU UUID") gpu.uuid = value;
+    else if (key == "Replays Since Reset") gpu.replays = whole_number(value);
+    else if (key == "Replay Number Rollovers") gpu.rollovers = whole_number(value);
+  }
+  std::erase_if(gpus, [](const smi_pcie_replays& gpu) { return gpu.uuid.empty(); });
+  return gpus;
+}
+
+std::vector<smi_nvlink_errors> parse_nvlink_error_counters(std::string_view text) {
+  std::vector<smi_nvlink_errors> gpus;
+  for (std::string_view line : raw_lines(text)) {
+    line = trimmed(line);
+    if (line.starts_with("GPU ")) {
+      smi_nvlink_errors gpu;
+      const auto colon = line.find(':');
+      if (colon != std::string_view::npos) {
+        if (const auto index = whole_number(line.substr(4, colon - 4))) gpu.index = static_cast<int>(*index);
+      }
+      const auto uuid = line.find("(UUID:");
+      const auto close = line.rfind(')');
+      if (uuid != std::string_view::npos && close != std::string_view::npos && close > uuid) {
+        gpu.uuid = trimmed(line.substr(uuid + 6, close - uuid - 6));
+      }
+      gpus.push_back(std::move(gpu));
+      continue;
+    }
+    const bool folded = line.starts_with("Links ");
+    if (gpus.empty() || (!folded && !line.starts_with("Link "))) continue;
+    // "Link 3: Replay Errors: 2353" or "Links 0-2, 4-5: Replay/Recovery/CRC Errors: 0"
+    const auto first_colon = line.find(':');
+    const auto last_colon = line.rfind(':');
+    if (first_colon == std::string_view::npos || last_colon == first_colon) continue;
+    const auto links = link_list(line.substr(folded ? 6 : 5, first_colon - (folded ? 6 : 5)));
+    const auto value = whole_number(line.substr(last_colon + 1));
+    if (links.empty() || !value) continue;
+    auto name = trimmed(line.substr(first_colon + 1, last_colon - first_colon - 1));
+    // "Replay/Recovery/CRC Errors" names three counters that share the last word.
+    std::string suffix;
+    if (const auto space = name.rfind(' '); name.find('/') != std::string_view::npos && space != std::string_view::npos) {
+      suffix = name.substr(space);
+      name = name.substr(0, space);
+    }
+    for (const auto link : links) {
+      for (const auto& part : split_nonempty(name, '/')) {
+        gpus.back().counters.push_back({link, snake_case(part + suffix), *value});
+      }
+    }
+  }
+  return gpus;
 }
 
 const std::vector<clock_event_reason>& clock_event_reason_table() {

@@ -55,6 +55,45 @@ struct smi_query {
 [[nodiscard]] smi_query query_gpus(const std::vector<std::string>& fields, const std::string& gpu = {},
                                    std::chrono::seconds timeout = smi_timeout);
 
+// One GPU's PCIe replay counters, as `nvidia-smi -q` prints them under "PCI": a replay is a
+// packet the link had to send again (a bad CRC or a lost acknowledgement); the count grows on a
+// marginal link or riser long before copies fail. nvidia-smi counts replays since the driver
+// loaded, and "Replay Number Rollovers" how often the (small) hardware counter wrapped.
+struct smi_pcie_replays {
+  std::string uuid;
+  std::optional<unsigned long long> replays;    // "Replays Since Reset"
+  std::optional<unsigned long long> rollovers;  // "Replay Number Rollovers"
+};
+
+// Every GPU section of `nvidia-smi -q` (all GPUs, or one with -i): a section starts at an
+// unindented "GPU <bus id>" line and names its card in "GPU UUID". Lines are "key : value" with
+// any indentation; other sections, unknown keys and values that are not whole numbers ("N/A")
+// are ignored, so a driver that adds or drops fields reads as unknown, never as an error. A
+// section without a UUID is dropped.
+[[nodiscard]] std::vector<smi_pcie_replays> parse_pcie_replays(std::string_view query_text);
+
+// One counter of one NVLink: link index, the counter's name in lower snake case ("Replay
+// Errors" -> "replay_errors") and its value.
+struct smi_nvlink_counter {
+  int link = 0;
+  std::string name;
+  unsigned long long value = 0;
+
+  auto operator<=>(const smi_nvlink_counter&) const = default;
+};
+
+struct smi_nvlink_errors {
+  std::string uuid;
+  std::optional<int> index;                 // nvidia-smi's GPU index from the header line
+  std::vector<smi_nvlink_counter> counters;  // in output order
+};
+
+// `nvidia-smi nvlink -e [-i <gpu>]`: a "GPU <n>: <name> (UUID: GPU-...)" line per GPU, then
+// "Link <l>: <Counter name>: <value>" lines. Some drivers fold quiet links into one line,
+// "Links 0-2, 4-5: Replay/Recovery/CRC Errors: 0", which sets each named counter of each listed
+// link. Counters whose value is not a whole number (N/A) and lines of any other shape are skipped.
+[[nodiscard]] std::vector<smi_nvlink_errors> parse_nvlink_error_counters(std::string_view text);
+
 // nvmlClocksEventReason* bits, in bit order, with the names used in meta.json and report.md.
 struct clock_event_reason {
   unsigned long long bit;
