@@ -163,6 +163,40 @@ case_decl read_case(const reader& r, const family_declaration& d, const std::str
   return c;
 }
 
+check_decl read_check(const reader& r, const family_declaration& d, std::size_t index, const ordered_json& j) {
+  std::string where = "check " + std::to_string(index);
+  if (!j.is_object()) r.fail(where, "is not an object");
+  for (const auto& [key, value] : j.items()) {
+    static const std::array<std::string_view, 6> known = {"label", "case", "parameters", "metric", "graded_by_peak", "description"};
+    if (std::find(known.begin(), known.end(), key) == known.end()) r.fail(where, "unknown field \"" + key + "\"");
+  }
+  check_decl c;
+  c.label = r.text(j, "label", where, true);
+  if (c.label.empty()) r.fail(where, "label is empty");
+  where = "check '" + c.label + "'";
+  c.case_kind = r.text(j, "case", where, true);
+  const case_decl* kind = d.case_kind(c.case_kind);
+  if (kind == nullptr) r.fail(where, "case kind '" + c.case_kind + "' is not declared");
+  c.metric = r.text(j, "metric", where, true);
+  if (!contains(kind->metrics, c.metric)) {
+    r.fail(where, "metric '" + c.metric + "' is not a metric of case kind '" + c.case_kind + "'");
+  }
+  for (const auto& [name, value] : r.object(j, "parameters", where, false).items()) {
+    if (value.is_string()) c.parameters.emplace_back(name, value.get<std::string>());
+    else if (value.is_number_unsigned()) c.parameters.emplace_back(name, std::to_string(value.get<unsigned long long>()));
+    else r.fail(where + ".parameters." + name, "is neither text nor a whole number");
+  }
+  // The values a case of this kind could be registered with, so a check can never select nothing
+  // by a typo in a parameter or value.
+  if (const auto problem = check_registration(d, c.case_kind, c.parameters)) r.fail(where, *problem);
+  if (const auto it = j.find("graded_by_peak"); it != j.end()) {
+    if (!it->is_boolean()) r.fail(where + ".graded_by_peak", "is not true or false");
+    c.graded_by_peak = it->get<bool>();
+  }
+  c.description = r.text(j, "description", where, false);
+  return c;
+}
+
 }  // namespace
 
 const std::vector<std::string>& leading_columns() {
@@ -232,6 +266,15 @@ family_declaration parse_declaration(const ordered_json& document) {
   }
   for (const auto& [name, j] : r.object(document, "cases", "declaration", true).items()) {
     d.cases.push_back(read_case(r, d, name, j));
+  }
+  if (const auto checks = document.find("checks"); checks != document.end()) {
+    if (!checks->is_array()) r.fail("declaration.checks", "is not a list");
+    for (std::size_t i = 0; i < checks->size(); ++i) {
+      auto check = read_check(r, d, i, (*checks)[i]);
+      const bool repeated = std::any_of(d.checks.begin(), d.checks.end(), [&](const check_decl& c) { return c.label == check.label; });
+      if (repeated) r.fail("check '" + check.label + "'", "label is used twice");
+      d.checks.push_back(std::move(check));
+    }
   }
   d.fit_metric = r.text(document, "fit_metric", "declaration", false);
   if (!d.fit_metric.empty() && d.metric(d.fit_metric) == nullptr) {

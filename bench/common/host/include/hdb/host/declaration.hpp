@@ -73,6 +73,24 @@ struct traffic_class {
   std::string basis;          // how the report words the peak, "PCIe per direction"
 };
 
+// A case's parameters as labelled, in label order: {"direction", "h2d"}, {"size_bytes", "4096"}.
+using label_list = std::vector<std::pair<std::string, std::string>>;
+
+// A figure `hdbench check` grades on every GPU beside the family's headlines: what a bring-up
+// engineer reads (pageable and bidirectional copies, small-copy latency, staged transfers). It
+// selects the median rows of one case kind whose parameters have the given values (parameters
+// not named are free) and one of the kind's metrics.
+struct check_decl {
+  std::string label;      // how the check prints the figure: "pageable h2d 1 GiB"
+  std::string case_kind;  // "case"
+  label_list parameters;  // "parameters": name -> value, as labelled (an int parameter's digits)
+  std::string metric;
+  // false: % of the traffic class's peak says nothing about the node (a pageable copy is bound by
+  // the host's memcpy into a staging buffer), so without a reference set it is not graded.
+  bool graded_by_peak = true;
+  std::string description;
+};
+
 struct family_declaration {
   std::string family;
   std::string summary;
@@ -81,6 +99,7 @@ struct family_declaration {
   std::vector<case_decl> cases;            // declaration order
   std::string fit_metric;                  // "" when the family has no alpha-beta fit
   std::vector<traffic_class> traffic_classes;  // the family's own, beside the built-in ones
+  std::vector<check_decl> checks;              // "checks": bring-up figures for `hdbench check`
   nlohmann::ordered_json source;           // the document as read, key order kept (meta.json, hdbench.schema)
 
   // nullptr when not declared.
@@ -114,9 +133,6 @@ inline constexpr std::string_view metric_units[] = {"GB/s", "us", "us/MiB", "B",
 // What a binary holds its own declaration to beyond the rules: a summary, and a description of
 // every metric and case kind (its --help and the schema doc print them). Throws declaration_error.
 void require_documented(const family_declaration& declaration);
-
-// A case's parameters as labelled, in label order: {"direction", "h2d"}, {"size_bytes", "4096"}.
-using label_list = std::vector<std::pair<std::string, std::string>>;
 
 // What is wrong with a case at registration, or nullopt: its kind and every label parameter
 // must be declared for the kind, every value must have the parameter's type and, for a text
