@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "catch_compat.hpp"
+#include "hdb/harness/cli.hpp"
 #include "hdb/harness/compare.hpp"
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
@@ -410,4 +411,23 @@ TEST_CASE("validate: leave-one-out and an extra run quiet, planted 5 % caught on
     const auto with_slow = hdb::validate_reference_set(set.set_dir, {}, {});
     CHECK(with_slow.false_verdicts > 0);
   }
+}
+
+TEST_CASE("hdbench reference: exit 0 on a sound set, 1 on a missed plant, 2 on a refused run", "[reference][cli]") {
+  const synthetic_set set;
+  const auto run = [](std::vector<std::string> args) {
+    args.insert(args.begin(), "hdbench");
+    std::vector<char*> argv;
+    for (auto& arg : args) argv.push_back(arg.data());
+    return hdb::cli_main(static_cast<int>(argv.size()), argv.data());
+  };
+  const auto dir = set.set_dir.string();
+  CHECK(run({"reference", "validate", dir, set.extra.string(), "--plant", "5%"}) == 0);
+  CHECK(run({"reference", "validate", dir, "--plant", "0.5%"}) == 1);
+  CHECK(run({"reference", "validate", dir, "--plant", "150%"}) == 2);
+  const auto gen4 = write_run(set.tmp.path() / "other", {"20261216T000000Z-gen4", run_shifts[6], 0, 4});
+  CHECK(run({"reference", "add", dir, gen4.string()}) == 2);
+  CHECK(run({"reference", "learn", dir}) == 0);
+  CHECK(run({"reference", "learn", (set.tmp.path() / "incoming").string()}) == 2);  // no runs/
+  CHECK(run({"compare", dir, set.extra.string()}) == 0);
 }
