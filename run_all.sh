@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The main job on a GPU node: build if needed, run every built family through `hdbench run`,
-# draw the plots, write the report, and print where everything is with the headline figures.
+# draw the plots, write the report, print where everything is with the headline figures, then
+# `hdbench check` the run (the node verdict). Exit: the run's status when it failed, else check's
+# (0 PASS or WARN, 1 a FAIL, 2 bad input).
 #   ./run_all.sh                 full suite (a few minutes)
 #   ./run_all.sh --quick         short profile
 #   ./run_all.sh --families copy -- --benchmark_filter=pinned
@@ -29,4 +31,21 @@ if [ ! -f "build/$preset/CMakeCache.txt" ]; then
 fi
 cmake --build --preset "$preset" --parallel >"$log" 2>&1 || { tail -40 "$log" >&2; echo "run_all.sh: build failed (log: $log)" >&2; exit 2; }
 
-exec "build/$preset/bin/hdbench" run "$@"
+hdbench="build/$preset/bin/hdbench"
+run_dir_file="$(mktemp)"
+trap 'rm -f "$run_dir_file"' EXIT
+run_status=0
+"$hdbench" run --run-dir-file "$run_dir_file" "$@" || run_status=$?
+run_dir="$(cat "$run_dir_file")"
+[ -n "$run_dir" ] || exit "$run_status"  # --help, or refused before a run directory existed
+
+# The node verdict: every GPU's figures against the reference set of this node's kind (peaks
+# only without one) and its links, clocks and neighbours. The whole table goes to check.txt in the
+# run directory; here the lines that are not PASS and the summary.
+check_status=0
+"$hdbench" check "$run_dir" >"$run_dir/check.txt" || check_status=$?
+grep -E '^(FAIL|WARN) ' "$run_dir/check.txt" >&2 || true
+tail -n 1 "$run_dir/check.txt" >&2
+echo "run_all.sh: every check line in $run_dir/check.txt" >&2
+if [ "$run_status" -ne 0 ]; then exit "$run_status"; fi
+exit "$check_status"

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "hdb/harness/check.hpp"
 #include "hdb/harness/collect.hpp"
 #include "hdb/harness/compare.hpp"
 #include "hdb/harness/convert.hpp"
@@ -62,6 +63,7 @@ struct parsed_cli {
   std::string format = "text", noise_model = "auto", reference;
   double alpha = 0.05;
   bool all = false;
+  std::string check_reference, check_format = "text";  // hdbench check
   // hdbench reference add|learn|validate
   std::string set_dir, plant;
   std::vector<std::string> reference_runs;
@@ -95,6 +97,16 @@ int reference_command(const CLI::App& reference, const parsed_cli& cli) {
 }
 
 // The node verdict; exit 0 for PASS or WARN, 1 for any FAIL (bad input throws: exit 2).
+int check_command(const parsed_cli& cli) {
+  check_options options;
+  if (!cli.check_reference.empty()) options.reference = fs::path(cli.check_reference);
+  options.alpha = cli.alpha;
+  const auto format = parse_check_format(cli.check_format);
+  const auto report = check_run(existing_run_dir(cli.run_dir), options);
+  std::cout << render_check(report, format);
+  return report.exit_code();
+}
+
 // Prints the generated section of docs/csv-schema.md; --check FILE exits 1 when FILE's section
 // differs, --update FILE rewrites it.
 int schema_doc_command(const parsed_cli& cli) {
@@ -137,6 +149,7 @@ int dispatch(const CLI::App& app, parsed_cli& cli) {
     return 0;
   }
   if (app.got_subcommand("schema-doc")) return schema_doc_command(cli);
+  if (app.got_subcommand("check")) return check_command(cli);
   if (app.got_subcommand("report")) {
     write_report(existing_run_dir(cli.run_dir));
     std::cerr << "hdbench: wrote " << (fs::path(cli.run_dir) / "report.md").string() << "\n";
@@ -174,6 +187,19 @@ void add_run(CLI::App& app, parsed_cli& cli) {
   run->add_option("--run-dir-file", cli.run.run_dir_file, "write the run directory's path to this file once it exists (for scripts)");
   run->add_option("--bin-dir", cli.run.bin_dir, "where the family binaries and hdbench-probe are (default: beside hdbench)")
       ->check(CLI::ExistingDirectory);
+}
+
+void add_check(CLI::App& app, parsed_cli& cli) {
+  auto* check = app.add_subcommand(
+      "check", "is this node healthy? each GPU's figures against the reference set of its kind, and its links, clocks and "
+               "neighbours; exit 1 on any FAIL");
+  check->add_option("dir", cli.run_dir, "run directory")->required();
+  check->add_option("--reference", cli.check_reference,
+                    "a reference set or a directory of sets (default $HDBENCH_REFERENCE_DIR, else results/reference)");
+  check->add_option("--format", cli.check_format, "text, junit or json")->capture_default_str();
+  check->add_option("--alpha", cli.alpha, "significance level, family-wise over the figures graded against the set")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-9, 0.5));
 }
 
 void add_compare(CLI::App& app, parsed_cli& cli) {
@@ -239,6 +265,7 @@ int cli_main(int argc, char** argv) {
     app.add_subcommand(name, what)->add_option("dir", cli.run_dir, "run directory")->required();
   }
   add_compare(app, cli);
+  add_check(app, cli);
   add_reference(app, cli);
   app.add_subcommand("convert", "rewrite a schema-2 results.csv as schema 3 with the current declarations (docs/csv-schema.md)")
       ->add_option("dir", cli.run_dir, "run directory")

@@ -66,19 +66,12 @@ const gpu_clock_state* find_gpu(const activity_snapshot& snapshot, const std::st
   return it == snapshot.gpus.end() ? nullptr : &*it;
 }
 
-// A family binary of hdbench itself ("/opt/hdbench/bin/hdbench-copy"): it holds the per-GPU lock
-// while it has a context there, so it and this family did not measure at the same time.
-bool hdbench_binary(const std::string& name) {
-  const auto slash = name.rfind('/');
-  return std::string_view(name).substr(slash == std::string::npos ? 0 : slash + 1).starts_with("hdbench-");
-}
-
 void process_findings(const std::string& family, const activity_snapshot& snapshot, const char* moment,
                       const std::set<std::string>& measured, std::vector<std::string>& out) {
   std::map<std::pair<std::string, bool>, std::string> found;  // (uuid, hdbench?) -> "pid 42 python3 (2048 MiB), ..."
   for (const auto& p : snapshot.processes) {
     if (p.harness_own || (!measured.empty() && !measured.contains(p.gpu_uuid))) continue;
-    auto& text = found[{p.gpu_uuid, hdbench_binary(p.name)}];
+    auto& text = found[{p.gpu_uuid, is_hdbench_binary(p.name)}];
     text += (text.empty() ? "" : ", ") + ("pid " + std::to_string(p.pid) + " " + p.name);
     if (p.used_memory_mib) text += " (" + format_value(*p.used_memory_mib) + " MiB)";
   }
@@ -174,6 +167,93 @@ activity_snapshot take_activity_snapshot(const std::vector<long>& own_pids) {
   }
   for (const auto& row : gpus.gpus) snapshot.gpus.push_back(clock_state(row));
   return snapshot;
+}
+
+std::vector<gpu_link_counters> merge_link_counters(const std::vector<smi_pcie_replays>& pcie,
+                                                   const std::vector<smi_nvlink_errors>& nvlink) {
+  std::vector<gpu_link_counters> gpus;
+  for (const auto& g : pcie) gpus.push_back({g.uuid, g.replays, g.rollovers, {}});
+  for (const auto& g : nvlink) {
+    if (g.uuid.empty()) continue;
+    auto it = std::find_if(gpus.begin(), gpus.end(), [&](const auto& known) { return known.uuid == g.uuid; });
+    if (it == gpus.end()) it = gpus.insert(gpus.end(), gpu_link_counters{g.uuid, {}, {}, {}});
+    it->nvlink = g.counters;
+  }
+  return gpus;
+}
+
+link_health_snapshot take_link_health_snapshot() {
+  link_health_snapshot snapshot;
+  snapshot.taken_utc = utc_timestamp(std::chrono::system_clock::now());
+  const auto query = run_nvidia_smi({"-q"});
+  const auto nvlink = run_nvidia_smi({"nvlink", "-e"});
+  std::vector<smi_pcie_replays> pcie;
+  if (query.text) {
+    pcie = parse_pcie_replays(*query.text);
+    snapshot.available = !pcie.empty();
+    snapshot.error = pcie.empty() ? "nvidia-smi -q named no GPU" : "";
+  } else {
+    snapshot.error = query.error;
+  }
+  std::vector<smi_nvlink_errors> links;
+  if (nvlink.text) {
+    links = parse_nvlink_error_counters(*nvlink.text);
+    snapshot.nvlink_available = true;
+  } else {
+    snapshot.nvlink_error = nvlink.error;
+  }
+  snapshot.gpus = merge_link_counters(pcie, links);
+  return snapshot;
+}
+
+json to_json(const link_health_snapshot& s) {
+  const auto counter = [](const std::optional<unsigned long long>& value) { return value ? json(*value) : json(nullptr); };
+  json gpus = json::array();
+  for (const auto& g : s.gpus) {
+    json nvlink = json::array();
+    for (const auto& c : g.nvlink) nvlink.push_back({{"link", c.link}, {"counter", c.name}, {"value", c.value}});
+    gpus.push_back({{"uuid", g.uuid},
+                    {"pcie_replays", counter(g.pcie_replays)},
+                    {"pcie_replay_rollovers", counter(g.pcie_replay_rollovers)},
+                    {"nvlink_errors", std::move(nvlink)}});
+  }
+  return {{"available", s.available},     {"error", s.error},         {"nvlink_available", s.nvlink_available},
+          {"nvlink_error", s.nvlink_error}, {"taken_utc", s.taken_utc}, {"gpus", std::move(gpus)}};
+}
+
+link_health_snapshot link_health_snapshot_from_json(const json& j) {
+  link_health_snapshot s;
+  if (!j.is_object()) return s;
+  s.available = j.value("available", false);
+  s.error = json_text(j, "error");
+  s.nvlink_available = j.value("nvlink_available", false);
+  s.nvlink_error = json_text(j, "nvlink_error");
+  s.taken_utc = json_text(j, "taken_utc");
+  const auto counter = [](const json& g, const char* key) -> std::optional<unsigned long long> {
+    const auto it = g.find(key);
+    if (it == g.end() || !it->is_number_unsigned()) return std::nullopt;
+    return it->get<unsigned long long>();
+  };
+  if (const auto it = j.find("gpus"); it != j.end() && it->is_array()) {
+    for (const auto& g : *it) {
+      if (!g.is_object()) continue;
+      gpu_link_counters gpu{json_text(g, "uuid"), counter(g, "pcie_replays"), counter(g, "pcie_replay_rollovers"), {}};
+      if (const auto links = g.find("nvlink_errors"); links != g.end() && links->is_array()) {
+        for (const auto& c : *links) {
+          const auto value = c.is_object() ? counter(c, "value") : std::nullopt;
+          const auto link = c.is_object() ? json_number(c, "link") : std::nullopt;
+          if (value && link) gpu.nvlink.push_back({static_cast<int>(*link), json_text(c, "counter"), *value});
+        }
+      }
+      s.gpus.push_back(std::move(gpu));
+    }
+  }
+  return s;
+}
+
+bool is_hdbench_binary(std::string_view name) {
+  const auto slash = name.rfind('/');
+  return name.substr(slash == std::string_view::npos ? 0 : slash + 1).starts_with("hdbench-");
 }
 
 std::vector<std::string> measured_gpu_uuids(const raw_family_output& output) {

@@ -237,10 +237,14 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
   fs::create_directories(raw_dir);
   fs::create_directories(run_dir / "plots");
   log << "hdbench: run " << run_dir.string() << "\n";
+  if (!options.run_dir_file.empty()) atomic_write_file(options.run_dir_file, run_dir.string() + "\n");
 
   // meta.json first, so that even a run killed in its first family leaves the fingerprint.
   const run_identity identity{run_dir.filename().string(), started, options.command_line, options.quick};
   auto meta = make_meta(identity, gather_host_facts(), run_probe(options.bin_dir / "hdbench-probe"));
+  // The links' error counters before the first family and after the last: `hdbench check` fails
+  // a GPU whose PCIe replays or NVLink errors grew in between.
+  meta["health"]["start"] = to_json(take_link_health_snapshot());
   write_meta(run_dir / "meta.json", meta);
 
   for (const auto& family : families) {
@@ -256,6 +260,7 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
   }
 
   meta["finished_utc"] = utc_timestamp(std::chrono::system_clock::now());
+  meta["health"]["end"] = to_json(take_link_health_snapshot());
   write_meta(run_dir / "meta.json", meta);
   // results.csv, and each family's status, declaration and plot module into meta.json
   const auto collected = collect_and_write(run_dir, {options.manifest, options.bin_dir / "schema"});

@@ -53,6 +53,37 @@ struct family_activity {
   std::vector<std::string> measured_gpus;
 };
 
+// The error counters of one GPU's links: PCIe replays (nvidia-smi -q) and every NVLink counter
+// (nvidia-smi nvlink -e). Read at the start and at the end of a run (meta.json "health"), so
+// that `hdbench check` can tell a link that had to retry while the run measured it.
+struct gpu_link_counters {
+  std::string uuid;
+  std::optional<unsigned long long> pcie_replays;
+  std::optional<unsigned long long> pcie_replay_rollovers;
+  std::vector<smi_nvlink_counter> nvlink;  // empty: no NVLink, or its counters were not read
+};
+
+struct link_health_snapshot {
+  bool available = false;  // nvidia-smi -q answered; `error` says why not
+  std::string error;
+  bool nvlink_available = false;  // nvidia-smi nvlink -e answered; `nvlink_error` says why not
+  std::string nvlink_error;
+  std::string taken_utc;
+  std::vector<gpu_link_counters> gpus;
+};
+
+// The two readings merged by GPU UUID (pcie: parse_pcie_replays, nvlink:
+// parse_nvlink_error_counters); a GPU only in the NVLink text keeps unknown PCIe counters.
+[[nodiscard]] std::vector<gpu_link_counters> merge_link_counters(const std::vector<smi_pcie_replays>& pcie,
+                                                                 const std::vector<smi_nvlink_errors>& nvlink);
+
+// Runs `nvidia-smi -q` and `nvidia-smi nvlink -e` (every GPU at once). Never throws.
+[[nodiscard]] link_health_snapshot take_link_health_snapshot();
+
+[[nodiscard]] nlohmann::json to_json(const link_health_snapshot& snapshot);
+// Tolerant, as activity_snapshot_from_json.
+[[nodiscard]] link_health_snapshot link_health_snapshot_from_json(const nlohmann::json& object);
+
 // Rows of `nvidia-smi --query-compute-apps=pid,process_name,gpu_uuid,used_memory
 // --format=csv,noheader,nounits`. "[N/A]", "[Not Supported]" and "N/A" read as unknown. A line
 // that does not have the four fields is skipped. A process name may contain commas: the fields
@@ -67,6 +98,10 @@ struct family_activity {
 // Runs both nvidia-smi queries (run_nvidia_smi, query_gpus). Processes whose pid is in
 // `own_pids` are marked harness_own. Never throws.
 [[nodiscard]] activity_snapshot take_activity_snapshot(const std::vector<long>& own_pids);
+
+// A family binary of hdbench itself ("/opt/hdbench/bin/hdbench-copy"): it holds the per-GPU lock
+// while it has a context there, so it and a family of this run did not measure at the same time.
+[[nodiscard]] bool is_hdbench_binary(std::string_view process_name);
 
 // The UUIDs a family's output names: gpu_uuid= labels (comma-separated for multi-GPU cases) and
 // the context's gpu.<index>.uuid (gpu.uuid before schema 2). Sorted, no duplicates.

@@ -22,6 +22,9 @@ struct suite_run_options {
   std::filesystem::path manifest;
   std::filesystem::path bin_dir;          // where hdbench-<family> and hdbench-probe live
   std::vector<std::string> command_line;  // recorded in meta.json
+  // Non-empty: the run directory's path is written to this file as soon as the directory exists,
+  // so a script (run_all.sh) can find the run it started without parsing the log.
+  std::filesystem::path run_dir_file;
   plot_options plots;
   const volatile std::sig_atomic_t* cancel = nullptr;  // set on SIGINT/SIGTERM
 };

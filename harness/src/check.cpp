@@ -1,0 +1,357 @@
+// hdbench check, the figures and the whole check of a run: which rows are figures, the band or
+// peak each is graded against, and which reference set the node is held to. Health lines are
+// check_health.cpp's, rendering check_render.cpp's.
+#include "hdb/harness/check.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "hdb/harness/error.hpp"
+#include "hdb/harness/noise_model.hpp"
+#include "hdb/harness/tables.hpp"
+#include "hdb/host/declaration.hpp"
+
+namespace hdb {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// The family's declaration as collect stored it in meta.json; nullopt for a meta.json written
+// before declarations were recorded, or one that no longer parses (then it has no checks).
+std::optional<family_declaration> declaration_in(const json& meta, const std::string& family) {
+  const auto families = meta.find("families");
+  if (families == meta.end() || !families->is_object()) return std::nullopt;
+  const auto entry = families->find(family);
+  if (entry == families->end() || !entry->is_object()) return std::nullopt;
+  const auto schema = entry->find("schema");
+  if (schema == entry->end() || !schema->is_object()) return std::nullopt;
+  try {
+    return parse_declaration(nlohmann::ordered_json(*schema));
+  } catch (const declaration_error&) {
+    return std::nullopt;
+  }
+}
+
+metric_key key_of(const result_row& row) {
+  return {row.family, row.case_name, row.device, row.gpus, row.params, row.metric};
+}
+
+// "1073741824" -> "1 GiB" for a size parameter; other values as labelled.
+std::string parameter_text(const std::string& name, const std::string& value) {
+  if (name.ends_with("_bytes") && !value.empty() && value.find_first_not_of("0123456789") == std::string::npos) {
+    return format_size(std::stoull(value));
+  }
+  return value;
+}
+
+// A headline without a check of its own: "pipeline efficiency (chunks=32 regime=balanced ...)".
+std::string generic_label(const result_row& row, const label_list& except = {}) {
+  std::string params;
+  for (const auto& [name, value] : row.params) {
+    const bool named = std::any_of(except.begin(), except.end(), [&](const auto& p) { return p.first == name; });
+    if (named) continue;
+    params += (params.empty() ? "" : " ") + name + "=" + parameter_text(name, value);
+  }
+  return params.empty() ? "" : "(" + params + ")";
+}
+
+// The check of `family` selects this row's case (and, with metric_too, its metric).
+bool selects(const check_decl& check, const std::string& family, const result_row& row, bool metric_too) {
+  if (row.family != family || row.case_name != check.case_kind) return false;
+  if (metric_too && row.metric != check.metric) return false;
+  return std::all_of(check.parameters.begin(), check.parameters.end(),
+                     [&](const auto& p) { return row.param(p.first) == p.second; });
+}
+
+std::vector<int> gpus_of(const result_row& row, const json& meta) {
+  auto devices = row_devices(row, meta);
+  if (devices.empty() && row.device) devices.push_back(*row.device);
+  return devices;
+}
+
+std::string signed_percent(double fraction) {
+  return (fraction >= 0 ? "+" : "") + format_fixed(fraction * 100, 1) + " %";
+}
+
+// One figure: a median row and how it prints.
+struct figure {
+  const result_row* row;
+  std::string label;
+  bool graded_by_peak = true;
+  std::string peak_note;  // why % of peak does not grade it
+};
+
+void grade_against_band(check_line& line, const std::optional<expected_band>& band, better direction) {
+  line.expected.band = band;
+  if (!band) {
+    line.result = grade::warn;
+    line.reason = "no reference entry: the set's runs did not measure it";
+    return;
+  }
+  const double value = *line.value;
+  const double change = value / band->centre - 1;
+  const bool below = value < band->low, above = value > band->high;
+  const bool worse = direction == better::higher ? below : above;
+  const bool better_than = direction == better::higher ? above : below;
+  const auto from_centre = signed_percent(change) + " from the set's centre " + format_figure(band->centre);
+  if (worse) {
+    line.result = grade::fail;
+    line.reason = from_centre + ", worse than a healthy node of this kind reads (detectable " +
+                  percent_text(band->detectable) + ")";
+  } else if (better_than) {
+    line.result = grade::warn;
+    line.reason = from_centre + ", better than the set's band: a faster node than the set's runs, or a set to renew";
+  } else {
+    line.result = grade::pass;
+    line.reason = "within the band (" + from_centre + ")";
+  }
+}
+
+void grade_against_peak(check_line& line, const result_row& row, const json& meta, const figure& f) {
+  if (!f.graded_by_peak) {
+    line.reason = "not graded without a reference set: % of peak says nothing about the node here" +
+                  (f.peak_note.empty() ? std::string() : " (" + f.peak_note + ")");
+    return;
+  }
+  const auto peak = row_peak(row, meta);
+  if (!peak) {
+    line.reason = "not graded: no reference set and no peak for this metric";
+    return;
+  }
+  const double percent = percent_of_peak(*line.value, *peak);
+  line.expected.peak = peak;
+  line.expected.percent_of_peak = percent;
+  line.result = percent >= peak_pass_percent ? grade::pass : percent >= peak_warn_percent ? grade::warn : grade::fail;
+  line.reason = format_fixed(percent, 1) + " % of " + format_figure(peak->value) + " " + row.unit + " (" + peak->basis +
+                "); PASS at >= " + format_figure(peak_pass_percent) + " %, FAIL below " + format_figure(peak_warn_percent) + " %";
+}
+
+// Where sets are looked for when none matched exactly: as find_reference_set looks.
+std::optional<fs::path> reference_place(const std::optional<fs::path>& explicit_dir) {
+  if (explicit_dir) return explicit_dir;
+  if (const char* env = std::getenv("HDBENCH_REFERENCE_DIR"); env && *env) return fs::path(env);
+#ifdef HDB_REFERENCE_DIR
+  return fs::path(HDB_REFERENCE_DIR);
+#else
+  return std::nullopt;
+#endif
+}
+
+// `node` is a node of kind `set`, short of some links: the same GPUs, no PCIe link above the
+// kind's maximum and no more NVLinks, at least one less. A set of a slower kind is never chosen
+// for a faster node: then the node's figures would pass against another machine's.
+bool degraded_of(const node_kind& node, const node_kind& set) {
+  if (node == set || node.gpu_name != set.gpu_name || node.gpus != set.gpus || node.pcie.size() != set.pcie.size() ||
+      node.nvlinks.size() != set.nvlinks.size()) {
+    return false;
+  }
+  const auto at_most = [](const std::optional<int>& have, const std::optional<int>& kind) {
+    return !have || !kind ? have == kind : *have <= *kind;
+  };
+  for (std::size_t i = 0; i < node.pcie.size(); ++i) {
+    if (!at_most(node.pcie[i].gen_max, set.pcie[i].gen_max) || !at_most(node.pcie[i].width_max, set.pcie[i].width_max)) {
+      return false;
+    }
+    if (!at_most(node.nvlinks[i], set.nvlinks[i])) return false;
+  }
+  return true;
+}
+
+// The set of the kind this node is a degraded copy of, in `place` (a set, or a directory of sets).
+std::optional<reference_set> degraded_set(const node_kind& kind, const fs::path& place) {
+  std::vector<fs::path> candidates;
+  if (is_reference_set(place)) {
+    candidates.push_back(place);
+  } else if (fs::is_directory(place)) {
+    for (const auto& entry : fs::directory_iterator(place)) {
+      if (entry.is_directory() && is_reference_set(entry.path())) candidates.push_back(entry.path());
+    }
+    std::sort(candidates.begin(), candidates.end());
+  }
+  for (const auto& dir : candidates) {
+    if (degraded_of(kind, read_noise_model(dir / "noise.json").kind)) return load_reference_set(dir);
+  }
+  return std::nullopt;
+}
+
+void count(check_report& report) {
+  report.passed = report.warned = report.failed = report.not_graded = 0;
+  for (const auto& line : report.lines) {
+    switch (line.result) {
+      case grade::pass: ++report.passed; break;
+      case grade::warn: ++report.warned; break;
+      case grade::fail: ++report.failed; break;
+      case grade::not_graded: ++report.not_graded; break;
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(grade value) {
+  switch (value) {
+    case grade::fail: return "FAIL";
+    case grade::warn: return "WARN";
+    case grade::pass: return "PASS";
+    case grade::not_graded: return "INFO";
+  }
+  return "?";
+}
+
+std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const json& meta, const reference_set* set,
+                                      double alpha) {
+  std::map<std::string, family_declaration> declarations;
+  for (const auto& row : rows) {
+    if (!declarations.contains(row.family)) {
+      if (auto d = declaration_in(meta, row.family)) declarations.emplace(row.family, std::move(*d));
+    }
+  }
+  // The figures, in file order: a row a check selects prints under the check's label (a
+  // headline included); any other gating headline under a label made of its parameters.
+  std::vector<figure> figures;
+  std::set<std::string> checks_found;  // "family/label"
+  std::set<metric_key> failed_cases;
+  std::vector<check_line> lines;
+  for (const auto& row : rows) {
+    if (row.status == row_status::failed) {
+      auto key = key_of(row);
+      key.metric.clear();
+      if (!failed_cases.insert(key).second) continue;
+      check_line line;
+      line.result = grade::fail;
+      line.gpus = gpus_of(row, meta);
+      line.family = row.family;
+      line.label = row.case_name.empty() ? "family" : row.case_name + " " + generic_label(row);
+      line.reason = (row.case_name.empty() ? "the family failed: " : "the case failed: ") + row.reason;
+      lines.push_back(std::move(line));
+      continue;
+    }
+    if (row.status != row_status::ok || row.stat != statistic::median || !row.value) continue;
+    const check_decl* check = nullptr;
+    if (const auto d = declarations.find(row.family); d != declarations.end()) {
+      for (const auto& c : d->second.checks) {
+        if (selects(c, d->first, row, true)) check = &c;
+      }
+    }
+    const bool gates = row.headline && row.better_direction && *row.better_direction != better::neutral;
+    if (check == nullptr && !gates) continue;
+    figure f{&row, {}, true, {}};
+    if (check != nullptr) {
+      checks_found.insert(row.family + "/" + check->label);
+      const auto rest = generic_label(row, check->parameters);
+      // A check that leaves a parameter free selects one row per value: each says which.
+      const bool free_parameters = std::count_if(rows.begin(), rows.end(), [&](const result_row& other) {
+                                     return other.stat == statistic::median && other.status == row_status::ok &&
+                                            other.device == row.device && other.gpus == row.gpus &&
+                                            selects(*check, row.family, other, true);
+                                   }) > 1;
+      f.label = check->label + (free_parameters && !rest.empty() ? " " + rest : "");
+      f.graded_by_peak = check->graded_by_peak;
+      f.peak_note = check->description;
+    } else {
+      f.label = row.case_name + " " + row.metric + " " + generic_label(row);
+    }
+    figures.push_back(std::move(f));
+  }
+  // Bonferroni over the figures held against the set, as compare's m.
+  const std::size_t tests = std::max<std::size_t>(figures.size(), 1);
+  for (const auto& f : figures) {
+    const auto& row = *f.row;
+    check_line line;
+    line.gpus = gpus_of(row, meta);
+    line.family = row.family;
+    line.label = f.label;
+    line.value = row.value;
+    line.unit = row.unit;
+    const auto direction = row.better_direction.value_or(better::higher);
+    if (set != nullptr) {
+      grade_against_band(line, band_for(*set, key_of(row), direction, tests, alpha), direction);
+    } else {
+      grade_against_peak(line, row, meta, f);
+    }
+    lines.push_back(std::move(line));
+  }
+  // A check nothing answered: skipped here (with its reason), or not measured at all.
+  for (const auto& [family, declaration] : declarations) {
+    for (const auto& check : declaration.checks) {
+      if (checks_found.contains(family + "/" + check.label)) continue;
+      const auto answer = std::find_if(rows.begin(), rows.end(), [&](const result_row& row) {
+        return row.status != row_status::ok && selects(check, family, row, false);
+      });
+      if (answer != rows.end() && answer->status == row_status::failed) continue;  // its FAIL line is above
+      check_line line;
+      line.result = grade::warn;
+      line.family = family;
+      line.label = check.label;
+      line.reason = "not measured in this run";
+      if (answer != rows.end()) {
+        line.gpus = gpus_of(*answer, meta);
+        line.reason = "skipped: " + answer->reason;
+      }
+      lines.push_back(std::move(line));
+    }
+  }
+  return lines;
+}
+
+check_report check_run(const fs::path& run_dir, const check_options& options) {
+  if (!fs::is_directory(run_dir)) throw harness_error("not a run directory: " + run_dir.string());
+  auto run = load_run(run_dir);
+  if (!run.meta) {
+    throw harness_error((run_dir / "meta.json").string() + ": missing or unreadable; check needs the node's fingerprint");
+  }
+  const json& meta = *run.meta;
+  check_report report;
+  report.run = meta.value("run_id", run_dir.filename().string());
+  const auto kind = kind_of(meta);
+  report.node_kind = describe(kind);
+
+  std::optional<reference_set> set;
+  const auto place = reference_place(options.reference);
+  if (options.reference && is_reference_set(*options.reference)) {
+    // Asked for by name: this set or nothing, and a set of another kind is an input error unless
+    // the node is that kind with links down (which the health lines then name).
+    auto named = load_reference_set(*options.reference);
+    if (!(named.model.kind == kind) && !degraded_of(kind, named.model.kind)) {
+      throw harness_error("reference set " + options.reference->string() + " is for " + describe(named.model.kind) +
+                          "; this run is " + report.node_kind);
+    }
+    set = std::move(named);
+  } else {
+    set = find_reference_set(meta, options.reference);
+    if (!set && place) set = degraded_set(kind, *place);
+  }
+  if (set) {
+    report.set = set->dir.filename().string();
+    report.set_dir = set->dir;
+    report.set_runs = set->runs.size();
+    if (!(set->model.kind == kind)) {
+      report.notes.push_back("this node (" + report.node_kind + ") has fewer links than the kind of reference set " +
+                             *report.set + " (" + describe(set->model.kind) +
+                             "): graded against it; the missing links are FAIL lines below");
+    }
+  } else {
+    report.notes.push_back("no reference set for " + report.node_kind +
+                           (place ? " in " + place->string() : std::string()) + ": graded against peaks only (PASS >= " +
+                           format_figure(peak_pass_percent) + " %, WARN >= " + format_figure(peak_warn_percent) +
+                           " %, FAIL below, of the traffic class's theoretical rate); figures without a peak are not graded");
+  }
+  report.lines = grade_figures(run.rows, meta, set ? &*set : nullptr, options.alpha);
+  auto health = health_lines(meta, set ? &set->model.kind : nullptr, report.lines);
+  report.lines.insert(report.lines.end(), std::make_move_iterator(health.begin()), std::make_move_iterator(health.end()));
+  count(report);
+  return report;
+}
+
+check_format parse_check_format(std::string_view text) {
+  if (text == "text") return check_format::text;
+  if (text == "junit") return check_format::junit;
+  if (text == "json") return check_format::json;
+  throw harness_error("unknown --format '" + std::string(text) + "' (text, junit or json)");
+}
+
+}  // namespace hdb

@@ -1,0 +1,570 @@
+// hdbench check on stand-in runs: synthetic copy + p2p runs of H200 nodes written with
+// write_results_csv and a meta.json built here (the families' real declarations, with their
+// "checks"), graded against a reference set learned from five such runs (H3's noise model) or
+// against peaks alone. Each node fault is planted in an otherwise healthy run.
+#include <algorithm>
+#include <array>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "catch_compat.hpp"
+#include "hdb/harness/check.hpp"
+#include "hdb/harness/error.hpp"
+#include "hdb/harness/files.hpp"
+#include "hdb/harness/gpu_activity.hpp"
+#include "hdb/harness/meta.hpp"
+#include "hdb/harness/noise_model.hpp"
+#include "hdb/harness/stats.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// One GPU of a stand-in node: its figures (medians of a healthy H200) and its state.
+struct gpu_spec {
+  double pinned_h2d = 55.3, pinned_d2h = 55.2, bidir = 97.5, pageable_h2d = 7.7, pageable_d2h = 13.2;
+  double latency_h2d = 2.3, latency_d2h = 1.6, loopback = 49.4;
+  int gen = 5, width = 16, gen_max = 5, width_max = 16;
+  int nvlinks = 0;
+  unsigned long long clock_reasons = 0;  // at the copy family's start
+  unsigned long long replays_start = 0, replays_end = 0;
+  unsigned long long nvlink_errors_start = 0, nvlink_errors_end = 0;  // link 0 replay_errors
+};
+
+struct run_spec {
+  std::string run_id = "current";
+  std::vector<gpu_spec> gpus = std::vector<gpu_spec>(1);
+  double shift = 0;  // this run's level shift of every figure (relative)
+  std::vector<hdb::compute_process> others;  // seen on the GPUs around the copy family
+  bool health = true;  // meta.json has the link counters
+};
+
+std::string uuid(std::size_t gpu) { return "GPU-0000000" + std::to_string(gpu); }
+
+json declaration(const std::string& family) {
+  return json::parse(hdb::read_text_file(hdb_test::fixture("../../../bench/" + family + "/schema.json")));
+}
+
+constexpr std::array<double, 10> pattern = {0.3, -1.1, 0.8, -0.4, 1.5, -0.9, 0.1, 1.0, -1.4, 0.1};
+
+void add_metric(std::vector<hdb::result_row>& rows, const std::string& run_id, const std::string& family,
+                const std::string& case_name, std::size_t gpu, std::map<std::string, std::string> params,
+                const std::string& metric, const std::string& unit, hdb::better better, bool headline,
+                const std::string& traffic, double level, double within) {
+  hdb::result_row row;
+  row.run_id = run_id;
+  row.family = family;
+  row.case_name = case_name;
+  row.device = static_cast<int>(gpu);
+  row.gpus = 1;
+  row.gpu_uuid = uuid(gpu);
+  row.params = std::move(params);
+  row.metric = metric;
+  row.unit = unit;
+  row.better_direction = better;
+  row.headline = headline;
+  row.traffic = traffic;
+  std::vector<double> samples;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    samples.push_back(level * (1 + within * pattern[(i + gpu) % pattern.size()]));
+    row.stat = hdb::statistic::sample;
+    row.sample_index = static_cast<int>(i);
+    row.value = samples.back();
+    rows.push_back(row);
+  }
+  row.stat = hdb::statistic::median;
+  row.sample_index.reset();
+  row.value = hdb::median(samples);
+  rows.push_back(row);
+}
+
+std::vector<hdb::result_row> make_rows(const run_spec& spec) {
+  std::vector<hdb::result_row> rows;
+  const auto f = 1 + spec.shift;
+  const std::string gib = "1073741824";
+  for (std::size_t g = 0; g < spec.gpus.size(); ++g) {
+    const auto& gpu = spec.gpus[g];
+    const auto copy = [&](const std::string& direction, const std::string& kind, const std::string& streams) {
+      return std::map<std::string, std::string>{
+          {"direction", direction}, {"host_kind", kind}, {"api", "async"}, {"size_bytes", gib}, {"streams", streams}};
+    };
+    const auto higher = hdb::better::higher, lower = hdb::better::lower;
+    add_metric(rows, spec.run_id, "copy", "bandwidth", g, copy("h2d", "pinned", "1"), "bandwidth", "GB/s", higher, true,
+               "pcie_per_direction", gpu.pinned_h2d * f, 0.001);
+    add_metric(rows, spec.run_id, "copy", "bandwidth", g, copy("d2h", "pinned", "1"), "bandwidth", "GB/s", higher, true,
+               "pcie_per_direction", gpu.pinned_d2h * f, 0.001);
+    add_metric(rows, spec.run_id, "copy", "bandwidth", g, copy("bidir", "pinned", "2"), "bandwidth", "GB/s", higher, false,
+               "pcie_both_directions", gpu.bidir * f, 0.003);
+    add_metric(rows, spec.run_id, "copy", "bandwidth", g, copy("h2d", "pageable", "1"), "bandwidth", "GB/s", higher, false,
+               "pcie_per_direction", gpu.pageable_h2d * f, 0.003);
+    add_metric(rows, spec.run_id, "copy", "bandwidth", g, copy("d2h", "pageable", "1"), "bandwidth", "GB/s", higher, false,
+               "pcie_per_direction", gpu.pageable_d2h * f, 0.003);
+    auto latency = copy("h2d", "pinned", "1");
+    latency["size_bytes"] = "1";
+    add_metric(rows, spec.run_id, "copy", "latency", g, latency, "latency", "us", lower, true, "", gpu.latency_h2d / f, 0.005);
+    latency["direction"] = "d2h";
+    add_metric(rows, spec.run_id, "copy", "latency", g, latency, "latency", "us", lower, true, "", gpu.latency_d2h / f, 0.005);
+    add_metric(rows, spec.run_id, "p2p", "bandwidth", g,
+               {{"api", "staged"}, {"direction", "loopback"}, {"src", std::to_string(g)}, {"dst", std::to_string(g)},
+                {"size_bytes", gib}},
+               "bandwidth", "GB/s", higher, true, "pcie_per_direction", gpu.loopback * f, 0.002);
+  }
+  return rows;
+}
+
+json make_meta(const run_spec& spec) {
+  json gpus = json::array();
+  hdb::activity_snapshot start, end;
+  hdb::link_health_snapshot health_start, health_end;
+  start.available = end.available = true;
+  health_start.available = health_end.available = health_start.nvlink_available = health_end.nvlink_available = true;
+  health_start.taken_utc = "2026-12-01T09:50:00Z";
+  health_end.taken_utc = "2026-12-01T09:55:00Z";
+  for (std::size_t g = 0; g < spec.gpus.size(); ++g) {
+    const auto& gpu = spec.gpus[g];
+    gpus.push_back({{"index", g},
+                    {"name", "NVIDIA H200"},
+                    {"uuid", uuid(g)},
+                    {"pcie",
+                     {{"gen_current", gpu.gen},
+                      {"gen_max", gpu.gen_max},
+                      {"width_current", gpu.width},
+                      {"width_max", gpu.width_max},
+                      {"source", "nvidia-smi (under load)"}}},
+                    {"nvlink", {{"links_active", gpu.nvlinks}, {"per_link_GBps", 26.562}}},
+                    {"clocks", {{"throttle_reasons", "0x0000000000000000"}, {"source", "nvidia-smi (under load)"}}},
+                    {"hbm_peak_GBps", 4814.304}});
+    hdb::gpu_clock_state clock;
+    clock.index = static_cast<int>(g);
+    clock.uuid = uuid(g);
+    clock.sm_mhz = gpu.clock_reasons != 0 ? 1200.0 : 1980.0;
+    clock.sm_max_mhz = 1980.0;
+    clock.event_reasons = gpu.clock_reasons;
+    start.gpus.push_back(clock);
+    clock.event_reasons = 0;
+    clock.sm_mhz = 1980.0;
+    end.gpus.push_back(clock);
+    std::vector<hdb::smi_nvlink_counter> before, after;
+    if (gpu.nvlinks > 0) {
+      before = {{0, "replay_errors", gpu.nvlink_errors_start}, {0, "crc_errors", 0}};
+      after = {{0, "replay_errors", gpu.nvlink_errors_end}, {0, "crc_errors", 0}};
+    }
+    health_start.gpus.push_back({uuid(g), gpu.replays_start, 0, before});
+    health_end.gpus.push_back({uuid(g), gpu.replays_end, 0, after});
+  }
+  hdb::family_activity quiet{end, end, {}};
+  start.processes = end.processes = spec.others;
+  hdb::family_activity copy_activity{start, end, {}};
+  json meta = {{"schema_version", 1},
+               {"run_id", spec.run_id},
+               {"node", {{"gpus", gpus}}},
+               {"families",
+                {{"copy", {{"status", "ok"}, {"schema", declaration("copy")}, {"activity", hdb::to_json(copy_activity)}}},
+                 {"p2p", {{"status", "ok"}, {"schema", declaration("p2p")}, {"activity", hdb::to_json(quiet)}}}}}};
+  if (spec.health) meta["health"] = {{"start", hdb::to_json(health_start)}, {"end", hdb::to_json(health_end)}};
+  return meta;
+}
+
+const std::vector<std::string> columns = {"direction", "host_kind", "api", "size_bytes", "streams", "src", "dst"};
+
+fs::path write_run(const fs::path& parent, const run_spec& spec) {
+  const auto dir = parent / spec.run_id;
+  fs::create_directories(dir);
+  hdb::atomic_write_file(dir / "results.csv", hdb::write_results_csv(make_rows(spec), columns));
+  hdb::write_meta(dir / "meta.json", make_meta(spec));
+  return dir;
+}
+
+// A reference set of `gpus` healthy GPUs: five member runs with typical level shifts between
+// machines (bandwidth within 0.4 %, latency as much) and noise.json learned from them.
+fs::path write_set(const fs::path& parent, const std::string& name, const std::vector<gpu_spec>& gpus) {
+  const auto set = parent / name;
+  constexpr std::array<double, 5> shifts = {+0.002, -0.003, +0.001, -0.001, +0.004};
+  std::vector<hdb::indexed_run> members;
+  for (std::size_t i = 0; i < shifts.size(); ++i) {
+    run_spec member;
+    member.run_id = "member" + std::to_string(i + 1);
+    member.gpus = gpus;
+    member.shift = shifts[i];
+    const auto dir = write_run(set / "runs", member);
+    members.push_back(hdb::index_run(hdb::load_run(dir)));
+  }
+  const auto kind = hdb::kind_of(*members.front().run.meta);
+  hdb::write_noise_model(set / "noise.json", hdb::learn_noise_model(members, kind));
+  return set;
+}
+
+std::vector<const hdb::check_line*> lines_with(const hdb::check_report& report, hdb::grade grade) {
+  std::vector<const hdb::check_line*> found;
+  for (const auto& line : report.lines) {
+    if (line.result == grade) found.push_back(&line);
+  }
+  return found;
+}
+
+const hdb::check_line* find_line(const hdb::check_report& report, const std::string& label, int gpu) {
+  for (const auto& line : report.lines) {
+    if (line.label == label && line.gpus == std::vector<int>{gpu}) return &line;
+  }
+  return nullptr;
+}
+
+std::string describe_lines(const hdb::check_report& report) { return hdb::render_check(report, hdb::check_format::text); }
+
+struct fixture_set {
+  hdb_test::temp_dir dir;
+  fs::path set = write_set(dir.path() / "reference", "h200", std::vector<gpu_spec>(1));
+};
+
+}  // namespace
+
+TEST_CASE("check: a healthy node is PASS on every line, exit 0", "[check]") {
+  const fixture_set f;
+  run_spec spec;
+  spec.shift = -0.001;
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+  INFO(describe_lines(report));
+  CHECK(report.set == "h200");
+  CHECK(report.set_runs == 5);
+  CHECK(report.failed == 0);
+  CHECK(report.warned == 0);
+  CHECK(report.not_graded == 0);
+  CHECK(report.exit_code() == 0);
+  // Every check of copy and p2p on the GPU, under its declared label, held to the set's band.
+  for (const char* label : {"pinned h2d 1 GiB", "pinned d2h 1 GiB", "pinned bidirectional 1 GiB", "pageable h2d 1 GiB",
+                            "pageable d2h 1 GiB", "h2d 1 B latency (device-timed)", "d2h 1 B latency (device-timed)",
+                            "staged loopback 1 GiB"}) {
+    const auto* line = find_line(report, label, 0);
+    REQUIRE(line != nullptr);
+    CHECK(line->result == hdb::grade::pass);
+    REQUIRE(line->expected.band);
+    CHECK(line->expected.band->runs == 5);
+    CHECK(line->expected.band->low < *line->value);
+    CHECK(line->expected.band->high > *line->value);
+  }
+  // And the evidence of its health, each item its own PASS line.
+  for (const char* item : {"PCIe link", "PCIe replays", "clocks", "other processes"}) {
+    const auto* line = find_line(report, item, 0);
+    REQUIRE(line != nullptr);
+    CHECK(line->result == hdb::grade::pass);
+  }
+  CHECK(find_line(report, "NVLinks", 0) == nullptr);  // a PCIe-only GPU has no NVLink lines
+  const auto text = hdb::render_check(report, hdb::check_format::text);
+  CHECK_THAT(text, hdb_test::contains_text("PASS   GPU 0  copy    pinned h2d 1 GiB"));
+  CHECK_THAT(text, hdb_test::contains_text("expected "));
+  CHECK_THAT(text, hdb_test::contains_text("(h200, 5 runs)"));
+  const auto last = text.substr(text.rfind('\n', text.size() - 2) + 1);
+  CHECK(last == "hdbench check: current PASS \u2014 " + std::to_string(report.passed) +
+                    " PASS, 0 WARN, 0 FAIL against h200 (5 runs)\n");
+}
+
+TEST_CASE("check: a figure worse than the band FAILs, a better one WARNs", "[check]") {
+  const fixture_set f;
+  run_spec spec;
+  spec.gpus[0].pinned_h2d *= 0.95;
+  spec.gpus[0].latency_d2h *= 0.9;  // 10 % faster
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+  INFO(describe_lines(report));
+  const auto failed = lines_with(report, hdb::grade::fail);
+  REQUIRE(failed.size() == 1);
+  CHECK(failed[0]->label == "pinned h2d 1 GiB");
+  CHECK_THAT(failed[0]->reason, Catch::Matchers::StartsWith("-5.1 % from the set's centre 55.3, worse than"));
+  const auto warned = lines_with(report, hdb::grade::warn);
+  REQUIRE(warned.size() == 1);
+  CHECK(warned[0]->label == "d2h 1 B latency (device-timed)");
+  CHECK_THAT(warned[0]->reason, hdb_test::contains_text("better than the set's band"));
+  CHECK(report.exit_code() == 1);
+}
+
+TEST_CASE("check: a link trained to Gen4 under load is a FAIL naming the GPU", "[check]") {
+  const fixture_set f;
+  run_spec spec;
+  spec.gpus[0].gen = 4;
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+  const auto* line = find_line(report, "PCIe link", 0);
+  REQUIRE(line != nullptr);
+  CHECK(line->result == hdb::grade::fail);
+  CHECK(line->reading == "Gen4 x16");
+  CHECK_THAT(line->reason, hdb_test::contains_text("trained below its maximum Gen5 x16 while copying"));
+  CHECK(report.exit_code() == 1);
+}
+
+TEST_CASE("check: a slot whose maximum is below the kind's is held to the kind and FAILs", "[check]") {
+  const fixture_set f;
+  run_spec spec;
+  spec.gpus[0].gen = spec.gpus[0].gen_max = 4;  // a Gen4 riser: trained at its (lower) maximum
+  spec.gpus[0].pinned_h2d = spec.gpus[0].pinned_d2h = 27.5;
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.dir.path() / "reference", 0.05});
+  INFO(describe_lines(report));
+  CHECK(report.set == "h200");  // not "no reference": this node is the kind with a slower slot
+  REQUIRE(report.notes.size() == 1);
+  CHECK_THAT(report.notes[0], hdb_test::contains_text("fewer links than the kind of reference set h200"));
+  const auto* link = find_line(report, "PCIe link", 0);
+  REQUIRE(link != nullptr);
+  CHECK(link->result == hdb::grade::fail);
+  CHECK_THAT(link->reason, hdb_test::contains_text("maximum is Gen4 x16, below this kind's Gen5 x16"));
+  CHECK(find_line(report, "pinned h2d 1 GiB", 0)->result == hdb::grade::fail);
+}
+
+TEST_CASE("check: throttling around a family", "[check]") {
+  const fixture_set f;
+  run_spec spec;
+  SECTION("by the hardware is a FAIL") {
+    spec.gpus[0].clock_reasons = 0x8 | 0x1;
+    const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+    const auto* line = find_line(report, "clocks", 0);
+    REQUIRE(line != nullptr);
+    CHECK(line->result == hdb::grade::fail);
+    CHECK_THAT(line->reason, hdb_test::contains_text("when copy before it started: 0x9 (gpu_idle,hw_slowdown), SM at 1200 MHz of 1980"));
+    CHECK(report.exit_code() == 1);
+  }
+  SECTION("by a software power cap is a WARN") {
+    spec.gpus[0].clock_reasons = 0x4;
+    const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+    const auto* line = find_line(report, "clocks", 0);
+    REQUIRE(line != nullptr);
+    CHECK(line->result == hdb::grade::warn);
+    CHECK_THAT(line->reason, hdb_test::contains_text("sw_power_cap"));
+    CHECK(report.exit_code() == 0);
+  }
+  SECTION("an idle GPU is not throttled") {
+    spec.gpus[0].clock_reasons = 0x1;
+    const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+    CHECK(find_line(report, "clocks", 0)->result == hdb::grade::pass);
+  }
+}
+
+TEST_CASE("check: another process on the GPU during a family FAILs, naming it and the figures", "[check]") {
+  const fixture_set f;
+  run_spec spec;
+  hdb::compute_process other;
+  other.pid = 4242;
+  other.name = "python3";
+  other.gpu_uuid = uuid(0);
+  other.used_memory_mib = 2048;
+  spec.others = {other};
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+  INFO(describe_lines(report));
+  const auto failed = lines_with(report, hdb::grade::fail);
+  REQUIRE(failed.size() == 1);
+  CHECK(failed[0]->label == "other processes");
+  CHECK(failed[0]->gpus == std::vector<int>{0});
+  CHECK(failed[0]->reading == "pid 4242 python3 (2048 MiB)");
+  CHECK_THAT(failed[0]->reason, hdb_test::contains_text("during copy (before it started, after it ended)"));
+  // The copy figures measured meanwhile, not p2p's (it ran alone).
+  CHECK_THAT(failed[0]->reason, hdb_test::contains_text("pinned h2d 1 GiB, pinned d2h 1 GiB, pinned bidirectional 1 GiB"));
+  CHECK_THAT(failed[0]->reason, !hdb_test::contains_text("staged loopback"));
+  CHECK(report.exit_code() == 1);
+  SECTION("another hdbench run only WARNs: the per-GPU lock kept them apart") {
+    spec.others[0].name = "/opt/hdbench/bin/hdbench-copy";
+    spec.run_id = "current-hdbench";
+    const auto again = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+    CHECK(again.failed == 0);
+    CHECK(find_line(again, "other processes", 0)->result == hdb::grade::warn);
+  }
+}
+
+TEST_CASE("check: one slow GPU among eight FAILs on that GPU only", "[check]") {
+  hdb_test::temp_dir dir;
+  const auto set = write_set(dir.path() / "reference", "h200-x8", std::vector<gpu_spec>(8));
+  run_spec spec;
+  spec.gpus = std::vector<gpu_spec>(8);
+  spec.gpus[5].pinned_h2d *= 0.93;
+  spec.gpus[5].loopback *= 0.93;
+  const auto report = hdb::check_run(write_run(dir.path(), spec), {set, 0.05});
+  INFO(describe_lines(report));
+  const auto failed = lines_with(report, hdb::grade::fail);
+  REQUIRE(failed.size() == 2);
+  for (const auto* line : failed) CHECK(line->gpus == std::vector<int>{5});
+  CHECK(failed[0]->label == "pinned h2d 1 GiB");
+  CHECK(failed[1]->label == "staged loopback 1 GiB");
+  CHECK(find_line(report, "pinned h2d 1 GiB", 4)->result == hdb::grade::pass);
+  CHECK(report.warned == 0);
+}
+
+TEST_CASE("check: PCIe replays that grew during the run FAIL", "[check]") {
+  const fixture_set f;
+  run_spec spec;
+  spec.gpus[0].replays_start = 3;
+  spec.gpus[0].replays_end = 20;
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+  const auto* line = find_line(report, "PCIe replays", 0);
+  REQUIRE(line != nullptr);
+  CHECK(line->result == hdb::grade::fail);
+  CHECK(line->reading == "3 -> 20");
+  CHECK_THAT(line->reason, hdb_test::contains_text("Replays Since Reset"));
+  // Replays from before the run (3) are not this run's: counted only when they grow.
+  spec.gpus[0].replays_end = 3;
+  spec.run_id = "steady";
+  CHECK(find_line(hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05}), "PCIe replays", 0)->result ==
+        hdb::grade::pass);
+}
+
+TEST_CASE("check: NVLinks down and NVLink errors that grew FAIL", "[check]") {
+  hdb_test::temp_dir dir;
+  std::vector<gpu_spec> kind(2);
+  for (auto& gpu : kind) gpu.nvlinks = 18;
+  write_set(dir.path() / "reference", "h200-x2", kind);
+  run_spec spec;
+  spec.gpus = kind;
+  spec.gpus[1].nvlinks = 17;
+  spec.gpus[0].nvlink_errors_end = 12;
+  const auto report = hdb::check_run(write_run(dir.path(), spec), {dir.path() / "reference", 0.05});
+  INFO(describe_lines(report));
+  CHECK(report.set == "h200-x2");
+  const auto* down = find_line(report, "NVLinks", 1);
+  REQUIRE(down != nullptr);
+  CHECK(down->result == hdb::grade::fail);
+  CHECK(down->reading == "17 active");
+  CHECK_THAT(down->reason, hdb_test::contains_text("fewer than this kind's 18: 1 link(s) down"));
+  CHECK(find_line(report, "NVLinks", 0)->result == hdb::grade::pass);
+  const auto* errors = find_line(report, "NVLink errors", 0);
+  REQUIRE(errors != nullptr);
+  CHECK(errors->result == hdb::grade::fail);
+  CHECK_THAT(errors->reason, hdb_test::contains_text("link 0 replay_errors 0 -> 12"));
+  CHECK(find_line(report, "NVLink errors", 1)->result == hdb::grade::pass);
+}
+
+TEST_CASE("check: without a reference set of this kind, figures are graded against peaks", "[check]") {
+  hdb_test::temp_dir dir;
+  // The only set is of another kind (two GPUs).
+  write_set(dir.path() / "reference", "h200-x2", std::vector<gpu_spec>(2));
+  run_spec spec;
+  spec.gpus[0].pinned_d2h = 25;  // 40 % of the Gen5 x16 peak
+  spec.gpus[0].bidir = 70;       // 56 %
+  const auto report = hdb::check_run(write_run(dir.path(), spec), {dir.path() / "reference", 0.05});
+  INFO(describe_lines(report));
+  CHECK_FALSE(report.set);
+  REQUIRE(report.notes.size() == 1);
+  CHECK_THAT(report.notes[0], hdb_test::contains_text("no reference set for NVIDIA H200 x1"));
+  CHECK_THAT(report.notes[0], hdb_test::contains_text("graded against peaks only"));
+  const auto* h2d = find_line(report, "pinned h2d 1 GiB", 0);
+  CHECK(h2d->result == hdb::grade::pass);  // 55.3 of 63.0 GB/s
+  REQUIRE(h2d->expected.percent_of_peak);
+  CHECK(*h2d->expected.percent_of_peak == hdb_test::Approx(55.3 / 63.015 * 100).epsilon(0.002));
+  CHECK(find_line(report, "pinned d2h 1 GiB", 0)->result == hdb::grade::fail);
+  CHECK(find_line(report, "pinned bidirectional 1 GiB", 0)->result == hdb::grade::warn);
+  CHECK(find_line(report, "staged loopback 1 GiB", 0)->result == hdb::grade::pass);
+  // Pageable copies are declared not gradeable by peak; latencies have none.
+  const auto* pageable = find_line(report, "pageable h2d 1 GiB", 0);
+  CHECK(pageable->result == hdb::grade::not_graded);
+  CHECK_THAT(pageable->reason, hdb_test::contains_text("staging"));
+  CHECK(find_line(report, "h2d 1 B latency (device-timed)", 0)->result == hdb::grade::not_graded);
+  CHECK(report.exit_code() == 1);
+  const auto text = hdb::render_check(report, hdb::check_format::text);
+  CHECK_THAT(text, hdb_test::contains_text("FAIL \u2014 6 PASS, 1 WARN, 1 FAIL, 4 not graded against peaks only"));
+  CHECK_THAT(text, hdb_test::contains_text("against peaks only"));
+  SECTION("a set of another kind asked for by name is an input error") {
+    CHECK_THROWS_AS(hdb::check_run(dir.path() / "current", {dir.path() / "reference" / "h200-x2", 0.05}), hdb::harness_error);
+  }
+}
+
+TEST_CASE("check: a run without link counters says health was not read", "[check]") {
+  const fixture_set f;
+  run_spec spec;
+  spec.health = false;
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+  const auto warned = lines_with(report, hdb::grade::warn);
+  REQUIRE(warned.size() == 1);
+  CHECK(warned[0]->label == "health not read");
+  CHECK(warned[0]->gpus.empty());
+  CHECK(report.failed == 0);
+  CHECK(report.exit_code() == 0);
+  CHECK(hdb::summary_line(report).starts_with("hdbench check: current WARN \u2014 "));
+}
+
+TEST_CASE("check: a check its run did not measure WARNs", "[check]") {
+  const fixture_set f;
+  run_spec spec;
+  auto rows = make_rows(spec);
+  // Drop the pageable d2h rows: its check has nothing to grade.
+  std::erase_if(rows, [](const hdb::result_row& row) {
+    return row.param("host_kind") == "pageable" && row.param("direction") == "d2h";
+  });
+  const auto run = f.dir.path() / "partial";
+  fs::create_directories(run);
+  hdb::atomic_write_file(run / "results.csv", hdb::write_results_csv(rows, columns));
+  hdb::write_meta(run / "meta.json", make_meta(spec));
+  const auto report = hdb::check_run(run, {f.set, 0.05});
+  const auto warned = lines_with(report, hdb::grade::warn);
+  REQUIRE(warned.size() == 1);
+  CHECK(warned[0]->label == "pageable d2h 1 GiB");
+  CHECK(warned[0]->reason == "not measured in this run");
+}
+
+TEST_CASE("check: bad input is a harness_error (exit 2)", "[check]") {
+  hdb_test::temp_dir dir;
+  CHECK_THROWS_AS(hdb::check_run(dir.path() / "no-such-run", {}), hdb::harness_error);
+  const auto run = write_run(dir.path(), run_spec{});
+  fs::remove(run / "meta.json");
+  CHECK_THROWS_WITH(hdb::check_run(run, {}), Catch::Matchers::EndsWith("meta.json: missing or unreadable; check needs the node's fingerprint"));
+  CHECK_THROWS_AS(hdb::parse_check_format("xml"), hdb::harness_error);
+}
+
+namespace {
+
+// A small well-formedness check of the XML the junit renderer writes: every tag closed in order,
+// attributes quoted, no bare '&' or '<' in text. Returns the names of the elements opened.
+std::vector<std::string> xml_elements(const std::string& xml) {
+  std::vector<std::string> open, seen;
+  std::size_t at = xml.find("?>") + 2;
+  while ((at = xml.find_first_of("<&", at)) != std::string::npos) {
+    if (xml[at] == '&') {
+      const auto end = xml.find(';', at);
+      const auto entity = xml.substr(at, end - at + 1);
+      REQUIRE((entity == "&amp;" || entity == "&lt;" || entity == "&gt;" || entity == "&quot;"));
+      at = end;
+      continue;
+    }
+    const auto end = xml.find('>', at);
+    REQUIRE(end != std::string::npos);
+    std::string tag = xml.substr(at + 1, end - at - 1);
+    REQUIRE(tag.find('<') == std::string::npos);
+    REQUIRE(std::count(tag.begin(), tag.end(), '"') % 2 == 0);
+    if (tag.starts_with("/")) {
+      REQUIRE_FALSE(open.empty());
+      CHECK(open.back() == tag.substr(1));
+      open.pop_back();
+    } else {
+      const auto name = tag.substr(0, tag.find_first_of(" /"));
+      seen.push_back(name);
+      if (!tag.ends_with("/")) open.push_back(name);
+    }
+    at = end;
+  }
+  CHECK(open.empty());
+  return seen;
+}
+
+}  // namespace
+
+TEST_CASE("check: junit and json are well formed and carry every line", "[check]") {
+  const fixture_set f;
+  run_spec spec;
+  spec.gpus[0].gen = 4;
+  hdb::compute_process other;
+  other.pid = 7;
+  other.name = "a&b <copy>";
+  other.gpu_uuid = uuid(0);
+  spec.others = {other};
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+  const auto xml = hdb::render_check(report, hdb::check_format::junit);
+  const auto elements = xml_elements(xml);
+  CHECK(std::count(elements.begin(), elements.end(), "testcase") == static_cast<long>(report.lines.size()));
+  CHECK(std::count(elements.begin(), elements.end(), "failure") == report.failed);
+  CHECK(report.failed == 2);
+  CHECK_THAT(xml, hdb_test::contains_text("tests=\"" + std::to_string(report.lines.size()) + "\" failures=\"2\""));
+  CHECK_THAT(xml, hdb_test::contains_text("a&amp;b &lt;copy&gt;"));
+  const auto parsed = json::parse(hdb::render_check(report, hdb::check_format::json));
+  CHECK(parsed["lines"].size() == report.lines.size());
+  CHECK(parsed["summary"]["fail"] == 2);
+  CHECK(parsed["summary"]["grade"] == "FAIL");
+  CHECK(parsed["exit_code"] == 1);
+  CHECK(parsed["reference"]["name"] == "h200");
+  const auto& first = parsed["lines"][0];
+  CHECK(first["figure"] == "pinned h2d 1 GiB");
+  CHECK(first["expected"]["runs"] == 5);
+}
