@@ -48,7 +48,8 @@ std::string parameter_text(const std::string& name, const std::string& value) {
   return value;
 }
 
-// A headline without a check of its own: "pipeline efficiency (chunks=32 regime=balanced ...)".
+// The parameters of a headline without a check of its own, but those in `except`:
+// "(chunks=32 regime=balanced ...)".
 std::string generic_label(const result_row& row, const label_list& except = {}) {
   std::string params;
   for (const auto& [name, value] : row.params) {
@@ -253,7 +254,8 @@ std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const
       f.graded_by_peak = check->graded_by_peak;
       f.peak_note = check->description;
     } else {
-      f.label = row.case_name + " " + row.metric + " " + generic_label(row);
+      // "bandwidth (api=async ...)" rather than "bandwidth bandwidth (...)" where the two names agree
+      f.label = (row.case_name == row.metric ? row.case_name : row.case_name + " " + row.metric) + " " + generic_label(row);
     }
     figures.push_back(std::move(f));
   }
