@@ -70,10 +70,12 @@ std::optional<interconnect> parse_interconnect(const std::string& text) {
   return std::nullopt;
 }
 
-launch_method parse_launch(const std::string& flag, const std::string& text) {
+// --launch: nullopt for auto.
+std::optional<launch_method> parse_launch(const std::string& flag, const std::string& text) {
+  if (text == "auto") return std::nullopt;
   const std::optional<launch_method> method = parse_launch_method(text);
-  if (!method) throw usage_error("bad value for --" + flag + ": '" + text + "' (graph or stream)");
-  return *method;
+  if (!method) throw usage_error("bad value for --" + flag + ": '" + text + "' (auto, graph or stream)");
+  return method;
 }
 
 std::vector<collective> parse_collectives(const std::string& flag, const std::string& text) {
@@ -87,6 +89,14 @@ std::vector<placement> parse_placements(const std::string& flag, const std::stri
 }
 std::vector<interconnect> parse_interconnects(const std::string& flag, const std::string& text) {
   return parse_list<interconnect>(flag, text, parse_interconnect);
+}
+
+std::size_t parse_graph_below(const std::string& flag, const std::string& text) {
+  try {
+    return parse_size(text);
+  } catch (const usage_error& e) {
+    throw usage_error("bad value for --" + flag + ": " + e.what());
+  }
 }
 
 std::size_t parse_overlap_size(const std::string& flag, const std::string& text) {
@@ -171,8 +181,7 @@ class session : public std::enable_shared_from_this<session> {
   }
 
   void register_cases(const run_options& options, family_env& env, case_registry& registry) {
-    const launch_method launch = parse_launch("launch", options.value("launch"));
-    record_context(launch);
+    record_context();
     std::vector<int> devices;
     for (const device_info& d : env.devices) devices.push_back(d.index);
     const int available = mode_ == launch_mode::local ? static_cast<int>(devices.size()) : mpi_size();
@@ -186,7 +195,8 @@ class session : public std::enable_shared_from_this<session> {
     plan.placements = parse_placements("placements", options.value("placements"));
     plan.interconnects = parse_interconnects("interconnect", options.value("interconnect"));
     plan.overlap_bytes = parse_overlap_size("overlap-size", options.value("overlap-size"));
-    plan.launch = launch;
+    plan.launch = parse_launch("launch", options.value("launch"));
+    plan.graph_below = parse_graph_below("graph-below", options.value("graph-below"));
     const std::vector<planned_case> cases = plan_cases(plan);
 
     int workers = 1;
@@ -248,11 +258,8 @@ class session : public std::enable_shared_from_this<session> {
   static int mpi_size() { return 1; }
 #endif
 
-  static void record_context(launch_method launch) {
+  static void record_context() {
     benchmark::AddCustomContext("nccl.version", nccl_version());
-    // One method per run (not a parameter): compare two runs' small-message times only when this
-    // agrees.
-    benchmark::AddCustomContext("allreduce.launch", std::string(to_string(launch)));
     // Every NCCL_* variable the ranks start with (forced ones included), for meta.json.
     for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
       const std::string entry(*e);
@@ -302,7 +309,8 @@ class session : public std::enable_shared_from_this<session> {
                          {"placement", std::string(to_string(c.where))},
                          {"interconnect", std::string(to_string(c.via))},
                          {"ranks", std::to_string(c.ranks)},
-                         {"size_bytes", std::to_string(c.bytes)}};
+                         {"size_bytes", std::to_string(c.bytes)},
+                         {"launch", std::string(to_string(c.launch))}};
     // The GPUs of this node the case measures (under MPI, rank 0's).
     const std::size_t local = mode_ == launch_mode::local ? std::clamp<std::size_t>(c.ranks, 1, devices.size()) : 1;
     case_spec spec = make_case("allreduce", c.overlap ? "overlap" : "collective", std::move(params),
@@ -418,11 +426,14 @@ std::vector<flag_spec> flags() {
        [](const std::string& flag, const std::string& value) {
          static_cast<void>(parse_overlap_size(flag, value));
        }},
-      {"launch", "graph", "",
+      {"launch", "auto", "",
        "how each rank issues the timed batch: graph = captured once per case into a CUDA graph and launched with "
        "one call (nccl-tests -G; small-message times free of host launch cost), stream = one host call per "
-       "collective (the rate a host loop sustains); the overlap case is always stream-launched",
+       "collective (the rate a host loop sustains), auto = graph below --graph-below, stream from there (under "
+       "capture NCCL's large one-rank copy runs 35 % slower); the overlap case is always stream-launched",
        [](const std::string& flag, const std::string& value) { static_cast<void>(parse_launch(flag, value)); }},
+      {"graph-below", "1M", "", "with --launch=auto: messages smaller than this are graph-launched",
+       [](const std::string& flag, const std::string& value) { static_cast<void>(parse_graph_below(flag, value)); }},
       {"watchdog-s", "60", "",
        "seconds a rank may take to answer one command before the case fails and the workers are restarted",
        [](const std::string& flag, const std::string& value) { static_cast<void>(parse_seconds(flag, value)); }},

@@ -38,6 +38,11 @@ std::vector<int> parse_ranks(const std::string& text, int available) {
   return ranks;
 }
 
+launch_method launch_for(const plan_options& o, std::size_t bytes) {
+  if (o.launch) return *o.launch;
+  return bytes < o.graph_below ? launch_method::graph : launch_method::stream;
+}
+
 batch_shape batch_for(std::size_t bytes) {
   constexpr std::size_t target = std::size_t{512} << 20;
   const std::size_t per_batch = std::clamp<std::size_t>(target / std::max<std::size_t>(bytes, 1), 2, 100);
@@ -86,7 +91,7 @@ std::vector<planned_case> plan_cases(const plan_options& o) {
             // input onto itself): nothing reaches the device, and a "time" would be the events'
             // own gap (an algbw of PB/s). One skipped case says so for all of them.
             if (!noted_one_rank_in_place) {
-              planned_case c = make(op, type, where, via, ranks, o.sizes.back(), o.launch);
+              planned_case c = make(op, type, where, via, ranks, o.sizes.back(), launch_for(o, o.sizes.back()));
               c.skip_reason = "in place on one rank NCCL does no device work (nothing moves): nothing to time; "
                               "no collective or dtype is measured in place on one rank";
               cases.push_back(std::move(c));
@@ -96,7 +101,7 @@ std::vector<planned_case> plan_cases(const plan_options& o) {
           }
           const bool lesson = is_lesson_sweep(op, type, where, via);
           for (std::size_t bytes : lesson ? o.sizes : sampled) {
-            planned_case c = make(op, type, where, via, ranks, bytes, o.launch);
+            planned_case c = make(op, type, where, via, ranks, bytes, launch_for(o, bytes));
             // Regressions are judged on the lesson sweep's ends: bandwidth and latency.
             if (lesson && bytes == o.sizes.back()) {
               c.headline = ranks > 1 ? "busbw" : "algbw";
@@ -111,7 +116,8 @@ std::vector<planned_case> plan_cases(const plan_options& o) {
   };
   const auto unavailable = [&](interconnect via, int ranks) {
     planned_case c =
-        make(collective::all_reduce, data_type::float32, placement::out_of_place, via, ranks, o.sizes.back(), o.launch);
+        make(collective::all_reduce, data_type::float32, placement::out_of_place, via, ranks, o.sizes.back(),
+             launch_for(o, o.sizes.back()));
     c.skip_reason = std::to_string(ranks) + " ranks need " + std::to_string(ranks) + " GPUs (one process each); " +
                     std::to_string(o.available_ranks) + " available";
     cases.push_back(std::move(c));
@@ -143,7 +149,7 @@ std::vector<planned_case> plan_cases(const plan_options& o) {
       }
       for (std::size_t bytes : sampled) {
         cases.push_back(make(collective::all_reduce, data_type::float32, placement::out_of_place,
-                             interconnect::p2p_disabled, ranks, bytes, o.launch));
+                             interconnect::p2p_disabled, ranks, bytes, launch_for(o, bytes)));
       }
     }
   }

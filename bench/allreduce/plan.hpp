@@ -21,7 +21,7 @@ enum class interconnect { default_transports, p2p_disabled };
 [[nodiscard]] std::string_view to_string(placement p);
 [[nodiscard]] std::string_view to_string(interconnect i);
 [[nodiscard]] std::string_view to_string(launch_method m);
-// "graph" or "stream" (--launch); nullopt for anything else.
+// "graph" or "stream"; nullopt for anything else (--launch also takes "auto": plan_options).
 [[nodiscard]] std::optional<launch_method> parse_launch_method(std::string_view text);
 
 struct plan_options {
@@ -33,8 +33,14 @@ struct plan_options {
   std::vector<placement> placements;       // --placements
   std::vector<interconnect> interconnects; // --interconnect
   std::size_t overlap_bytes = 0;           // --overlap-size; 0: no overlap case
-  launch_method launch = launch_method::graph;  // --launch, for the collective cases
+  // --launch: one method for every collective case, or nullopt (auto): a CUDA graph below
+  // graph_below bytes (--graph-below), host-launched at and above.
+  std::optional<launch_method> launch;
+  std::size_t graph_below = std::size_t{1} << 20;
 };
+
+// The launch method of a collective case of `bytes` under `o` (auto: graph below o.graph_below).
+[[nodiscard]] launch_method launch_for(const plan_options& o, std::size_t bytes);
 
 struct planned_case {
   collective op = collective::all_reduce;
@@ -45,8 +51,9 @@ struct planned_case {
   std::size_t bytes = 0;        // the message actually measured (rounded to whole elements per rank)
   std::uint64_t count = 0;      // its elements; 0 when nothing fits (the case is skipped)
   bool overlap = false;         // the communication/compute overlap case
-  // The collective cases follow --launch; the overlap case is always stream-launched (its batch
+  // The collective cases follow launch_for; the overlap case is always stream-launched (its batch
   // runs beside a compute kernel started from the same event, and at its size launch cost is noise).
+  // A case parameter: the CSV row says how its time was taken.
   launch_method launch = launch_method::graph;
   std::string headline;         // the metric that gates regressions, or empty
   std::string skip_reason;      // non-empty: registered to report why it cannot run here

@@ -222,7 +222,9 @@ TEST_CASE("the binary runs a small sweep and writes busbw", "[gpu][allreduce]") 
   text << file.rdbuf();
   CHECK(text.str().find("\"algbw\"") != std::string::npos);
   CHECK(text.str().find("nccl.version") != std::string::npos);
-  CHECK(text.str().find("\"allreduce.launch\": \"graph\"") != std::string::npos);  // the default, recorded
+  // The default (auto): 8 B graph-launched, 1 MiB host-launched, each case saying which.
+  CHECK(text.str().find("size_bytes=8;launch=graph") != std::string::npos);
+  CHECK(text.str().find("size_bytes=1048576;launch=stream") != std::string::npos);
   CHECK(text.str().find("\"hdbench.schema\"") != std::string::npos);  // the declaration travels with the output
   if (hdb_test::test_devices().size() >= 2) {
     CHECK(text.str().find("\"busbw\"") != std::string::npos);
@@ -242,7 +244,7 @@ TEST_CASE("the binary times stream-launched on request and refuses an unknown la
   std::ifstream file(out);
   std::stringstream text;
   text << file.rdbuf();
-  CHECK(text.str().find("\"allreduce.launch\": \"stream\"") != std::string::npos);
+  CHECK(text.str().find("size_bytes=8;launch=stream") != std::string::npos);
   CHECK(text.str().find("\"time\"") != std::string::npos);
   std::remove(out.c_str());
   const int refused = std::system((base + " --launch=host > /dev/null 2>&1").c_str());
