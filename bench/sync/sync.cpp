@@ -103,20 +103,23 @@ double elapsed_us(std::int64_t from_ns, std::int64_t to_ns) { return static_cast
 
 // ---- sync_cost -----------------------------------------------------------------------------
 
-// The family's figure in both work states, and the bare process's beside it: the cross-check that
+// The family's figure in both work states, and bare processes' beside it: the cross-check that
 // the family's own state (its start-up, its other cases, Google Benchmark) adds nothing to a sync
-// call. The bare child runs once per case (a process start costs ~0.3 s); its figure is a
-// reference, not a repetition.
-void measure_sync_cost(benchmark::State& state, sync_call call, int device, int calls, std::optional<double>& bare) {
+// call. The bare children run once per GPU, for the first sync_cost case (a process start costs
+// ~0.3 s); their figures are a reference, not a repetition.
+void measure_sync_cost(benchmark::State& state, sync_call call, int device, int calls, std::optional<bare_figures>& bare) {
   const spread completed = time_sync_calls(call, work_state::completed, calls);
   const spread retired = time_sync_calls(call, work_state::retired, calls);
-  if (!bare) bare = bare_call_time("/proc/self/exe", call, device, calls);
+  if (!bare) bare = bare_call_times("/proc/self/exe", device, calls);
+  const bare_figure& b = bare->at(call);
   for (auto _ : state) state.SetIterationTime(completed.median / 1e6);
   state.counters["call_time"] = completed.median;
   state.counters["call_time_p10"] = completed.p10;
   state.counters["call_time_p90"] = completed.p90;
   state.counters["call_time_retired"] = retired.median;
-  state.counters["bare_call_time"] = *bare;
+  state.counters["bare_call_time"] = b.median;
+  state.counters["bare_call_time_low"] = b.low;
+  state.counters["bare_call_time_high"] = b.high;
 }
 
 // ---- wait_for_need -------------------------------------------------------------------------
@@ -432,9 +435,9 @@ void register_device_cases(const run_options& options, const device_info& d, con
                            const std::shared_ptr<fixture_cache<trap_fixture>>& trap_cache, case_registry& registry) {
   const std::vector<int> on = {d.index};
   const int sync_calls = single_int_flag(options, "sync-calls");
+  auto bare = std::make_shared<std::optional<bare_figures>>();  // one set of bare processes per GPU
   for (const sync_call call : all_sync_calls) {
     case_spec spec = make_case("sync", "sync_cost", {{"api", std::string(to_string(call))}}, on);
-    auto bare = std::make_shared<std::optional<double>>();
     spec.body = [call, sync_calls, device = d.index, bare](benchmark::State& state) {
       measure_sync_cost(state, call, device, sync_calls, *bare);
     };
@@ -519,23 +522,19 @@ void check_sched_child(const std::string& flag, const std::string& value) {
 }
 
 void check_bare_child(const std::string& flag, const std::string& value) {
-  if (!value.empty() && !parse_sync_call(value)) {
-    throw usage_error("bad value for --" + flag + ": '" + value +
-                      "' (expected cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize or cudaEventQuery)");
-  }
+  if (!value.empty() && value != "all") throw usage_error("bad value for --" + flag + ": '" + value + "' (expected all)");
 }
 
 // This binary is also its own children: a scheduling-mode child (wakeup.cpp) or the bare
 // sync-cost child (sync_cost.cpp), chosen by an internal flag before any CUDA call.
 std::optional<int> run_as_child(const run_options& options, int argc, char** argv) {
   if (const auto code = child_entry(options, argc, argv)) return code;
-  const std::string& call = options.value(std::string(bare_child_flag));
-  if (call.empty()) return std::nullopt;
+  if (options.value(std::string(bare_child_flag)).empty()) return std::nullopt;
   if (options.devices.all || options.devices.indices.size() != 1) {
     std::fprintf(stderr, "hdbench-sync: --%s needs exactly one device (--devices=N)\n", std::string(bare_child_flag).c_str());
     return 2;
   }
-  return bare_child_main(*parse_sync_call(call), options.devices.indices.front(), single_int_flag(options, "sync-calls"));
+  return bare_child_main(options.devices.indices.front(), single_int_flag(options, "sync-calls"));
 }
 
 void check_every(const std::string& flag, const std::string& value) { static_cast<void>(parse_every_list(flag, value)); }
@@ -569,7 +568,7 @@ family_spec family() {
        "internal: run as the scheduling-mode child for MODE (auto, spin, yield, blocking_sync), print JSON, exit",
        check_sched_child},
       {std::string(bare_child_flag), "", "",
-       "internal: run as the bare sync-cost child for CALL (time it on finished work, print JSON, exit)", check_bare_child},
+       "internal (value: all): run as a bare sync-cost child (time every sync call on finished work, print JSON, exit)", check_bare_child},
   };
   f.register_cases = register_cases;
   f.before_cuda = run_as_child;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <vector>
@@ -23,13 +24,6 @@ std::string_view to_string(sync_call call) {
     case sync_call::event_query: return "cudaEventQuery";
   }
   return "?";
-}
-
-std::optional<sync_call> parse_sync_call(std::string_view text) {
-  for (const sync_call call : all_sync_calls) {
-    if (to_string(call) == text) return call;
-  }
-  return std::nullopt;
 }
 
 spread time_sync_calls(sync_call call, work_state state, int calls) {
@@ -57,24 +51,26 @@ spread time_sync_calls(sync_call call, work_state state, int calls) {
   return summarize(us);
 }
 
-int bare_child_main(sync_call call, int device, int calls) {
+int bare_child_main(int device, int calls) {
   try {
     HDB_CUDA_CALL(cudaSetDevice(device));
-    const spread cost = time_sync_calls(call, work_state::completed, calls);
-    std::printf("%s\n", nlohmann::json{{"call_time", cost.median}}.dump().c_str());
+    nlohmann::json report = nlohmann::json::object();
+    for (const sync_call call : all_sync_calls) report[std::string(to_string(call))] = time_sync_calls(call, work_state::completed, calls).median;
+    std::printf("%s\n", report.dump().c_str());
     std::fflush(stdout);
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "hdbench-sync --%s=%s: %s\n", std::string(bare_child_flag).c_str(), std::string(to_string(call)).c_str(),
-                 e.what());
+    std::fprintf(stderr, "hdbench-sync --%s: %s\n", std::string(bare_child_flag).c_str(), e.what());
     return 1;
   }
 }
 
-double bare_call_time(const std::string& executable, sync_call call, int device, int calls) {
+namespace {
+
+nlohmann::json run_bare_child(const std::string& executable, int device, int calls) {
   child_spec spec;
-  spec.argv = {executable, "--" + std::string(bare_child_flag) + "=" + std::string(to_string(call)),
-               "--devices=" + std::to_string(device), "--sync-calls=" + std::to_string(calls),
+  spec.argv = {executable, "--" + std::string(bare_child_flag) + "=all", "--devices=" + std::to_string(device),
+               "--sync-calls=" + std::to_string(calls),
                // The parent already placed itself; the child inherits its CPU and memory affinity.
                "--numa=none"};
   spec.stderr_to = child_stream::inherit;
@@ -85,10 +81,32 @@ double bare_call_time(const std::string& executable, sync_call call, int device,
   const std::string what = "bare sync-cost child (" + spec.argv[1] + ")";
   if (!result.succeeded()) throw std::runtime_error(what + " failed (" + result.describe() + ")");
   try {
-    return nlohmann::json::parse(result.output).at("call_time").get<double>();
+    return nlohmann::json::parse(result.output);
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(what + ": malformed report: " + e.what());
   }
+}
+
+}  // namespace
+
+bare_figures bare_call_times(const std::string& executable, int device, int calls) {
+  std::map<sync_call, std::vector<double>> per_call;
+  for (int p = 0; p < bare_processes; ++p) {
+    const nlohmann::json report = run_bare_child(executable, device, calls);
+    for (const sync_call call : all_sync_calls) {
+      const auto found = report.find(std::string(to_string(call)));
+      if (found == report.end() || !found->is_number()) {
+        throw std::runtime_error("bare sync-cost child: no figure for " + std::string(to_string(call)));
+      }
+      per_call[call].push_back(found->get<double>());
+    }
+  }
+  bare_figures figures;
+  for (auto& [call, values] : per_call) {
+    std::sort(values.begin(), values.end());
+    figures[call] = {values[values.size() / 2], values.front(), values.back()};
+  }
+  return figures;
 }
 
 }  // namespace hdb::sync

@@ -1,6 +1,7 @@
 // The sync family's report rules: each anomaly on both sides of its limit (an empty launch above
 // 10 us, launch + sync above 40 us, a graph of >= 100 kernels no faster than its launches, a
-// scheduling mode that did not change how the host waits, a calibration looser than 5 us, keeping
+// sync call on finished work outside bare processes' range, a scheduling mode that did not change
+// how the host waits, a calibration looser than 5 us, keeping
 // the value on the GPU below 90 % of never reading back, a never-read-back loop not bound by its
 // kernels, a device-side dependency no faster than a host round trip), and the section: launch
 // cost and K launches vs one graph per GPU, the sync trap at k = 1 per way of reading back.
@@ -55,6 +56,21 @@ TEST_CASE("anomaly: a graph of 100 or more kernels no faster than the launches",
   CHECK(hdb_test::contains(flat.front(), "one graph of 100 empty kernels (450 us) is no faster than 100 launches"));
   CHECK(graph("100", 450, 449).empty());
   CHECK(graph("10", 45, 50).empty());  // too few kernels to amortise anything
+}
+
+TEST_CASE("anomaly: a sync call on finished work outside bare processes' range by more than 20 %", "[sync][report]") {
+  const auto cost = [](double family_us, double low_us, double high_us) {
+    return anomalies({median("sync_cost", "cudaStreamSynchronize", {}, "call_time", family_us),
+                      median("sync_cost", "cudaStreamSynchronize", {}, "bare_call_time_low", low_us),
+                      median("sync_cost", "cudaStreamSynchronize", {}, "bare_call_time_high", high_us)});
+  };
+  const auto dear = cost(1.75, 1.30, 1.45);  // 1.75 > 1.2 x 1.45 = 1.74
+  REQUIRE(dear.size() == 1);
+  CHECK(hdb_test::contains(dear.front(), "GPU 0: cudaStreamSynchronize on finished work costs 1.75 us in the family process"));
+  CHECK(hdb_test::contains(dear.front(), "1.3-1.45 us in bare processes"));
+  CHECK(cost(1.73, 1.30, 1.45).empty());
+  CHECK(cost(1.05, 1.30, 1.45).empty());  // 0.8 x 1.30 = 1.04
+  CHECK(cost(1.03, 1.30, 1.45).size() == 1);
 }
 
 TEST_CASE("anomaly: a scheduling mode or event flag that did not change how the host waits", "[sync][report]") {
