@@ -71,6 +71,11 @@ TEST_CASE("anomaly: a sync call on finished work outside bare processes' range b
   CHECK(cost(1.73, 1.30, 1.45).empty());
   CHECK(cost(1.05, 1.30, 1.45).empty());  // 0.8 x 1.30 = 1.04
   CHECK(cost(1.03, 1.30, 1.45).size() == 1);
+  // A device sync's per-process level is the API's, not the family's: never flagged.
+  CHECK(anomalies({median("sync_cost", "cudaDeviceSynchronize", {}, "call_time", 0.77),
+                   median("sync_cost", "cudaDeviceSynchronize", {}, "bare_call_time_low", 0.43),
+                   median("sync_cost", "cudaDeviceSynchronize", {}, "bare_call_time_high", 0.47)})
+            .empty());
 }
 
 TEST_CASE("anomaly: a scheduling mode or event flag that did not change how the host waits", "[sync][report]") {
