@@ -226,11 +226,21 @@ std::string family_section(const std::string& family, const std::vector<result_r
   const table_rows headline = headline_rows(family, rows, meta);
   const family_rules* rules = rules_for(family);
   const auto declaration = declaration_of(meta, family);
-  table_rows skipped, failed;
+  // Skips grouped by reason (a one-GPU node skips every pair case for the same reason: one line
+  // with the count and an example, not a row each); failures one row each, every one matters.
+  std::map<std::string, std::pair<std::size_t, std::string>> skips_by_reason;  // reason -> count, example
+  table_rows failed;
   for (const auto& row : rows) {
     if (row.family != family || row.status == row_status::ok || row.case_name.empty()) continue;
-    (row.status == row_status::skipped ? skipped : failed).push_back({row.case_name, describe_case(row), row.reason});
+    if (row.status == row_status::skipped) {
+      auto& [count, example] = skips_by_reason[row.reason];
+      if (count++ == 0) example = row.case_name + " " + describe_case(row);
+    } else {
+      failed.push_back({row.case_name, describe_case(row), row.reason});
+    }
   }
+  table_rows skipped;
+  for (const auto& [reason, entry] : skips_by_reason) skipped.push_back({reason, std::to_string(entry.first), entry.second});
   std::string out = "## Family `" + family + "`\n\n";
   if (declaration && !declaration->summary.empty()) out += declaration->summary + "\n\n";
   out += headline.empty() ? "No headline figures.\n"
@@ -240,7 +250,7 @@ std::string family_section(const std::string& family, const std::vector<result_r
   if (rules != nullptr && rules->section) {
     if (const auto extra = rules->section(rows_of(family, rows), meta); !extra.empty()) out += "\n" + extra;
   }
-  if (!skipped.empty()) out += "\n### Skipped\n\n" + markdown_table({"case", "parameters", "reason"}, skipped);
+  if (!skipped.empty()) out += "\n### Skipped\n\n" + markdown_table({"reason", "cases", "example"}, skipped);
   if (!failed.empty()) out += "\n### Failed cases\n\n" + markdown_table({"case", "parameters", "reason"}, failed);
   return out + "\n";
 }

@@ -44,6 +44,27 @@ TEST_CASE("report: fingerprint, headline figures against their traffic's peak, s
   CHECK(hdb_test::contains(report, "| latency | us | lower | device time per small copy, back to back |"));
 }
 
+TEST_CASE("report: skipped cases are grouped by reason, with a count and an example", "[report]") {
+  golden g;
+  const auto skipped_of = [](std::string size, std::string reason) {
+    hdb::result_row row;
+    row.family = "copy";
+    row.case_name = "bandwidth";
+    row.device = 0;
+    row.params = {{"direction", "p2p"}, {"size_bytes", std::move(size)}};
+    row.status = hdb::row_status::skipped;
+    row.reason = std::move(reason);
+    return row;
+  };
+  for (const char* size : {"1024", "2048", "4096"}) g.rows.push_back(skipped_of(size, "needs >= 2 GPUs (this run selected 1)"));
+  g.rows.push_back(skipped_of("8192", "not enough device memory"));
+  const auto report = hdb::render_report(g.rows, g.meta, {});
+  CHECK(hdb_test::contains(report, "| reason | cases | example |"));
+  CHECK(hdb_test::contains(report, "| needs >= 2 GPUs (this run selected 1) | 3 | bandwidth device=0 direction=p2p size_bytes=1024 |"));
+  CHECK(hdb_test::contains(report, "| not enough device memory | 1 | bandwidth device=0 direction=p2p size_bytes=8192 |"));
+  CHECK_FALSE(hdb_test::contains(report, "size_bytes=2048"));  // one row per reason, not per case
+}
+
 TEST_CASE("anomaly rules", "[report]") {
   golden g;
   SECTION("a healthy run has none") { CHECK(hdb::find_anomalies(g.rows, g.meta).empty()); }
