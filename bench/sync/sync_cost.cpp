@@ -55,7 +55,9 @@ int bare_child_main(int device, int calls) {
   try {
     HDB_CUDA_CALL(cudaSetDevice(device));
     nlohmann::json report = nlohmann::json::object();
-    for (const sync_call call : all_sync_calls) report[std::string(to_string(call))] = time_sync_calls(call, work_state::completed, calls).median;
+    for (const sync_call call : all_sync_calls) {
+      report[std::string(to_string(call))] = time_sync_calls(call, work_state::completed, calls).median;
+    }
     std::printf("%s\n", report.dump().c_str());
     std::fflush(stdout);
     return 0;

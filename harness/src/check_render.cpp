@@ -37,20 +37,6 @@ std::string expected_text(const check_line& line, const check_report& report) {
   return "-";
 }
 
-std::string xml_escape(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string render_text(const check_report& report) {
   std::string out = "hdbench check: run " + report.run + " on " + report.node_kind + "\n";
   if (report.set) {

@@ -17,20 +17,6 @@ std::string signed_percent(double change) {
   return (change >= 0 ? "+" : "") + format_fixed(change * 100, 1) + "%";
 }
 
-std::string xml_escape(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 table_rows table_of(const comparison_set& set, const compare_options& options) {
   table_rows rows;
   for (const auto& c : set.compared) {

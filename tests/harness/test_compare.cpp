@@ -82,15 +82,8 @@ std::vector<hdb::result_row> make_rows(const run_spec& spec) {
     for (std::size_t i = 0; i < spec.repetitions; ++i) {
       // Rotated per metric so no two metrics share a pattern.
       samples.push_back(level * (1 + metric.within * repetition_pattern[(i + m) % repetition_pattern.size()]));
-      row.stat = hdb::statistic::sample;
-      row.sample_index = static_cast<int>(i);
-      row.value = samples.back();
-      rows.push_back(row);
     }
-    row.stat = hdb::statistic::median;
-    row.sample_index.reset();
-    row.value = hdb::median(samples);
-    rows.push_back(row);
+    hdb_test::append_samples_and_median(rows, row, samples);
   }
   return rows;
 }

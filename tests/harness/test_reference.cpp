@@ -81,15 +81,8 @@ std::vector<hdb::result_row> make_rows(const run_spec& spec) {
     std::vector<double> samples;
     for (std::size_t i = 0; i < pattern.size(); ++i) {
       samples.push_back(level * (1 + metric.within * pattern[(i + m) % pattern.size()]));
-      row.stat = hdb::statistic::sample;
-      row.sample_index = static_cast<int>(i);
-      row.value = samples.back();
-      rows.push_back(row);
     }
-    row.stat = hdb::statistic::median;
-    row.sample_index.reset();
-    row.value = hdb::median(samples);
-    rows.push_back(row);
+    hdb_test::append_samples_and_median(rows, row, samples);
   }
   hdb::result_row skipped;
   skipped.run_id = spec.run_id;

@@ -2,6 +2,7 @@
 // Tables for humans: aligned plain text (terminal) and GitHub markdown (report, PR comments).
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hdb/host/units.hpp"  // format_size, for the tables' size cells
@@ -13,6 +14,9 @@ using table_rows = std::vector<std::vector<std::string>>;
 [[nodiscard]] std::string text_table(const std::vector<std::string>& header, const table_rows& rows);
 // Cells have '|' escaped and newlines flattened.
 [[nodiscard]] std::string markdown_table(const std::vector<std::string>& header, const table_rows& rows);
+
+// Text for an XML attribute or element (the junit renderers of compare and check): & < > " escaped.
+[[nodiscard]] std::string xml_escape(std::string_view text);
 
 // Numbers for humans: three significant digits is as much as a benchmark median deserves.
 [[nodiscard]] std::string format_figure(double value);
