@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "hdb/harness/check.hpp"
 #include "hdb/harness/declaration.hpp"
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
@@ -270,9 +271,10 @@ std::vector<std::string> find_anomalies(const std::vector<result_row>& rows, con
   return anomalies;
 }
 
-std::string render_report(const std::vector<result_row>& rows, const json& meta, const std::vector<std::string>& plot_files) {
+std::string render_report(const std::vector<result_row>& rows, const json& meta, const std::vector<std::string>& plot_files,
+                          const std::string& verdict) {
   const auto& build = field(meta, "hdbench");
-  std::string out = "# hdbench report: " + text(meta, "run_id") + "\n\n";
+  std::string out = "# hdbench report: " + text(meta, "run_id") + "\n\n" + verdict;
   out += "Started " + text(meta, "started_utc") + ", finished " + text(meta, "finished_utc", "(not finished)") +
          "; hdbench " + text(build, "version") + " (" + text(build, "git_revision") + ", " + text(build, "build_type") +
          ")" + (field(meta, "quick") == true ? "; quick run" : "") + ".\n\n";
@@ -312,6 +314,22 @@ std::string headline_summary(const std::vector<result_row>& rows, const json& me
   return out;
 }
 
+std::string verdict_section(const check_report& report) {
+  std::string out = "## Verdict\n\n" + summary_line(report) + "\n\n";
+  for (const auto& note : report.notes) out += note + "\n\n";
+  table_rows lines;
+  for (const auto& line : report.lines) {
+    if (line.result == grade::pass || line.result == grade::not_graded) continue;
+    std::string gpus;
+    for (const int g : line.gpus) gpus += (gpus.empty() ? "GPU " : ", ") + std::to_string(g);
+    const std::string value = line.value ? format_figure(*line.value) + " " + line.unit : line.reading;
+    lines.push_back({std::string(to_string(line.result)), gpus.empty() ? "node" : gpus, line.family, line.label, value, line.reason});
+  }
+  if (!lines.empty()) out += markdown_table({"grade", "GPU", "family", "figure", "value", "reason"}, lines) + "\n";
+  return out + "Every line, PASS included: `hdbench check` on this run directory (check.txt beside this report after "
+               "`./run_all.sh`).\n\n";
+}
+
 void write_report(const fs::path& run_dir) {
   const auto csv_path = run_dir / "results.csv";
   std::vector<result_row> rows;
@@ -327,7 +345,13 @@ void write_report(const fs::path& run_dir) {
     if (entry.path().extension() == ".png") plots.push_back("plots/" + entry.path().filename().string());
   }
   std::sort(plots.begin(), plots.end());
-  atomic_write_file(run_dir / "report.md", render_report(rows, meta, plots));
+  std::string verdict;
+  try {
+    verdict = verdict_section(check_run(run_dir, {}));
+  } catch (const harness_error& e) {
+    verdict = "## Verdict\n\nNot checked: " + std::string(e.what()) + "\n\n";
+  }
+  atomic_write_file(run_dir / "report.md", render_report(rows, meta, plots, verdict));
 }
 
 }  // namespace hdb

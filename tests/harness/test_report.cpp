@@ -5,6 +5,7 @@
 #include "hdb/harness/family_rules.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/meta.hpp"
+#include "hdb/harness/check.hpp"
 #include "hdb/harness/report.hpp"
 #include "test_support.hpp"
 
@@ -63,6 +64,34 @@ TEST_CASE("report: skipped cases are grouped by reason, with a count and an exam
   CHECK(hdb_test::contains(report, "| needs >= 2 GPUs (this run selected 1) | 3 | bandwidth device=0 direction=p2p size_bytes=1024 |"));
   CHECK(hdb_test::contains(report, "| not enough device memory | 1 | bandwidth device=0 direction=p2p size_bytes=8192 |"));
   CHECK_FALSE(hdb_test::contains(report, "size_bytes=2048"));  // one row per reason, not per case
+}
+
+TEST_CASE("report: the check's verdict comes first, with every line that is not PASS", "[report]") {
+  golden g;
+  hdb::check_report check;
+  check.run = "20261129T103122Z-gpu01";
+  check.node_kind = "NVIDIA H200 x1, PCIe Gen5 x16, NVLinks 0";
+  hdb::check_line fine;
+  fine.result = hdb::grade::pass;
+  fine.gpus = {0};
+  fine.family = "copy";
+  fine.label = "pinned d2h 1 GiB";
+  hdb::check_line slow = fine;
+  slow.result = hdb::grade::fail;
+  slow.label = "pinned h2d 1 GiB";
+  slow.value = 26.4;
+  slow.unit = "GB/s";
+  slow.reason = "worse than the band";
+  check.lines = {fine, slow};
+  check.passed = 1;
+  check.failed = 1;
+  const auto verdict = hdb::verdict_section(check);
+  CHECK(hdb_test::contains(verdict, "## Verdict"));
+  CHECK(hdb_test::contains(verdict, hdb::summary_line(check)));
+  CHECK(hdb_test::contains(verdict, "| FAIL | GPU 0 | copy | pinned h2d 1 GiB | 26.4 GB/s | worse than the band |"));
+  CHECK_FALSE(hdb_test::contains(verdict, "pinned d2h 1 GiB"));  // PASS lines stay in check.txt
+  const auto report = hdb::render_report(g.rows, g.meta, {}, verdict);
+  CHECK(report.find("## Verdict") < report.find("## Anomalies"));
 }
 
 TEST_CASE("anomaly rules", "[report]") {
