@@ -209,6 +209,52 @@ std::string metric_legend(const family_declaration& declaration, const std::vect
   return legend.empty() ? "" : "\n" + markdown_table({"metric", "unit", "better", "what it is"}, legend);
 }
 
+// The node's headline figures side by side, one row per GPU: every single-GPU headline median,
+// one column per figure (family, case, metric and its parameters but the device). A column's
+// name adds the parameters that tell it from the others of its family, case and metric
+// ("copy bandwidth direction=h2d"). Which GPU differs is then one glance down a column.
+std::string node_headline_table(const std::vector<result_row>& rows) {
+  struct column {
+    std::string family, case_name, metric, unit;
+    std::map<std::string, std::string> params;
+    auto operator<=>(const column&) const = default;
+  };
+  std::vector<column> columns;
+  std::map<std::pair<int, std::size_t>, double> cells;  // (device, column) -> median
+  std::set<int> devices;
+  for (const auto& row : rows) {
+    if (!row.headline || row.stat != statistic::median || !row.value || !row.device || row.gpus.value_or(1) != 1) continue;
+    column c{row.family, row.case_name, row.metric, row.unit, row.params};
+    auto it = std::find(columns.begin(), columns.end(), c);
+    if (it == columns.end()) it = columns.insert(columns.end(), c);
+    cells[{*row.device, static_cast<std::size_t>(it - columns.begin())}] = *row.value;
+    devices.insert(*row.device);
+  }
+  if (columns.empty()) return {};
+  std::vector<std::string> header = {"GPU"};
+  for (const auto& c : columns) {
+    std::string name = c.family + " " + c.case_name + (c.metric == c.case_name ? "" : " " + c.metric);
+    for (const auto& [key, value] : c.params) {
+      const bool distinguishes = std::any_of(columns.begin(), columns.end(), [&](const column& other) {
+        return other.family == c.family && other.case_name == c.case_name && other.metric == c.metric &&
+               other.params.contains(key) && other.params.at(key) != value;
+      });
+      if (distinguishes) name += " " + key + "=" + value;
+    }
+    header.push_back(name + " (" + c.unit + ")");
+  }
+  table_rows table;
+  for (const int device : devices) {
+    std::vector<std::string> line = {std::to_string(device)};
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      const auto cell = cells.find({device, i});
+      line.push_back(cell == cells.end() ? "-" : format_figure(cell->second));
+    }
+    table.push_back(std::move(line));
+  }
+  return "## Headlines per GPU\n\n" + markdown_table(header, table) + "\n";
+}
+
 std::vector<std::string> families_of(const std::vector<result_row>& rows) {
   std::vector<std::string> families;
   for (const auto& row : rows) {
@@ -279,6 +325,7 @@ std::string render_report(const std::vector<result_row>& rows, const json& meta,
          "; hdbench " + text(build, "version") + " (" + text(build, "git_revision") + ", " + text(build, "build_type") +
          ")" + (field(meta, "quick") == true ? "; quick run" : "") + ".\n\n";
   out += node_section(meta) + "\n";
+  out += node_headline_table(rows);
 
   out += "## Anomalies\n\n";
   const auto anomalies = find_anomalies(rows, meta);

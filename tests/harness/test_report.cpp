@@ -94,6 +94,32 @@ TEST_CASE("report: the check's verdict comes first, with every line that is not 
   CHECK(report.find("## Verdict") < report.find("## Anomalies"));
 }
 
+TEST_CASE("report: one headline table for the node, a GPU per row", "[report]") {
+  golden g;
+  std::vector<hdb::result_row> second;  // the same figures on GPU 1, h2d 20 % slower
+  for (auto row : g.rows) {
+    if (!row.headline || row.stat != hdb::statistic::median || row.device != 0) continue;
+    row.device = 1;
+    if (row.metric == "bandwidth" && row.param("direction") == "h2d") *row.value *= 0.8;
+    second.push_back(row);
+  }
+  REQUIRE_FALSE(second.empty());
+  g.rows.insert(g.rows.end(), second.begin(), second.end());
+  const auto report = hdb::render_report(g.rows, g.meta, {});
+  REQUIRE(hdb_test::contains(report, "## Headlines per GPU"));
+  const auto table = report.substr(report.find("## Headlines per GPU"));
+  // The fixture gates h2d at three sizes: each column names what tells it from its neighbours.
+  CHECK(hdb_test::contains(table, "| GPU | copy bandwidth direction=h2d size_bytes=65536 (GB/s) |"));
+  CHECK(hdb_test::contains(table, "copy bandwidth direction=d2h size_bytes=16777216 (GB/s)"));
+  const auto row_of = [&](const std::string& gpu) {
+    const auto start = table.find("\n| " + gpu + " |");
+    return start == std::string::npos ? std::string() : table.substr(start + 1, table.find('\n', start + 1) - start - 1);
+  };
+  CHECK(hdb_test::contains(row_of("0"), "| 54.6 | 55.5 |"));
+  CHECK(hdb_test::contains(row_of("1"), "| 43.7 | 55.5 |"));  // 54.6 x 0.8: the slow GPU's own row
+  CHECK(report.find("## Headlines per GPU") < report.find("## Anomalies"));
+}
+
 TEST_CASE("anomaly rules", "[report]") {
   golden g;
   SECTION("a healthy run has none") { CHECK(hdb::find_anomalies(g.rows, g.meta).empty()); }
