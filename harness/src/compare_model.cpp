@@ -225,7 +225,9 @@ comparison_set build_comparisons(const std::vector<indexed_run>& baselines, cons
       });
   set.model_is_baselines = model_is_baselines;
   add_node_notes(baselines, current, set);
-  add_gpu_notes(baselines, current, set);
+  // A reference set's members are separate machines by design (and so is a node compared with
+  // its kind): other GPUs behind one index are what the set is, not news.
+  if (!model_is_baselines) add_gpu_notes(baselines, current, set);
   std::vector<const side_index*> base_indexes;
   for (const auto& base : baselines) base_indexes.push_back(&base.index);
   for (const auto& base : baselines) {
