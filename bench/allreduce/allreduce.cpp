@@ -7,9 +7,9 @@
 // sends each case's commands to every rank and reduces their replies (driver.hpp); the transport
 // is the only difference (local_launcher.hpp, mpi_transport.hpp).
 // Timed: on every rank, CUDA events around a batch of collectives after a warm-up, the batch
-// captured once per case into a CUDA graph and launched with one call (--launch=graph, the
-// default) or one host call per collective (--launch=stream; see nccl_executor.cpp); the case's
-// time is the slowest rank's. Google Benchmark runs one iteration per repetition and every rank
+// captured once per case into a CUDA graph and launched with one call (launch=graph: by default
+// below --graph-below) or one host call per collective (launch=stream: from there; see
+// nccl_executor.cpp); the case's time is the slowest rank's. Google Benchmark runs one iteration per repetition and every rank
 // the same fixed batch: an adaptive count would deadlock ranks.
 // Excluded: worker start-up, communicator creation, allocation, fill and verification.
 // Bytes: nccl-tests' message size S (collective.hpp); algbw = S / time, busbw = algbw x bus factor.

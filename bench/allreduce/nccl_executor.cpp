@@ -1,8 +1,9 @@
 // A rank's side of every case.
 //
 // Timed (run), on this rank's communication stream, without a host wait in between:
-// - launch=graph (default, as nccl-tests -G): the `iterations` collectives are captured once per
-//   case into a CUDA graph (on the first run, outside the events). Each run launches the graph
+// - launch=graph (as nccl-tests -G; by default below --graph-below): the `iterations`
+//   collectives are captured once per case into a CUDA graph (on the first run, outside the
+//   events). Each run launches the graph
 //   once as the warm-up, records the start event, launches it again and records the stop event.
 //   The warm-up keeps the stream busy while the host records and launches, so the events hold
 //   device work only: one host call per batch instead of one per collective, and the host's
