@@ -178,7 +178,9 @@ int dispatch(const CLI::App& app, parsed_cli& cli) {
 }
 
 void add_run(CLI::App& app, parsed_cli& cli) {
-  auto* run = app.add_subcommand("run", "run the benchmark families into results/<run-id>/ (extra Google Benchmark flags after --)");
+  auto* run = app.add_subcommand("run",
+                                 "run the benchmark families into results/<run-id>/; flags after -- go to every family, "
+                                 "--<family>.flag=V to that family only as --flag=V (an unknown family is an error)");
   run->add_option("--families", cli.run.families, "comma-separated families (default: all in the manifest)")->delimiter(',');
   run->add_flag("--quick", cli.run.quick, "short sweep (adds each family's quick flags)");
   run->add_option("--out", cli.run.out_base, "base directory of run directories")->capture_default_str();

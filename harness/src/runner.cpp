@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <cstdio>
@@ -162,21 +163,42 @@ bool cancelled(const suite_run_options& options) { return options.cancel != null
 
 }  // namespace
 
+namespace {
+
+// "--copy.sizes=1M" -> "copy"; nullopt for a flag every family gets (a dot after '=' is a value).
+std::optional<std::string> routed_family(const std::string& flag) {
+  const auto dot = flag.find('.');
+  const auto eq = flag.find('=');
+  if (!flag.starts_with("--") || dot == std::string::npos || (eq != std::string::npos && eq < dot)) return std::nullopt;
+  return flag.substr(2, dot - 2);
+}
+
+}  // namespace
+
 std::vector<std::string> family_flags(const family_entry& family, const suite_run_options& options) {
   auto flags = family.flags;
   if (options.quick) flags.insert(flags.end(), family.quick_flags.begin(), family.quick_flags.end());
   // "--copy.sizes=1M" is for the copy family only, which gets "--sizes=1M"; other flags go to all.
   for (const auto& flag : options.extra_flags) {
-    const auto dot = flag.find('.');
-    const auto eq = flag.find('=');
-    const bool routed = flag.starts_with("--") && dot != std::string::npos && (eq == std::string::npos || dot < eq);
-    if (!routed) {
+    const auto target = routed_family(flag);
+    if (!target) {
       flags.push_back(flag);
-    } else if (flag.substr(2, dot - 2) == family.name) {
-      flags.push_back("--" + flag.substr(dot + 1));
+    } else if (*target == family.name) {
+      flags.push_back("--" + flag.substr(flag.find('.') + 1));
     }
   }
   return flags;
+}
+
+void check_routed_flags(const std::vector<family_entry>& manifest, const std::vector<std::string>& extra_flags) {
+  std::string names;
+  for (const auto& family : manifest) names += (names.empty() ? "" : ", ") + family.name;
+  for (const auto& flag : extra_flags) {
+    const auto target = routed_family(flag);
+    if (!target) continue;
+    const bool known = std::any_of(manifest.begin(), manifest.end(), [&](const family_entry& f) { return f.name == *target; });
+    if (!known) throw harness_error("flag " + flag + " names no family '" + *target + "' (families: " + names + ")");
+  }
 }
 
 family_status run_family(const family_entry& family, const suite_run_options& options, const fs::path& raw_dir,
@@ -229,7 +251,9 @@ family_status run_family(const family_entry& family, const suite_run_options& op
 }
 
 int run_suite(const suite_run_options& options, std::ostream& log) {
-  const auto families = select_families(load_manifest(options.manifest), options.families);
+  const auto manifest = load_manifest(options.manifest);
+  check_routed_flags(manifest.families, options.extra_flags);  // before anything is created or measured
+  const auto families = select_families(manifest, options.families);
   const auto started = std::chrono::system_clock::now();
   const auto hostname = local_hostname();
   const auto run_dir = create_run_dir(options.out_base, make_run_id(started, hostname));

@@ -3,6 +3,7 @@
 // and one whose binary does not exist.
 #include "catch_compat.hpp"
 #include "hdb/harness/collect.hpp"
+#include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/meta.hpp"
 #include "hdb/harness/runner.hpp"
@@ -119,4 +120,18 @@ TEST_CASE("flags after -- reach every family unless routed to one as --family.fl
         std::vector<std::string>{"--numa=none", "--quick", "--devices=1", "--trap-every=1,2", "--gate-timeout-ms=3000"});
   options.extra_flags = {"--benchmark_min_time=0.5s"};  // a dot after '=' is a value, not a route
   CHECK(hdb::family_flags(copy, options).back() == "--benchmark_min_time=0.5s");
+}
+
+TEST_CASE("a flag routed to a family the manifest does not have is an error naming it", "[run]") {
+  hdb::family_entry copy;
+  copy.name = "copy";
+  hdb::family_entry sync = copy;
+  sync.name = "sync";
+  CHECK_NOTHROW(hdb::check_routed_flags({copy, sync}, {"--copy.sizes=1M", "--benchmark_min_time=0.5s", "--devices=0"}));
+  try {
+    hdb::check_routed_flags({copy, sync}, {"--copy.sizes=1M", "--nope.sizes=1M"});
+    FAIL("expected an error");
+  } catch (const hdb::harness_error& e) {
+    CHECK(hdb_test::contains(e.what(), "flag --nope.sizes=1M names no family 'nope' (families: copy, sync)"));
+  }
 }

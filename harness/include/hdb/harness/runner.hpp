@@ -29,8 +29,14 @@ struct suite_run_options {
   const volatile std::sig_atomic_t* cancel = nullptr;  // set on SIGINT/SIGTERM
 };
 
-// The flags a family binary gets, before the output flags the runner adds itself.
+// The flags a family binary gets, before the output flags the runner adds itself: the manifest's,
+// the quick ones with --quick, every flag after `--`, and "--<family>.flag" as "--flag" for that
+// family only.
 [[nodiscard]] std::vector<std::string> family_flags(const family_entry& family, const suite_run_options& options);
+
+// Throws harness_error naming the flag when a "--<family>.flag" names no family of the manifest
+// (a typo would otherwise reach no family without a word).
+void check_routed_flags(const std::vector<family_entry>& manifest, const std::vector<std::string>& extra_flags);
 
 // Runs one family into raw_dir and returns its (reconciled) status; also writes
 // raw/<family>.status.json. Progress goes to `log`.
