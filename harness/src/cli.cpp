@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <hdb/build_info.hpp>
 
 #include "hdb/harness/check.hpp"
 #include "hdb/harness/collect.hpp"
@@ -258,6 +259,8 @@ int cli_main(int argc, char** argv) {
   }
 
   CLI::App app("hdbench: measure how this GPU node moves data, and compare runs", "hdbench");
+  app.set_version_flag("--version", std::string("hdbench ") + build_info::version + " (" + build_info::git_revision + ", " +
+                                        build_info::build_type + ")");
   app.require_subcommand(1);
   add_run(app, cli);
   for (const auto* name : {"collect", "report", "plot"}) {
