@@ -4,6 +4,7 @@
 #include <iterator>
 #include <cmath>
 #include <cstdlib>
+#include <exception>
 #include <map>
 #include <set>
 
@@ -393,9 +394,10 @@ void write_report(const fs::path& run_dir) {
   }
   std::sort(plots.begin(), plots.end());
   std::string verdict;
+  // The report is written whatever the check makes of the run; it says why there is no verdict.
   try {
     verdict = verdict_section(check_run(run_dir, {}));
-  } catch (const harness_error& e) {
+  } catch (const std::exception& e) {
     verdict = "## Verdict\n\nNot checked: " + std::string(e.what()) + "\n\n";
   }
   atomic_write_file(run_dir / "report.md", render_report(rows, meta, plots, verdict));
