@@ -1,8 +1,9 @@
 // hdbench-sync: what waiting costs.
 //
 // Timed, per case kind (docs/sync.md derives every metric):
-// - sync_cost: host clock around one sync call on work that already finished; median (and
-//   p10/p90) of --sync-calls calls after a warm-up.
+// - sync_cost: host clock around one sync call on work that already finished (seen only by stream
+//   syncs, and after a device sync retired it); median (and p10/p90) of --sync-calls calls after a
+//   warm-up; the same calls in three bare child processes beside it (sync_cost.cpp).
 // - wait_for_need: work on two streams (200 us, event, 400 us on one; 1000 us on the other); host
 //   clock from the sync call to its return, and from the awaited kernel's end (%globaltimer,
 //   calibrated to the host clock) to the return.
@@ -29,8 +30,8 @@
 #include "hdb/timing.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
