@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -131,17 +130,6 @@ void grade_against_peak(check_line& line, const result_row& row, const json& met
                 "); PASS at >= " + format_figure(peak_pass_percent) + " %, FAIL below " + format_figure(peak_warn_percent) + " %";
 }
 
-// Where sets are looked for when none matched exactly: as find_reference_set looks.
-std::optional<fs::path> reference_place(const std::optional<fs::path>& explicit_dir) {
-  if (explicit_dir) return explicit_dir;
-  if (const char* env = std::getenv("HDBENCH_REFERENCE_DIR"); env && *env) return fs::path(env);
-#ifdef HDB_REFERENCE_DIR
-  return fs::path(HDB_REFERENCE_DIR);
-#else
-  return std::nullopt;
-#endif
-}
-
 // `node` is a node of kind `set`, short of some links: the same GPUs, no PCIe link above the
 // kind's maximum and no more NVLinks, at least one less. A set of a slower kind is never chosen
 // for a faster node: then the node's figures would pass against another machine's.
@@ -164,16 +152,7 @@ bool degraded_of(const node_kind& node, const node_kind& set) {
 
 // The set of the kind this node is a degraded copy of, in `place` (a set, or a directory of sets).
 std::optional<reference_set> degraded_set(const node_kind& kind, const fs::path& place) {
-  std::vector<fs::path> candidates;
-  if (is_reference_set(place)) {
-    candidates.push_back(place);
-  } else if (fs::is_directory(place)) {
-    for (const auto& entry : fs::directory_iterator(place)) {
-      if (entry.is_directory() && is_reference_set(entry.path())) candidates.push_back(entry.path());
-    }
-    std::sort(candidates.begin(), candidates.end());
-  }
-  for (const auto& dir : candidates) {
+  for (const auto& dir : reference_sets_in(place)) {
     if (degraded_of(kind, read_noise_model(dir / "noise.json").kind)) return load_reference_set(dir);
   }
   return std::nullopt;
@@ -313,7 +292,7 @@ check_report check_run(const fs::path& run_dir, const check_options& options) {
   report.node_kind = describe(kind);
 
   std::optional<reference_set> set;
-  const auto place = reference_place(options.reference);
+  const auto place = reference_place_for(options.reference);
   if (options.reference && is_reference_set(*options.reference)) {
     // Asked for by name: this set or nothing, and a set of another kind is an input error unless
     // the node is that kind with links down (which the health lines then name).
@@ -325,7 +304,7 @@ check_report check_run(const fs::path& run_dir, const check_options& options) {
     set = std::move(named);
   } else {
     set = find_reference_set(meta, options.reference);
-    if (!set && place) set = degraded_set(kind, *place);
+    if (!set) set = degraded_set(kind, place.dir);
   }
   if (set) {
     report.set = set->dir.filename().string();
@@ -338,7 +317,7 @@ check_report check_run(const fs::path& run_dir, const check_options& options) {
     }
   } else {
     report.notes.push_back("no reference set for " + report.node_kind +
-                           (place ? " in " + place->string() : std::string()) + ": graded against peaks only (PASS >= " +
+                           " in " + place.dir.string() + ": graded against peaks only (PASS >= " +
                            format_figure(peak_pass_percent) + " %, WARN >= " + format_figure(peak_warn_percent) +
                            " %, FAIL below, of the traffic class's theoretical rate); figures without a peak are not graded");
   }

@@ -103,37 +103,40 @@ reference_set load_reference_set(const fs::path& dir) {
   return set;
 }
 
+reference_place reference_place_for(const std::optional<fs::path>& explicit_dir) {
+  if (explicit_dir) return {*explicit_dir, true};
+  if (const char* env = std::getenv("HDBENCH_REFERENCE_DIR"); env && *env) return {env, true};
+  return {default_reference_root(), false};
+}
+
+std::vector<fs::path> reference_sets_in(const fs::path& place) {
+  if (is_reference_set(place)) return {place};
+  std::vector<fs::path> sets;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(place, ec)) {
+    if (entry.is_directory() && is_reference_set(entry.path())) sets.push_back(entry.path());
+  }
+  std::sort(sets.begin(), sets.end());
+  return sets;
+}
+
 std::optional<reference_set> find_reference_set(const json& run_meta, const std::optional<fs::path>& explicit_dir) {
   const auto kind = kind_of(run_meta);
-  fs::path place;
-  bool named = true;  // by the user: it must exist
-  if (explicit_dir) {
-    place = *explicit_dir;
-  } else if (const char* env = std::getenv("HDBENCH_REFERENCE_DIR"); env && *env) {
-    place = env;
-  } else {
-    place = default_reference_root();
-    named = false;
-  }
-  if (!fs::is_directory(place)) {
-    if (named) throw harness_error("reference directory " + place.string() + " does not exist");
+  const auto place = reference_place_for(explicit_dir);
+  if (!fs::is_directory(place.dir)) {
+    if (place.named) throw harness_error("reference directory " + place.dir.string() + " does not exist");
     return std::nullopt;
   }
-  if (is_reference_set(place)) {
-    auto set = load_reference_set(place);
+  if (is_reference_set(place.dir)) {
+    auto set = load_reference_set(place.dir);
     if (set.model.kind == kind) return set;
     if (explicit_dir) {
-      throw harness_error("reference set " + place.string() + " is for " + describe(set.model.kind) + "; this run is " +
+      throw harness_error("reference set " + place.dir.string() + " is for " + describe(set.model.kind) + "; this run is " +
                           describe(kind));
     }
     return std::nullopt;
   }
-  std::vector<fs::path> candidates;
-  for (const auto& entry : fs::directory_iterator(place)) {
-    if (entry.is_directory() && is_reference_set(entry.path())) candidates.push_back(entry.path());
-  }
-  std::sort(candidates.begin(), candidates.end());
-  for (const auto& dir : candidates) {
+  for (const auto& dir : reference_sets_in(place.dir)) {
     if (read_noise_model(dir / noise_file).kind == kind) return load_reference_set(dir);
   }
   return std::nullopt;

@@ -29,6 +29,18 @@ struct reference_set {
 // Throws harness_error naming the file: not a set, a member unreadable, noise.json malformed.
 [[nodiscard]] reference_set load_reference_set(const std::filesystem::path& dir);
 
+// Where reference sets are looked for: explicit_dir (--reference), else $HDBENCH_REFERENCE_DIR,
+// else the built-in results/reference. `named`: the user chose it, so it must exist.
+struct reference_place {
+  std::filesystem::path dir;
+  bool named = false;
+};
+[[nodiscard]] reference_place reference_place_for(const std::optional<std::filesystem::path>& explicit_dir);
+
+// The reference sets at `place`: the place itself when it is one, else its subdirectories that
+// are, in name order; none when it does not exist.
+[[nodiscard]] std::vector<std::filesystem::path> reference_sets_in(const std::filesystem::path& place);
+
 // The set for this run's node kind (kind_of(run_meta)). Where to look: explicit_dir (--reference),
 // else $HDBENCH_REFERENCE_DIR, else the built-in results/reference. The place may be a set itself
 // or a directory of sets (each subdirectory with noise.json is a candidate; the first whose kind
