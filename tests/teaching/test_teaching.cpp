@@ -1,0 +1,125 @@
+// docs/teaching.md against the committed references (every number, plot link and command), and
+// the checker itself on small pages over tests/teaching/fixtures/reference/mini: one that holds,
+// and one for each way a page can drift.
+#include <string>
+#include <vector>
+
+#include "catch_compat.hpp"
+#include "hdb/harness/files.hpp"
+#include "teaching_check.hpp"
+#include "test_helpers.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const hdb::teaching::sources fixture_sources{HDB_TEST_FIXTURES, fs::path(HDB_TEST_FIXTURES) / "reference",
+                                             HDB_TEST_SCHEMA_DIR};
+
+// A page that holds: the run named, one lesson with a citation, a plot and a command.
+std::string good_page() {
+  return "# mini\nRun 20261201T160834Z-vm.\n\n"
+         "## 1. Pinned copies\n"
+         "Pinned h2d at 55.3 GB/s<!-- cite mini copy/bandwidth direction=h2d host_kind=pinned api=async size_bytes=1G "
+         "metric=bandwidth -->.\n"
+         "Plot: [h2d](reference/mini/plots/copy_bandwidth_h2d.png).\n\n"
+         "`hdbench run --families copy -- --benchmark_filter='copy/bandwidth/h2d/pinned/async/size:1073741824/'`\n";
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+std::string only_problem(const std::string& page) {
+  const auto problems = hdb::teaching::check_page(page, fixture_sources);
+  REQUIRE(problems.size() == 1);
+  return problems.front();
+}
+
+}  // namespace
+
+TEST_CASE("docs/teaching.md: every number, plot and command matches the committed references") {
+  const fs::path docs = fs::path(HDB_SOURCE_DIR) / "docs";
+  const auto problems = hdb::teaching::check_page(
+      hdb::read_text_file(docs / "teaching.md"),
+      {docs, fs::path(HDB_SOURCE_DIR) / "results" / "reference", HDB_TEST_SCHEMA_DIR});
+  for (const auto& problem : problems) FAIL_CHECK(problem);
+}
+
+TEST_CASE("teaching check: a page whose citations hold passes") {
+  CHECK(hdb::teaching::check_page(good_page(), fixture_sources).empty());
+  // The same figure in another unit of the row's kind holds too.
+  CHECK(hdb::teaching::check_page(replaced(good_page(), "55.3 GB/s", "0.055 TB/s"), fixture_sources).empty());
+}
+
+TEST_CASE("teaching check: a number that differs at the precision written fails") {
+  const auto problem = only_problem(replaced(good_page(), "55.3 GB/s", "55.4 GB/s"));
+  CHECK(hdb_test::contains(problem, "line 5: cite mini copy/bandwidth"));
+  CHECK(hdb_test::contains(problem, "the page says 55.4 GB/s"));
+  CHECK(hdb_test::contains(problem, "55.3 at the precision written"));
+  // More digits than the value rounds to is a different number too.
+  CHECK(hdb_test::contains(only_problem(replaced(good_page(), "55.3 GB/s", "55.30 GB/s")), "55.31 at the precision"));
+}
+
+TEST_CASE("teaching check: a unit that does not fit the row fails") {
+  CHECK(hdb_test::contains(only_problem(replaced(good_page(), "55.3 GB/s", "55.3 ms")), "written in 'ms', the row is in GB/s"));
+}
+
+TEST_CASE("teaching check: a missing row fails, naming the citation") {
+  const auto problem = only_problem(replaced(good_page(), "size_bytes=1G", "size_bytes=1M"));
+  CHECK(hdb_test::contains(problem, "size_bytes=1M"));
+  CHECK(hdb_test::contains(problem, "no such row in mini/results.csv"));
+  CHECK(hdb_test::contains(only_problem(replaced(good_page(), "host_kind=pinned", "hostkind=pinned")),
+                           "has no column 'hostkind'"));
+  CHECK(hdb_test::contains(only_problem(replaced(good_page(), "cite mini", "cite nowhere")), "reference 'nowhere'"));
+}
+
+TEST_CASE("teaching check: a citation that fits several rows fails, naming what tells them apart") {
+  CHECK(hdb_test::contains(only_problem(replaced(good_page(), " api=async", "")), "2 rows match; tell them apart by api"));
+}
+
+TEST_CASE("teaching check: a missing plot fails") {
+  const auto problems =
+      hdb::teaching::check_page(replaced(good_page(), "copy_bandwidth_h2d.png", "copy_bandwidth_d2h.png"), fixture_sources);
+  REQUIRE(problems.size() == 2);
+  CHECK(hdb_test::contains(problems[0], "line 6: linked file reference/mini/plots/copy_bandwidth_d2h.png does not exist"));
+  CHECK(hdb_test::contains(problems[1], "lesson '1. Pinned copies' (line 4) links no plot"));
+}
+
+TEST_CASE("teaching check: a lesson without a citation fails unless it is marked pending") {
+  const std::string bare = good_page() + "\n## 2. Stragglers\nNot measured yet.\n";
+  const auto problems = hdb::teaching::check_page(bare, fixture_sources);
+  REQUIRE(problems.size() == 3);
+  CHECK(hdb_test::contains(problems[0], "lesson '2. Stragglers' (line 10) cites no number"));
+  CHECK(hdb_test::contains(problems[1], "links no plot"));
+  CHECK(hdb_test::contains(problems[2], "has no `hdbench run` command"));
+  CHECK(hdb::teaching::check_page(bare + "<!-- pending issue 21 -->\n", fixture_sources).empty());
+}
+
+TEST_CASE("teaching check: a command that would not run the cited case fails") {
+  CHECK(hdb_test::contains(only_problem(replaced(good_page(), "h2d/pinned/async", "h2d/pageable/async")),
+                           "runs copy/bandwidth/h2d/pinned/async/size:1073741824/streams:1/gpu:0"));
+  CHECK(hdb_test::contains(only_problem(replaced(good_page(), "--families copy", "--families sync")),
+                           "no hdbench run command of lesson '1. Pinned copies'"));
+  // Anchored at the end of the case name, the filter misses the suffix Google Benchmark adds.
+  CHECK(hdb_test::contains(only_problem(replaced(good_page(), "size:1073741824/'", "size:1073741824/streams:1/gpu:0$'")),
+                           "no hdbench run command"));
+}
+
+TEST_CASE("teaching check: a comment that is not a citation, and a citation after no number, fail") {
+  const auto problems = hdb::teaching::check_page(replaced(good_page(), "<!-- cite", "<!-- cit"), fixture_sources);
+  REQUIRE(problems.size() == 2);  // and so the lesson cites nothing
+  CHECK(hdb_test::contains(problems[0], "line 5: comment 'cit mini copy/bandwidth"));
+  CHECK(hdb_test::contains(problems[0], "is neither 'cite ...' nor 'pending issue N'"));
+  const auto unbacked = hdb::teaching::check_page(replaced(good_page(), "55.3 GB/s<!--", "fast<!--"), fixture_sources);
+  REQUIRE(unbacked.size() == 2);
+  CHECK(hdb_test::contains(unbacked[0], "line 5: 'cite mini copy/bandwidth"));
+  CHECK(hdb_test::contains(unbacked[0], "follows no number"));
+}
+
+TEST_CASE("teaching check: the page must name the run it cites") {
+  CHECK(hdb_test::contains(only_problem(replaced(good_page(), "Run 20261201T160834Z-vm.", "")),
+                           "never names run 20261201T160834Z-vm of reference 'mini'"));
+}
