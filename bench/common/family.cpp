@@ -5,11 +5,13 @@
 #include "hdb/fingerprint.hpp"
 #include "hdb/gpu_lock.hpp"
 #include "hdb/sizes.hpp"
+#include "hdb/sweep.hpp"
 #include "hdb/warmup.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -92,6 +94,53 @@ void run_guarded(benchmark::State& state, const case_spec& spec, const family_de
     ++record.failed_cases;
     state.SkipWithError(e.what());
   }
+}
+
+// One JSON line per repetition, flushed: the harness sums a case's lines into its cost, and a
+// killed process keeps what it measured.
+void record_cost(std::FILE* file, const std::string& case_name, std::chrono::steady_clock::duration took) {
+  const double seconds = std::chrono::duration<double>(took).count();
+  std::fprintf(file, "%s\n", nlohmann::json{{"case", case_name}, {"wall_s", seconds}}.dump().c_str());
+  std::fflush(file);
+}
+
+bool cuda_device_present() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+device_info assumed_device(int index) {
+  device_info d;
+  d.index = index;
+  d.uuid = "GPU-assumed-" + std::to_string(index);
+  d.name = "assumed GPU";
+  return d;
+}
+
+// Drops what the tier selection does not measure here (hdb/sweep.hpp).
+void keep_sweep(std::vector<case_spec>& cases, const run_options& options, std::size_t selected_devices,
+                const family_declaration& schema) {
+  std::vector<case_shape> shapes;
+  for (const case_spec& c : cases) shapes.push_back({&c.kind, &c.labels, &c.devices, !c.headline_metrics.empty()});
+  const std::vector<bool> keep = cases_in_sweep(shapes, options.sweep, selected_devices, schema.checks);
+  std::vector<case_spec> kept;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    if (keep[i]) kept.push_back(std::move(cases[i]));
+  }
+  cases = std::move(kept);
+}
+
+std::string describe_sweep(const sweep_selection& sweep, std::size_t kept, std::size_t registered) {
+  if (!sweep.devices && !sweep.pairs) return "full";
+  std::string text = "tiered: " + std::to_string(kept) + " of " + std::to_string(registered) + " cases; full sweep on GPUs ";
+  text += sweep.devices ? join_indices(*sweep.devices) : "all";
+  text += ", pairs ";
+  if (!sweep.pairs) return text + "all";
+  if (sweep.pairs->empty()) return text + "none";
+  for (std::size_t i = 0; i < sweep.pairs->size(); ++i) {
+    text += (i ? "," : "") + std::to_string((*sweep.pairs)[i].first) + ">" + std::to_string((*sweep.pairs)[i].second);
+  }
+  return text;
 }
 
 std::string flag_value(const std::vector<std::string>& args, const std::string& prefix) {
@@ -217,6 +266,10 @@ int family_main(int argc, char** argv, const family_spec& family, std::string_vi
     std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
     return 2;
   }
+  if (options.version) {
+    std::printf("%s %s (%s, %s)\n", program.c_str(), build_info::version, build_info::git_revision, build_info::build_type);
+    return 0;
+  }
   if (options.help) {
     std::printf("%s — %s\n\nUsage: %s [flags] [--benchmark_* flags]\n\n%s\nGoogle Benchmark flags:\n", program.c_str(),
                 schema.summary.c_str(), program.c_str(), describe_flags(family.flags).c_str());
@@ -249,6 +302,21 @@ int family_main(int argc, char** argv, const family_spec& family, std::string_vi
   // run holds the GPU.
   std::optional<gpu_locks> locks;
   try {
+    if (options.assume_gpus > 0 && !listing) {
+      std::fprintf(stderr, "%s: --assume-gpus lists cases only; add --benchmark_list_tests\n", program.c_str());
+      return 2;
+    }
+    if (listing && (options.assume_gpus > 0 || !cuda_device_present())) {
+      // Names need no GPU: a planner lists a bigger node's cases from a login node.
+      const int assumed = std::max(options.assume_gpus, 1);
+      if (options.assume_gpus == 0) std::fprintf(stderr, "%s: no GPU here; listing the cases of one GPU\n", program.c_str());
+      for (int d = 0; d < assumed; ++d) env.devices.push_back(assumed_device(d));
+      case_registry registry(cases);
+      family.register_cases(options, env, registry);
+      keep_sweep(cases, options, env.devices.size(), schema);
+      for (const case_spec& spec : cases) std::printf("%s\n", spec.name.c_str());
+      return 0;
+    }
     const auto devices = select_devices(options, program);
     if (!devices) return 2;
     if (!listing) {
@@ -281,6 +349,11 @@ int family_main(int argc, char** argv, const family_spec& family, std::string_vi
 
     case_registry registry(cases);
     family.register_cases(options, env, registry);
+    const std::size_t registered = cases.size();
+    keep_sweep(cases, options, env.devices.size(), schema);
+    if (!listing) {
+      benchmark::AddCustomContext("hdbench.sweep", describe_sweep(options.sweep, cases.size(), registered));
+    }
     for (const case_spec& spec : cases) {
       if (const auto problem = check_registration(schema, spec.kind, spec.labels)) {
         std::fprintf(stderr, "%s: case %s: %s in schema.json\n", program.c_str(), spec.name.c_str(), problem->c_str());
@@ -306,10 +379,20 @@ int family_main(int argc, char** argv, const family_spec& family, std::string_vi
   }
 
   const repetition_policy repetitions = repetitions_for(options.quick);
+  std::unique_ptr<std::FILE, decltype(&std::fclose)> costs(nullptr, &std::fclose);
+  if (!options.case_costs.empty() && !listing) {
+    costs.reset(std::fopen(options.case_costs.c_str(), "a"));
+    if (!costs) {
+      std::fprintf(stderr, "%s: cannot write --case-costs=%s\n", program.c_str(), options.case_costs.c_str());
+      return 2;
+    }
+  }
   for (const case_spec& spec : cases) {
-    auto* b = benchmark::RegisterBenchmark(spec.name.c_str(), [&spec, &schema, &env, &record, &placement](benchmark::State& state) {
+    auto* b = benchmark::RegisterBenchmark(spec.name.c_str(), [&spec, &schema, &env, &record, &placement, &costs](benchmark::State& state) {
+      const auto started = std::chrono::steady_clock::now();
       state.SetLabel(format_label(spec, env));
       run_guarded(state, spec, schema, record, placement);
+      if (costs) record_cost(costs.get(), spec.name, std::chrono::steady_clock::now() - started);
     });
     b->UseManualTime()->Iterations(spec.iterations)->Unit(benchmark::kMicrosecond);
     // Repetitions() in code would override the command line, so only inject when the user is silent.

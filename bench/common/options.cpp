@@ -2,6 +2,7 @@
 
 #include "hdb/host/lists.hpp"
 #include "hdb/sizes.hpp"
+#include "hdb/sweep.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -29,6 +30,14 @@ const std::vector<flag_spec>& shared_flags() {
       {"gate-timeout-ms", "2000", "", "how long the spin gate holds a stream before the batch fails"},
       {"lock-timeout-s", "600", "",
        "wait at most this long for another hdbench process measuring the same GPU to finish; 0 = refuse at once"},
+      {"sweep-devices", "all", "",
+       "GPUs that get every case; the others get their tier points (headline and checked cases, and those at "
+       "sizes that are powers of 64): all, or indices such as 0,4 (hdbench run picks one GPU per class)"},
+      {"sweep-pairs", "all", "", "ordered GPU pairs that get every pair case: all, none, or pairs such as 0>1,0>4"},
+      {"case-costs", "", "", "append each case's wall time (set-up and repetitions, seconds) to this file as JSON lines"},
+      {"assume-gpus", "0", "",
+       "with --benchmark_list_tests: list the cases for this many GPUs without touching any (planning on a login "
+       "node); 0 = this node's"},
   };
   return flags;
 }
@@ -59,6 +68,10 @@ run_options parse_run_options(const std::vector<std::string>& args, const std::v
     }
     if (arg == "--help" || arg == "-h") {
       options.help = true;
+      continue;
+    }
+    if (arg == "--version") {
+      options.version = true;
       continue;
     }
     if (arg == "--quick") {
@@ -107,6 +120,9 @@ run_options parse_run_options(const std::vector<std::string>& args, const std::v
   if (timeout == 0) throw usage_error("bad value for --gate-timeout-ms: must be > 0");
   options.gate_timeout = std::chrono::milliseconds(timeout);
   options.lock_timeout = std::chrono::seconds(parse_non_negative("lock-timeout-s", options.values["lock-timeout-s"]));
+  options.sweep = parse_sweep_selection(options.values["sweep-devices"], options.values["sweep-pairs"]);
+  options.case_costs = options.values["case-costs"];
+  options.assume_gpus = parse_non_negative("assume-gpus", options.values["assume-gpus"]);
   // Every family flag is checked here, before the GPU is touched: a typo gets its own error on a
   // login node too, and never costs a CUDA context.
   for (const auto& f : family_flags) {

@@ -2,6 +2,7 @@
 // Command-line flags of a family binary: the shared ones every family understands, the
 // family's own, and everything Google Benchmark owns (--benchmark_*), which passes through.
 #include "hdb/devices.hpp"
+#include "hdb/sweep.hpp"
 #include "hdb/topology.hpp"
 
 #include <chrono>
@@ -37,7 +38,11 @@ void positive_int_list(const std::string& flag, const std::string& value);
 struct run_options {
   bool quick = false;
   bool help = false;
+  bool version = false;
   device_selection devices;  // --devices (or its synonym --device)
+  sweep_selection sweep;     // --sweep-devices, --sweep-pairs
+  std::string case_costs;    // --case-costs: "" = not recorded
+  int assume_gpus = 0;       // --assume-gpus (listing only)
   numa_request numa;
   std::chrono::milliseconds gate_timeout{2000};
   std::chrono::seconds lock_timeout{600};
