@@ -2,14 +2,22 @@
 """Draw every figure of one hdbench run: results.csv (+ meta.json) in, PNG/SVG files out.
 
     python3 plots/plot_run.py results/<run-id> [-o OUTDIR] [--format png,svg] [--dpi 150] [--strict]
+                              [--per-gpu-plots]
     python3 plots/plot_run.py results/<run-id> --list-expected
 
 Each family's rows are drawn by the plot module its declaration names (meta.json
 `families.<name>.plots`, found by hdbplots.load_module); the module's FIGURES say which figures
 the run's rows call for (hdbplots.common.plan), and exactly those are drawn. A family without a
-module is listed, not an error. One figure that fails is reported on stderr and the others are
-still drawn. Written paths go to stdout, one per line, so the harness (or a shell) can collect
-them; --list-expected prints the file names (no extension) the run must produce instead.
+module is listed, not an error. Where meta.json sorts the GPUs into classes (`tiers`), a
+per-GPU figure is drawn for each class's representative only, unless --per-gpu-plots
+(common.figure_devices). The run's check.json (`hdbench check --format json`) adds the node
+figures, every GPU side by side (hdbplots.node); without one, one line says so.
+
+One figure that fails is reported on stderr and the others are still drawn. Written figure
+paths go to stdout, one per line, so the harness (or a shell) can collect them, and
+OUTDIR/figures.json lists every figure drawn with its title ({"figures": [{"name", "family",
+"title", "files"}]}); --list-expected prints the file names (no extension) the run must produce
+instead.
 
 Exit status: 0 = at least one figure written (with --strict: every expected figure written);
 1 = nothing could be drawn (with --strict: an expected figure is missing, or a plot module is
@@ -18,6 +26,7 @@ broken); 2 = bad usage or unreadable input (one line on stderr).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -26,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: fin
 try:
     import matplotlib
 
-    from hdbplots import load_module
+    from hdbplots import load_module, node
     from hdbplots.common import InputError, Planned, Row, Run, check_figures, format_bytes, load_run, plan
 except ImportError as missing:  # e.g. a venv without matplotlib: say so in one line
     print(f"plot_run: {missing}; needs matplotlib and numpy (apt install python3-matplotlib, "
@@ -53,6 +62,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="print the figures the run's data calls for (file names without extension) and exit")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 unless every expected figure was written")
+    parser.add_argument("--per-gpu-plots", action="store_true",
+                        help="draw the per-GPU figures for every GPU, not only for one GPU of each class "
+                             "of alike GPUs (meta.json tiers)")
     return parser.parse_args(argv)
 
 
@@ -89,9 +101,10 @@ def describe_not_ok(rows: list[Row]) -> list[str]:
     return lines
 
 
-def expected_figures(run: Run) -> tuple[list[Planned], list[str]]:
-    """Every figure the run's declarations and rows call for, and one line per family that has
-    no plots or whose module is broken (the caller prints them)."""
+def expected_figures(run: Run, every_gpu: bool = False) -> tuple[list[Planned], list[str]]:
+    """Every figure the run's declarations and rows (and check.json) call for, and one line per
+    family that has no plots or whose module is broken, or why there are no node figures (the
+    caller prints them)."""
     planned: list[Planned] = []
     problems: list[str] = []
     for family in run.families():
@@ -108,7 +121,10 @@ def expected_figures(run: Run) -> tuple[list[Planned], list[str]]:
         except Exception as error:  # a broken module must not stop other families
             problems.append(f"family {family}: plot module {name} is broken: {type(error).__name__}: {error}")
             continue
-        planned += plan(run, family, figures)
+        planned += plan(run, family, figures, every_gpu)
+    node_figures, notes = node.plan(run)
+    planned += node_figures
+    problems += notes
     names = [p.file_name for p in planned]
     for repeated in sorted({n for n in names if names.count(n) > 1}):
         problems.append(f"figure {repeated} is declared by more than one family; drawing the first only")
@@ -118,20 +134,28 @@ def expected_figures(run: Run) -> tuple[list[Planned], list[str]]:
     return list(unique.values()), problems
 
 
-def save(job: Planned, output: Path, formats: list[str], dpi: int = 150) -> list[Path]:
-    """Draw one figure and write it in every format; [] when the draw found nothing to draw."""
+def save(job: Planned, output: Path, formats: list[str], dpi: int = 150) -> tuple[list[Path], str]:
+    """Draw one figure and write it in every format; its paths ([] when the draw found nothing
+    to draw) and its title."""
     figure = job.figure.draw(job.scope)
     if figure is None:
         print(f"plot_run: {job.file_name}: nothing to draw although its data is there "
               f"(a defect of plot module for {job.family})", file=sys.stderr)
-        return []
+        return [], ""
     paths = []
     for fmt in formats:
         path = output / f"{job.file_name}.{fmt}"
         metadata = {"Date": None} if fmt in ("svg", "pdf") else None  # reproducible files
         figure.savefig(path, dpi=dpi, metadata=metadata)
         paths.append(path)
-    return paths
+    return paths, figure.get_label()
+
+
+def write_index(output: Path, drawn: list[dict]) -> None:
+    """OUTDIR/figures.json: what each file shows, in words, for a report or a test to read
+    without opening the images."""
+    text = json.dumps({"figures": drawn}, indent=1, ensure_ascii=False) + "\n"
+    (output / "figures.json").write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, OSError, UnicodeDecodeError) as error:
         print(f"plot_run: {error}", file=sys.stderr)
         return 2
-    planned, problems = expected_figures(run)
+    planned, problems = expected_figures(run, args.per_gpu_plots)
     broken = any(" is broken: " in p for p in problems)
     if args.list_expected:
         for line in warnings + describe_not_ok(run.not_ok_rows()) + problems:
@@ -159,15 +183,18 @@ def main(argv: list[str] | None = None) -> int:
     with matplotlib.rc_context(STYLE):
         for job in planned:
             try:
-                paths = save(job, output, args.format, args.dpi)
+                paths, title = save(job, output, args.format, args.dpi)
             except Exception as error:  # one bad figure must not stop the others
                 print(f"plot_run: {job.file_name} failed: {type(error).__name__}: {error}", file=sys.stderr)
                 continue
             for path in paths:
                 print(path)
             if paths:
-                drawn.append(job.file_name)
-    missing = [job.file_name for job in planned if job.file_name not in drawn]
+                drawn.append({"name": job.file_name, "family": job.family, "title": title,
+                              "files": [p.name for p in paths]})
+    write_index(output, drawn)
+    drawn_names = {d["name"] for d in drawn}
+    missing = [job.file_name for job in planned if job.file_name not in drawn_names]
     if missing:
         print(f"plot_run: {len(missing)} of {len(planned)} expected figures not drawn: {', '.join(missing)}",
               file=sys.stderr)

@@ -381,9 +381,11 @@ class Planned:
     scope: Scope
 
 
-def plan(run: Run, family: str, figures: Sequence[Figure]) -> list[Planned]:
-    """The figures a family's declarations expect for this run, from the CSV rows only."""
+def plan(run: Run, family: str, figures: Sequence[Figure], every_gpu: bool = False) -> list[Planned]:
+    """The figures a family's declarations expect for this run, from the CSV rows, per-device
+    ones only for the GPUs figure_devices() picks (`every_gpu`: all of them)."""
     rows = run.ok_rows(family)
+    drawn = figure_devices(run.meta, every_gpu)
     planned = []
     for figure in figures:
         if not figure.per_device:
@@ -396,9 +398,26 @@ def plan(run: Run, family: str, figures: Sequence[Figure]) -> list[Planned]:
         qualifying = [d for d in sorted(by_device, key=lambda d: (d is None, d or 0))
                       if figure.satisfied(by_device[d])]
         for device in qualifying:
+            if drawn is not None and device not in drawn:
+                continue
+            # Named by every qualifying GPU, not the drawn ones: copy_alloc_gpu0 is the same file
+            # with --per-gpu-plots or without, and says which GPU it is on a multi-GPU run.
             name = per_device_name(figure.name, device, len(qualifying) > 1)
             planned.append(Planned(name, family, figure, Scope(run, tuple(by_device[device]), device)))
     return planned
+
+
+def figure_devices(meta: Mapping[str, Any], every_gpu: bool = False) -> frozenset[int] | None:
+    """The GPUs that get per-device figures: where the harness sorted the node's GPUs into classes
+    of alike GPUs (meta.json `tiers.classes[].representative`), each class's representative, the
+    GPU it swept in full; the other GPUs' headline figures stand beside it in the node figures
+    (hdbplots.node). None means every GPU: `every_gpu` (plot_run --per-gpu-plots), or a meta.json
+    without tiers (a run from before them), or tiers naming no representative."""
+    tiers = _dict(meta.get("tiers"))
+    classes = tiers.get("classes") if isinstance(tiers.get("classes"), list) else []
+    chosen = frozenset(c["representative"] for c in map(_dict, classes)
+                       if isinstance(c.get("representative"), int) and not isinstance(c.get("representative"), bool))
+    return None if every_gpu or not chosen else chosen
 
 
 def check_figures(module_name: str, figures: object) -> list[Figure]:
@@ -929,6 +948,7 @@ def finish(fig: MplFigure, lesson: str, subtitle: str, legend: Legend | None = N
     if legend is not None:
         legend_height = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi
         bottom = (legend_height + 0.1) / height
+    fig.set_label(lesson)  # the title plot_run lists in plots/figures.json, unwrapped
     lines = textwrap.wrap(lesson, width=max(40, int(width * 8.2)))
     band = 0.16 + 0.25 * len(lines) + 0.26
     fig.text(0.5, 1 - 0.1 / height, "\n".join(lines), ha="center", va="top",

@@ -2,7 +2,8 @@
 """The figures drawn for a run are exactly the figures its families declare for it.
 
 For one run directory (a committed reference or a fixture) this checks, through plot_run.py run
-as the harness runs it, on a private copy of the run:
+as the harness runs it, on a private copy of the run (results.csv, meta.json, and check.json
+where the run has one: it adds the node figures):
   1. `plot_run.py DIR --list-expected` (computed from the modules' FIGURES and the CSV only)
      equals the committed list tests/plots/expected/<name>.txt, so a figure that stops being
      expected (a renamed parameter no `Need` matches any more) fails here too;
@@ -51,7 +52,7 @@ def main() -> int:
     run_dir = args.workdir / args.expected.stem
     shutil.rmtree(run_dir, ignore_errors=True)
     run_dir.mkdir(parents=True)
-    for name in ("results.csv", "meta.json"):
+    for name in ("results.csv", "meta.json", "check.json"):
         if (args.run / name).is_file():
             shutil.copy2(args.run / name, run_dir / name)
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the synthetic multi-GPU plot fixtures: tests/plots/fixtures/run_2gpu and run_8gpu.
+"""Writes the synthetic multi-GPU plot fixtures: tests/plots/fixtures/run_2gpu, run_8gpu, run_node8.
 
 Every family of harness/suite.json on a node of 2 (resp. 8) H200-like GPUs, in results.csv
 schema 3 with the columns the declarations (bench/<f>/schema.json) give, and a meta.json that
@@ -12,7 +12,13 @@ so figures must draw without min–max bands). On the 8-GPU node GPU 7 has fewer
 overlap, sync) ran on GPUs 0 and 7 only (a run given a device list), so per-device figures are
 named by the CUDA index, not by position, and the all-GPUs copy has alone bars for two of eight.
 
-    python3 tests/plots/make_fixtures.py          # rewrite both fixtures in place
+run_node8 is the node a bring-up engineer checks: 8 alike GPUs (one class in meta.json `tiers`,
+GPU 0 its representative), every one-GPU family on all eight, medians only, and a check.json as
+`hdbench check --format json` writes it against a reference set of this kind: the headline
+figures of every GPU and pair graded against made-up bands (centre ± 0.7 %), GPU 5's pinned h2d
+planted 20 % slow and graded FAIL, the rest within their bands.
+
+    python3 tests/plots/make_fixtures.py          # rewrite the fixtures in place
 
 Rerun it after a declaration changes (a parameter or metric renamed) and commit the result;
 the figure-list tests (tests/plots/figure_list_test.py) then say whether every figure is still
@@ -268,7 +274,7 @@ def allreduce_rows(w: Writer, gpus: int, links: list[int]) -> None:
             "compute_slowdown": 1.1, "comm_hidden": 0.6})
 
 
-def write_fixture(name: str, gpus: int, samples: bool) -> None:
+def write_fixture(name: str, gpus: int, samples: bool, node: bool = False) -> None:
     manifest = json.loads((REPO / "harness" / "suite.json").read_text(encoding="utf-8"))
     entries = manifest["families"]
     declarations = {e["name"]: json.loads((REPO / e["folder"] / "schema.json").read_text(encoding="utf-8"))
@@ -276,11 +282,11 @@ def write_fixture(name: str, gpus: int, samples: bool) -> None:
     params: list[str] = []
     for e in entries:  # manifest order, each family's declaration order, first appearance wins
         params += [p for p in declarations[e["name"]]["parameters"] if p not in params]
-    run_id = f"fixture-{gpus}gpu"
+    run_id = name.replace("run_", "fixture-")  # fixture-2gpu, fixture-8gpu, fixture-node8
     uuids = [f"GPU-fixture{gpus}-{i}" for i in range(gpus)]
-    links = [12 if gpus == 8 and i == 7 else 18 for i in range(gpus)]
+    links = [12 if gpus == 8 and i == 7 and not node else 18 for i in range(gpus)]
     w = Writer(run_id, uuids, declarations, samples)
-    devices = list(range(gpus)) if gpus <= 2 else [0, gpus - 1]  # the one-GPU families
+    devices = list(range(gpus)) if gpus <= 2 or node else [0, gpus - 1]  # the one-GPU families
     copy_rows(w, gpus, devices)
     overlap_rows(w, devices)
     sync_rows(w, devices)
@@ -303,13 +309,92 @@ def write_fixture(name: str, gpus: int, samples: bool) -> None:
     families = {e["name"]: {"family": e["name"], "status": "ok", "plots": e["plots"], "schema": declarations[e["name"]]}
                 for e in entries}
     meta = {"schema_version": 3, "run_id": run_id, "node": {
-        "hostname": f"fixture-{gpus}gpu", "driver_release": "580.00.00", "cuda_runtime": "13.0", "gpu_count": gpus,
+        "hostname": run_id, "driver_release": "580.00.00", "cuda_runtime": "13.0", "gpu_count": gpus,
         "gpus": node_gpus, "topology": {"gpus": [{"index": i, "uuid": uuids[i]} for i in range(gpus)], "pairs": pairs}},
         "families": families}
+    if node:
+        meta["tiers"] = tiers(gpus)
+        check = check_report(run_id, gpus)
+        (out / "check.json").write_text(json.dumps(check, indent=1) + "\n", encoding="utf-8")
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     print(f"{out}: {len(w.rows)} rows")
+
+
+def tiers(gpus: int) -> dict:
+    """One class of alike GPUs and one of alike pairs, as the harness records them; a run of
+    mode "full" still swept every GPU, so --per-gpu-plots has every GPU's figures to draw."""
+    pairs = [[s, d] for s in range(gpus) for d in range(gpus) if s != d]
+    return {"mode": "full",
+            "classes": [{"key": "NVIDIA H200 · PCIe Gen5 x16 · NVLinks 18", "gpus": list(range(gpus)), "representative": 0}],
+            "sweep_devices": [0],
+            "pair_classes": [{"key": "NVLink 18 via nvswitch", "pairs": pairs, "representative": [0, 1]}],
+            "sweep_pairs": [[0, 1]]}
+
+
+SLOW_GPU = 5  # planted: its pinned h2d copies run 20 % slow
+# (family, check label, unit, better, the set's centre): the headline figures of one GPU.
+NODE_FIGURES = (
+    ("copy", "pinned h2d 1 GiB", "GB/s", "higher", 55.35),
+    ("copy", "pinned d2h 1 GiB", "GB/s", "higher", 55.30),
+    ("copy", "pinned bidirectional 1 GiB", "GB/s", "higher", 97.6),
+    ("copy", "pageable h2d 1 GiB", "GB/s", "higher", 7.18),
+    ("copy", "pageable d2h 1 GiB", "GB/s", "higher", 14.4),
+    ("copy", "h2d 1 B latency (device-timed)", "us", "lower", 2.22),
+    ("copy", "d2h 1 B latency (device-timed)", "us", "lower", 1.62),
+    ("overlap", "pipeline speedup, 4 streams x 32 chunks, balanced", "ratio", "higher", 2.53),
+    ("sync", "graph of 100 empty kernels, launch until idle", "us", "lower", 78.0),
+    ("p2p", "staged loopback 1 GiB", "GB/s", "higher", 49.6),
+)
+
+
+def graded(family: str, label: str, gpus: list[int], unit: str, better: str, centre: float, value: float) -> dict:
+    """One figure line as check.cpp grades it against a band: worse than the band FAIL, better WARN."""
+    low, high = centre * 0.993, centre * 1.007
+    change = f"{(value / centre - 1) * 100:+.1f} % from the set's centre {centre:g}"
+    worse = value < low if better == "higher" else value > high
+    better_than = value > high if better == "higher" else value < low
+    grade = "FAIL" if worse else "WARN" if better_than else "PASS"
+    reason = {"FAIL": f"{change}, worse than a healthy node of this kind reads (detectable 0.6 %)",
+              "WARN": f"{change}, better than the set's band: a faster node than the set's runs, or a set to renew",
+              "PASS": f"within the band ({change})"}[grade]
+    return {"family": family, "figure": label, "gpus": gpus, "grade": grade, "value": round(value, 4), "unit": unit,
+            "reading": "", "reason": reason,
+            "expected": {"centre": centre, "low": round(low, 4), "high": round(high, 4), "detectable": 0.006, "runs": 7}}
+
+
+def check_report(run_id: str, gpus: int) -> dict:
+    """check.json of run_node8: every GPU's headline figures, every pair's direct copy, the
+    node-wide figures (one line each: no node figure) and health lines (never drawn)."""
+    lines = []
+    for family, label, unit, better, centre in NODE_FIGURES:
+        for d in range(gpus):
+            jitter = 0.001 * ((d * 3) % 5 - 2)  # -0.2 … +0.2 %: well inside the ± 0.7 % band
+            slow = 0.8 if (d, label) == (SLOW_GPU, "pinned h2d 1 GiB") else 1.0
+            lines.append(graded(family, label, [d], unit, better, centre, centre * (1 + jitter) * slow))
+    lines.append(graded("copy", "bandwidth_all_gpus bandwidth (api=async direction=h2d host_kind=pinned size_bytes=1 GiB "
+                                "streams=1)", list(range(gpus)), "GB/s", "higher", 400.0, 401.0))
+    for src in range(gpus):
+        for dst in range(gpus):
+            if src != dst:
+                jitter = 0.001 * ((src + 2 * dst) % 5 - 2)
+                lines.append(graded("p2p", f"bandwidth (api=ce_peer direction=uni dst={dst} size_bytes=1 GiB src={src})",
+                                    [src, dst], "GB/s", "higher", 396.0, 396.0 * (1 + jitter)))
+    lines.append(graded("allreduce", "collective busbw (api=all_reduce dtype=float interconnect=default launch=stream "
+                                     f"placement=out_of_place ranks={gpus} size_bytes=4 GiB)", list(range(gpus)),
+                        "GB/s", "higher", 360.0, 361.0))
+    for d in range(gpus):
+        lines.append({"family": "health", "figure": "PCIe link", "gpus": [d], "grade": "PASS", "value": None, "unit": "",
+                      "reading": "Gen5 x16", "reason": "the link trained to its maximum", "expected": None})
+    counts = {g: sum(1 for line in lines if line["grade"] == g) for g in ("PASS", "WARN", "FAIL", "INFO")}
+    return {"exit_code": 1 if counts["FAIL"] else 0, "node_kind": f"NVIDIA H200 x{gpus}, PCIe Gen5 x16, NVLinks 18",
+            "reference": {"name": f"h200-x{gpus}", "dir": f"results/reference/h200-x{gpus}", "runs": 7},
+            "run": run_id, "notes": [], "lines": lines,
+            "summary": {"grade": "FAIL" if counts["FAIL"] else "WARN" if counts["WARN"] else "PASS",
+                        "pass": counts["PASS"], "warn": counts["WARN"], "fail": counts["FAIL"],
+                        "not_graded": counts["INFO"]}}
 
 
 if __name__ == "__main__":
     write_fixture("run_2gpu", 2, samples=True)
     write_fixture("run_8gpu", 8, samples=False)
+    write_fixture("run_node8", 8, samples=False, node=True)

@@ -4,10 +4,12 @@
 Each check copies a fixture run into its own fresh directory under --workdir (so the source
 tree is never written and checks can run in parallel), runs plot_run.py and asserts on exit
 status, files and messages. `common` instead calls hdbplots.common directly, for the per-GPU
-helpers that no fixture exercises fully. Exit 0 = pass, 1 = fail (the reason is printed).
+helpers that no fixture exercises fully, and `node_two_gpus` hdbplots.node, to read the titles
+of figures it need not write. Exit 0 = pass, 1 = fail (the reason is printed).
 
     smoke_test.py --plot-run plots/plot_run.py --fixture tests/plots/fixtures/run_copy \
-                  --two-gpu-fixture tests/plots/fixtures/run_copy_2gpu --workdir build/tests/plots CHECK
+                  --two-gpu-fixture tests/plots/fixtures/run_copy_2gpu --references results/reference \
+                  --workdir build/tests/plots CHECK
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,6 +36,39 @@ EXPECTED_FIGURES = (
 EXPECTED_TWO_GPU_FIGURES = tuple(f"{name}_gpu{gpu}" for gpu in (0, 1) for name in EXPECTED_FIGURES) + (
     "copy_bandwidth_all_gpus",
 )
+
+
+# The node figures of fixtures/run_node8: one per headline figure every GPU (or pair) measured;
+# the node-wide lines (all GPUs copying at once, the 8-rank all-reduce) and health lines none.
+NODE8_FIGURES = (
+    "node_copy_pinned_h2d_1_gib", "node_copy_pinned_d2h_1_gib", "node_copy_pinned_bidirectional_1_gib",
+    "node_copy_pageable_h2d_1_gib", "node_copy_pageable_d2h_1_gib",
+    "node_copy_h2d_1_b_latency_device_timed", "node_copy_d2h_1_b_latency_device_timed",
+    "node_overlap_pipeline_speedup_4_streams_x_32_chunks_balanced",
+    "node_sync_graph_of_100_empty_kernels_launch_until_idle",
+    "node_p2p_staged_loopback_1_gib",
+    "node_p2p_bandwidth_api_ce_peer_direction_uni_size_bytes_1_gib",
+)
+NODE8_SLOW = ("node_copy_pinned_h2d_1_gib", "pinned h2d 1 GiB: GPU 5 is 20 % below the others (FAIL)")
+# results/reference/h200-x2 with the check.json `hdbench check --format json` wrote for it
+# (fixtures/check/): graded against peaks, no reference set of two H200s.
+NODE_TWO_GPU_FIGURES = (
+    "node_copy_bandwidth_api_async_direction_h2d_host_kind_pinned_size_bytes_1_gib_streams_1",
+    "node_copy_bandwidth_api_async_direction_d2h_host_kind_pinned_size_bytes_1_gib_streams_1",
+    "node_copy_bandwidth_api_async_direction_bidir_host_kind_pinned_size_bytes_1_gib_streams_2",
+    "node_copy_latency_api_async_direction_h2d_host_kind_pinned_size_bytes_1_b_streams_1",
+    "node_copy_latency_api_async_direction_d2h_host_kind_pinned_size_bytes_1_b_streams_1",
+    "node_overlap_pipeline_efficiency_api_nonblocking_chunks_32_host_kind_pinned_regime_balanced_size_bytes_1_gib_streams_4",
+    "node_sync_trap_relative_throughput_api_readback_pageable_every_1",
+    "node_p2p_bandwidth_api_staged_direction_uni_size_bytes_1_gib",
+    "node_p2p_bandwidth_api_staged_direction_loopback_size_bytes_1_gib",
+    "node_p2p_bandwidth_api_ce_peer_direction_uni_size_bytes_1_gib",
+    "node_p2p_latency_api_ce_peer_direction_uni_size_bytes_1_b",
+    "node_p2p_bandwidth_api_sm_read_direction_uni_size_bytes_1_gib",
+    "node_p2p_bandwidth_api_sm_write_direction_uni_size_bytes_1_gib",
+    "node_p2p_latency_api_sm_write_direction_uni_size_bytes_1_b",
+)
+PER_GPU = re.compile(r"_gpu(\d+)$")
 
 
 class CheckFailed(Exception):
@@ -92,8 +128,12 @@ def check_output_and_format(ctx: argparse.Namespace) -> None:
     result = plot(ctx.plot_run, str(run_dir), "-o", str(out), "--format", "svg")
     expect(result.returncode == 0, f"exit {result.returncode}, expected 0")
     expect(not (run_dir / "plots").exists(), "wrote into DIR/plots despite -o")
-    expect(sorted(p.name for p in out.iterdir()) == sorted(f"{n}.svg" for n in EXPECTED_FIGURES),
-           f"expected {len(EXPECTED_FIGURES)} SVG files only in {out}: {sorted(p.name for p in out.iterdir())}")
+    expect(sorted(p.name for p in out.iterdir()) == sorted([f"{n}.svg" for n in EXPECTED_FIGURES] + ["figures.json"]),
+           f"expected {len(EXPECTED_FIGURES)} SVG files and figures.json only in {out}: "
+           f"{sorted(p.name for p in out.iterdir())}")
+    index = json.loads((out / "figures.json").read_text(encoding="utf-8"))["figures"]
+    expect([(f["name"], f["files"]) for f in index] == [(n, [f"{n}.svg"]) for n in EXPECTED_FIGURES]
+           and all(f["title"] and f["family"] == "copy" for f in index), f"figures.json: {index}")
     printed = {Path(line) for line in result.stdout.split()}
     for name in EXPECTED_FIGURES:
         path = out / f"{name}.svg"
@@ -306,6 +346,121 @@ def check_nvlink_line(ctx: argparse.Namespace) -> None:
     expect(any("4 links × 12.5 GB/s per direction = 50 GB/s" in t for t in texts), f"line label: {texts}")
 
 
+def run_with_check(ctx: argparse.Namespace, reference: str, name: str) -> Path:
+    """A copy of results/reference/<reference> with the check.json `hdbench check` wrote for it."""
+    run_dir = ctx.workdir / name
+    shutil.rmtree(run_dir, ignore_errors=True)
+    run_dir.mkdir(parents=True)
+    for file in ("results.csv", "meta.json"):
+        shutil.copy2(ctx.references / reference / file, run_dir / file)
+    shutil.copy2(Path(__file__).resolve().parent / "fixtures" / "check" / f"reference_{reference}.json",
+                 run_dir / "check.json")
+    return run_dir
+
+
+def node_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("plot_run: no node figures:")]
+
+
+def check_node_figures(ctx: argparse.Namespace) -> None:
+    """8 GPUs, GPU 5 planted slow: one node figure per headline figure, its title naming GPU 5
+    (read back from plots/figures.json), the others 'within the band'; per-GPU figures for the
+    one class's representative, GPU 0, only."""
+    run_dir = fresh_run(ctx.fixture.parent / "run_node8", ctx.workdir, "node_figures")
+    result = plot(ctx.plot_run, str(run_dir), "--format", "png", "--dpi", "40", "--strict")
+    expect(result.returncode == 0, f"exit {result.returncode}, expected 0")
+    index = json.loads((run_dir / "plots" / "figures.json").read_text(encoding="utf-8"))["figures"]
+    titles = {f["name"]: f["title"] for f in index if f["family"] == "node"}
+    expect(sorted(titles) == sorted(NODE8_FIGURES), f"node figures: {sorted(titles)}")
+    name, title = NODE8_SLOW
+    expect(titles[name] == title, f"{name}: title {titles[name]!r}, expected {title!r}")
+    for other in set(NODE8_FIGURES) - {name}:
+        expect(titles[other].endswith(("all 8 GPUs within the band", "all 56 pairs within the band")),
+               f"{other}: a healthy figure names an outlier: {titles[other]!r}")
+    devices = {int(m.group(1)) for f in index if (m := PER_GPU.search(f["name"]))}
+    expect(devices == {0}, f"per-GPU figures drawn for GPUs {sorted(devices)}, expected GPU 0 only")
+
+
+def check_node_tiers(ctx: argparse.Namespace) -> None:
+    """meta.json tiers: per-GPU figures for GPU 0 only; --per-gpu-plots: the same figures for all
+    8 GPUs, under the same names; a meta.json without tiers: every GPU (the committed lists of
+    run_8gpu and the references say so)."""
+    run_dir = fresh_run(ctx.fixture.parent / "run_node8", ctx.workdir, "node_tiers")
+    tiered = plot(ctx.plot_run, str(run_dir), "--list-expected")
+    every = plot(ctx.plot_run, str(run_dir), "--list-expected", "--per-gpu-plots")
+    expect(tiered.returncode == 0 and every.returncode == 0, f"exit {tiered.returncode}, {every.returncode}")
+    per_gpu = {n for n in tiered.stdout.split() if PER_GPU.search(n)}
+    expect(per_gpu and all(n.endswith("_gpu0") for n in per_gpu), f"tiered per-GPU figures: {sorted(per_gpu)}")
+    wanted = {PER_GPU.sub(f"_gpu{gpu}", n) for n in per_gpu for gpu in range(8)}
+    expect({n for n in every.stdout.split() if PER_GPU.search(n)} == wanted,
+           f"--per-gpu-plots: {sorted(set(every.stdout.split()) ^ wanted)} differ")
+    rest = sorted(n for n in tiered.stdout.split() if not PER_GPU.search(n))
+    expect(rest == sorted(n for n in every.stdout.split() if not PER_GPU.search(n)),
+           "--per-gpu-plots changed the figures that are not per GPU")
+
+
+def check_node_one_gpu(ctx: argparse.Namespace) -> None:
+    """One GPU (results/reference/h200 and its check.json): no node figure, one line saying why."""
+    run_dir = run_with_check(ctx, "h200", "node_one_gpu")
+    result = plot(ctx.plot_run, str(run_dir), "--list-expected")
+    expect(result.returncode == 0, f"exit {result.returncode}, expected 0")
+    expect(not [n for n in result.stdout.split() if n.startswith("node_")], f"node figures: {result.stdout.split()}")
+    lines = node_lines(result.stderr)
+    expect(len(lines) == 1 and "more than one GPU" in lines[0], f"why no node figures: {lines}")
+
+
+def check_node_two_gpus(ctx: argparse.Namespace) -> None:
+    """Two GPUs graded against peaks (results/reference/h200-x2 and its check.json): a node figure
+    per per-GPU and per-pair path, bars for GPUs, a heatmap for pairs; with GPU 1 planted slow on
+    pinned h2d and the pair 1 → 0 on ce_peer, the titles name them."""
+    run_dir = run_with_check(ctx, "h200-x2", "node_two_gpus")
+    sys.path.insert(0, str(ctx.plot_run.resolve().parent))
+    from hdbplots import node
+    from hdbplots.common import load_run
+
+    def titles() -> dict[str, str]:
+        run, _ = load_run(run_dir)
+        jobs, notes = node.plan(run)
+        expect(not notes, f"notes: {notes}")
+        drawn = {}
+        for job in jobs:
+            figure = job.figure.draw(job.scope)
+            pairs = job.file_name.startswith("node_p2p") and "loopback" not in job.file_name
+            expect(bool(figure.axes[0].images) == pairs, f"{job.file_name}: heatmap for pairs, bars for GPUs")
+            drawn[job.file_name] = figure.get_label()
+        return drawn
+
+    healthy = titles()
+    expect(list(healthy) == list(NODE_TWO_GPU_FIGURES), f"node figures: {list(healthy)}")
+    expect(all(" both " in t and " within " in t for t in healthy.values()), f"titles: {healthy}")
+    check = json.loads((run_dir / "check.json").read_text(encoding="utf-8"))
+    for line in check["lines"]:
+        h2d = line["figure"].startswith("bandwidth (api=async direction=h2d") and line["gpus"] == [1]
+        peer = line["figure"] == "bandwidth (api=ce_peer direction=uni dst=0 size_bytes=1 GiB src=1)"
+        if h2d or peer:
+            line["value"] *= 0.8
+            line["grade"] = "WARN"
+    (run_dir / "check.json").write_text(json.dumps(check), encoding="utf-8")
+    slow = titles()
+    h2d_title = slow[NODE_TWO_GPU_FIGURES[0]]
+    expect(h2d_title.endswith(": GPU 1 is 20 % below the others (WARN)"), f"h2d: {h2d_title!r}")
+    peer_title = slow["node_p2p_bandwidth_api_ce_peer_direction_uni_size_bytes_1_gib"]
+    expect(peer_title.endswith(": GPU 1 → GPU 0 is 20 % below the others (WARN)"), f"ce_peer: {peer_title!r}")
+
+
+def check_node_no_check(ctx: argparse.Namespace) -> None:
+    """No check.json (or a broken one): no node figures and one line saying why, not an error."""
+    run_dir = fresh_run(ctx.two_gpu_fixture, ctx.workdir, "node_no_check")
+    for content, why in ((None, "check.json not found"), ("{not json", "check.json unreadable")):
+        if content is not None:
+            (run_dir / "check.json").write_text(content, encoding="utf-8")
+        result = plot(ctx.plot_run, str(run_dir), "--list-expected")
+        expect(result.returncode == 0, f"{why}: exit {result.returncode}, expected 0")
+        expect(sorted(result.stdout.split()) == sorted(EXPECTED_TWO_GPU_FIGURES), f"{why}: {result.stdout.split()}")
+        lines = node_lines(result.stderr)
+        expect(len(lines) == 1 and why in lines[0], f"{why}: {lines}")
+
+
 CHECKS = {
     "figures": check_figures,
     "discovery": check_discovery,
@@ -317,6 +472,11 @@ CHECKS = {
     "bad_schema": check_bad_schema,
     "missing_csv": check_missing_csv,
     "no_meta": check_no_meta,
+    "node_figures": check_node_figures,
+    "node_tiers": check_node_tiers,
+    "node_one_gpu": check_node_one_gpu,
+    "node_two_gpus": check_node_two_gpus,
+    "node_no_check": check_node_no_check,
 }
 
 
@@ -325,6 +485,7 @@ def main() -> int:
     parser.add_argument("--plot-run", type=Path, required=True)
     parser.add_argument("--fixture", type=Path, required=True, help="the single-GPU run")
     parser.add_argument("--two-gpu-fixture", type=Path, required=True, help="the two-GPU run")
+    parser.add_argument("--references", type=Path, required=True, help="results/reference: the committed runs")
     parser.add_argument("--workdir", type=Path, required=True)
     parser.add_argument("check", choices=sorted(CHECKS))
     ctx = parser.parse_args()
