@@ -128,6 +128,7 @@ nlohmann::json to_json(const family_status& s) {
   if (s.exit_code) j["exit_code"] = *s.exit_code;
   if (s.signal) j["signal"] = *s.signal;
   if (s.activity) j["activity"] = to_json(*s.activity);
+  if (!s.case_costs.empty()) j["case_costs"] = s.case_costs;
   return j;
 }
 
@@ -146,6 +147,11 @@ family_status family_status_from_json(const nlohmann::json& j) {
     s.error = j.value("error", std::string());
     s.stderr_tail = j.value("stderr_tail", std::string());
     if (const auto it = j.find("activity"); it != j.end() && it->is_object()) s.activity = family_activity_from_json(*it);
+    if (const auto it = j.find("case_costs"); it != j.end() && it->is_object()) {
+      for (const auto& [name, seconds] : it->items()) {
+        if (seconds.is_number()) s.case_costs[name] = seconds.get<double>();
+      }
+    }
     return s;
   } catch (const nlohmann::json::exception& e) {
     throw harness_error(std::string("bad family status: ") + e.what());

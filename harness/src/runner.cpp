@@ -8,14 +8,19 @@
 #include <cstdio>
 #include <optional>
 
+#include "hdb/harness/check.hpp"
 #include "hdb/harness/collect.hpp"
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/gpu_activity.hpp"
 #include "hdb/harness/meta.hpp"
+#include "hdb/harness/plan.hpp"
+#include "hdb/harness/reference_set.hpp"
+#include "hdb/harness/tiers.hpp"
 #include "hdb/host/process.hpp"
 #include "hdb/harness/report.hpp"
 #include "hdb/harness/run_dir.hpp"
+#include "hdb/harness/tables.hpp"
 
 namespace hdb {
 namespace {
@@ -32,8 +37,8 @@ std::string minutes_seconds(double seconds) {
   return buffer;
 }
 
-// Number of cases the binary will run: non-empty lines of --benchmark_list_tests.
-std::optional<std::size_t> count_listed_cases(const fs::path& binary, const std::vector<std::string>& flags) {
+// The cases the binary will run: the non-empty lines of --benchmark_list_tests.
+std::optional<std::vector<std::string>> list_cases(const fs::path& binary, const std::vector<std::string>& flags) {
   child_spec spec;
   spec.argv = {binary.string()};
   spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
@@ -41,14 +46,69 @@ std::optional<std::size_t> count_listed_cases(const fs::path& binary, const std:
   spec.timeout = list_timeout;
   const auto result = run_with_deadline(spec);
   if (!result.succeeded()) return std::nullopt;
-  std::size_t lines = 0;
+  std::vector<std::string> names;
   for (std::size_t begin = 0; begin < result.output.size();) {
     auto end = result.output.find('\n', begin);
     if (end == std::string::npos) end = result.output.size();
-    if (result.output.find_first_not_of(" \t\r", begin) < end) ++lines;
+    const auto first = result.output.find_first_not_of(" \t\r", begin);
+    if (first < end) {
+      const auto last = result.output.find_last_not_of(" \t\r", end - 1);
+      names.push_back(result.output.substr(first, last - first + 1));
+    }
     begin = end + 1;
   }
-  return lines;
+  return names;
+}
+
+std::optional<std::size_t> count_listed_cases(const fs::path& binary, const std::vector<std::string>& flags) {
+  const auto names = list_cases(binary, flags);
+  return names ? std::optional<std::size_t>(names->size()) : std::nullopt;
+}
+
+std::string gpu_list(const std::vector<int>& gpus) {
+  std::string text;
+  for (int g : gpus) text += (text.empty() ? "" : ",") + std::to_string(g);
+  return text;
+}
+
+// The set whose runs price the plan: the one matching the node, or --reference.
+std::optional<reference_set> cost_set_for(const nlohmann::json& node, const suite_run_options& options) {
+  try {
+    return find_reference_set(nlohmann::json{{"node", node}}, options.reference);
+  } catch (const harness_error&) {
+    if (options.reference) throw;
+    return std::nullopt;  // a node without a kind: documented defaults
+  }
+}
+
+struct planned_run {
+  std::vector<family_plan> families;
+  double total_s = 0;
+};
+
+planned_run plan_run(const std::vector<family_entry>& families, const suite_run_options& options,
+                     const std::vector<std::string>& sweep, const std::vector<std::string>& listing_flags,
+                     const std::optional<reference_set>& set) {
+  std::vector<nlohmann::json> metas;
+  if (set) {
+    for (const auto& member : set->runs) {
+      if (member.meta) metas.push_back(*member.meta);
+    }
+  }
+  const cost_model costs = learn_costs(metas);
+  const std::string set_name = set ? set->dir.filename().string() + " (" + std::to_string(set->runs.size()) + " runs)" : "";
+  planned_run plan;
+  for (const auto& family : families) {
+    auto flags = family_flags(family, options);
+    flags.insert(flags.end(), sweep.begin(), sweep.end());
+    flags.insert(flags.end(), listing_flags.begin(), listing_flags.end());
+    const auto names = list_cases(options.bin_dir / family.binary, flags);
+    family_plan f = plan_family(family.name, names.value_or(std::vector<std::string>{}), costs, set_name, plan_defaults{});
+    if (!names) f.basis = "could not list its cases";
+    plan.total_s += f.seconds;
+    plan.families.push_back(std::move(f));
+  }
+  return plan;
 }
 
 // Follows the JSON file the binary flushes after every case and prints a line when more
@@ -201,17 +261,20 @@ void check_routed_flags(const std::vector<family_entry>& manifest, const std::ve
   }
 }
 
-family_status run_family(const family_entry& family, const suite_run_options& options, const fs::path& raw_dir,
-                         std::ostream& log) {
+family_status run_family(const family_entry& family, const suite_run_options& options, const std::vector<std::string>& sweep,
+                         const fs::path& raw_dir, std::ostream& log) {
   const auto binary = options.bin_dir / family.binary;
   const auto json_path = raw_dir / (family.name + ".json");
-  const auto flags = family_flags(family, options);
+  const auto costs_path = raw_dir / (family.name + ".costs.jsonl");
+  auto flags = family_flags(family, options);
+  flags.insert(flags.end(), sweep.begin(), sweep.end());
   child_spec spec;
   // Started by the path relative to the run's working directory where there is one, so that
   // what the run records (the command line, the binary's own "Running ..." line) does not carry
   // this machine's directory layout.
   spec.argv = {recorded_path(binary)};
   spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
+  spec.argv.push_back("--case-costs=" + costs_path.string());
   spec.argv.push_back("--benchmark_out=" + json_path.string());
   spec.argv.emplace_back("--benchmark_out_format=json");
   spec.stdout_path = raw_dir / (family.name + ".stdout.log");
@@ -235,6 +298,7 @@ family_status run_family(const family_entry& family, const suite_run_options& op
     activity.end = settled_activity_snapshot();
     status.activity = std::move(activity);
     status.stderr_tail = read_file_tail(spec.stderr_path, stderr_tail_bytes);
+    if (const auto costs = try_read_text_file(costs_path)) status.case_costs = read_case_costs(*costs);
   }
   status.family = family.name;
   status.binary = spec.argv.front();
@@ -269,7 +333,28 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
   // The links' error counters before the first family and after the last: `hdbench check` fails
   // a GPU whose PCIe replays or NVLink errors grew in between.
   meta["health"]["start"] = to_json(take_link_health_snapshot());
+  const node_tiers tiers = tiers_of(meta["node"]);
+  meta["tiers"] = to_json(tiers, options.full);
+  const std::vector<std::string> sweep = options.full ? std::vector<std::string>{} : sweep_flags(tiers);
   write_meta(run_dir / "meta.json", meta);
+  if (tiers.gpus.size() > 1) {
+    log << "hdbench: " << (options.full ? "full sweep on every GPU and pair (--full)" : "tiered: full sweep on GPU");
+    if (!options.full) {
+      for (const auto& c : tiers.classes) log << " " << c.representative << " (" << c.gpus.size() << " GPUs: " << c.key << ")";
+      log << "; the others their headline and checked cases (--full for every case everywhere)";
+    }
+    log << "\n";
+  }
+  try {
+    const auto plan = plan_run(families, options, sweep, {}, cost_set_for(meta["node"], options));
+    log << "hdbench: plan: about " << minutes_seconds(plan.total_s) << " (";
+    for (std::size_t i = 0; i < plan.families.size(); ++i) {
+      log << (i ? ", " : "") << plan.families[i].family << " " << minutes_seconds(plan.families[i].seconds);
+    }
+    log << "; `hdbench run --plan` for the detail)\n";
+  } catch (const harness_error& e) {
+    log << "hdbench: no plan: " << e.what() << "\n";
+  }
 
   for (const auto& family : families) {
     if (cancelled(options)) {
@@ -280,7 +365,7 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
       save_status(raw_dir, skipped);
       continue;
     }
-    (void)run_family(family, options, raw_dir, log);
+    (void)run_family(family, options, sweep, raw_dir, log);
   }
 
   meta["finished_utc"] = utc_timestamp(std::chrono::system_clock::now());
@@ -288,6 +373,7 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
   write_meta(run_dir / "meta.json", meta);
   // results.csv, and each family's status, declaration and plot module into meta.json
   const auto collected = collect_and_write(run_dir, {options.manifest, options.bin_dir / "schema"});
+  write_check_json(run_dir, log);
   if (!cancelled(options)) draw_plots(run_dir, options.plots, log);
   write_report(run_dir);
 
@@ -298,6 +384,78 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
   log << "hdbench: " << collected.families.size() - failed << " of " << collected.families.size()
       << " families ok. Results in " << run_dir.string() << "/: results.csv, meta.json, report.md, plots/, raw/\n";
   return failed == 0 ? 0 : 1;
+}
+
+void write_check_json(const fs::path& run_dir, std::ostream& log) {
+  try {
+    atomic_write_file(run_dir / "check.json", render_check(check_run(run_dir, check_options{}), check_format::json));
+  } catch (const harness_error& e) {
+    log << "hdbench: no check.json (the node figures need it): " << e.what() << "\n";
+  }
+}
+
+int print_plan(const suite_run_options& options, std::ostream& out) {
+  const auto manifest = load_manifest(options.manifest);
+  check_routed_flags(manifest.families, options.extra_flags);
+  const auto families = select_families(manifest, options.families);
+  nlohmann::json node = run_probe(options.bin_dir / "hdbench-probe");
+  const bool has_gpus = node.contains("gpus") && node["gpus"].is_array() && !node["gpus"].empty();
+  std::optional<reference_set> set = has_gpus ? cost_set_for(node, options) : std::nullopt;
+  if (!has_gpus) {
+    if (!options.reference) {
+      out << "hdbench run --plan: no GPU here; name the kind to plan for with --reference results/reference/<kind>\n";
+      return 2;
+    }
+    set = load_reference_set(*options.reference);
+    const auto representative = read_meta(*options.reference / "meta.json");
+    if (!representative || !representative->contains("node")) {
+      out << "hdbench run --plan: " << options.reference->string() << " has no representative meta.json with a node\n";
+      return 2;
+    }
+    node = (*representative)["node"];
+  }
+  std::vector<std::string> listing;
+  std::string assumed;
+  if (options.assume_gpus > 0) {
+    // Pairs of an assumed node are joined like the pairs of a set of the same GPU that has them.
+    nlohmann::json link;
+    std::string link_from = "unknown";
+    std::error_code ec;
+    const auto place = reference_place_for(std::nullopt).dir;
+    std::vector<fs::path> candidates;
+    for (const auto& entry : fs::directory_iterator(place, ec)) candidates.push_back(entry.path());
+    std::sort(candidates.begin(), candidates.end());
+    for (const auto& dir : candidates) {
+      const auto meta = read_meta(dir / "meta.json");
+      if (!meta || !meta->contains("node")) continue;
+      const auto& other = (*meta)["node"];
+      const auto& pairs = other.value("topology", nlohmann::json::object()).value("pairs", nlohmann::json::array());
+      if (pairs.empty() || other["gpus"][0].value("name", "") != node["gpus"][0].value("name", "")) continue;
+      link = pairs[0].value("link", nlohmann::json());
+      link_from = "as in set " + dir.filename().string();
+      break;
+    }
+    node = assumed_node(node, options.assume_gpus, link);
+    listing.push_back("--assume-gpus=" + std::to_string(options.assume_gpus));
+    assumed = " (assumed: " + std::to_string(options.assume_gpus) + " copies of GPU 0, pairs " + link_from + ")";
+  }
+  const node_tiers tiers = tiers_of(node);
+  const auto sweep = options.full ? std::vector<std::string>{} : sweep_flags(tiers);
+  const auto plan = plan_run(families, options, sweep, listing, set);
+  out << "hdbench run --plan: " << tiers.gpus.size() << " GPU" << (tiers.gpus.size() == 1 ? "" : "s") << assumed << ", "
+      << (options.full || tiers.gpus.size() < 2 ? "every case on every GPU" : "tiered") << "\n";
+  for (const auto& c : tiers.classes) {
+    out << "  class " << c.key << ": GPUs " << gpu_list(c.gpus) << ", full sweep on GPU " << c.representative << "\n";
+  }
+  for (const auto& c : tiers.pair_classes) {
+    out << "  pair class " << c.key << ": " << c.pairs.size() << " ordered pairs, full sweep on " << c.representative.first
+        << ">" << c.representative.second << "\n";
+  }
+  table_rows rows;
+  for (const auto& f : plan.families) rows.push_back({f.family, std::to_string(f.cases), minutes_seconds(f.seconds), f.basis});
+  rows.push_back({"total", "", minutes_seconds(plan.total_s), "the run without the build"});
+  out << text_table({"family", "cases", "estimate", "basis"}, rows);
+  return 0;
 }
 
 }  // namespace hdb

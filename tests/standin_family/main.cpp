@@ -10,6 +10,7 @@
 // the planted regression of the compare step; the neutral lanes_used doubles with it, a change
 // compare must not call a regression), --quick (accepted, changes nothing). Any other
 // --benchmark_* flag is ignored; any other flag is an error (exit 2), as in a real family.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -79,6 +80,7 @@ std::string json_escape(std::string_view text) {
 struct options {
   bool list = false;
   std::string out_path;
+  std::string costs_path;
   int repetitions = 5;
   double slowdown_percent = 0;
 };
@@ -94,6 +96,10 @@ bool parse(int argc, char** argv, options& o) {
     } else if (arg.starts_with("--benchmark_repetitions=")) {
       o.repetitions = std::atoi(value_of("--benchmark_repetitions=").c_str());
       if (o.repetitions < 1) return false;
+    } else if (arg.starts_with("--case-costs=")) {
+      o.costs_path = value_of("--case-costs=");
+    } else if (arg.starts_with("--sweep-devices=") || arg.starts_with("--sweep-pairs=")) {
+      // accepted: every stand-in case spans both of its GPUs, which a tiered run always measures
     } else if (arg.starts_with("--slowdown=")) {
       o.slowdown_percent = std::atof(value_of("--slowdown=").c_str());
     } else if (arg == "--quick" || arg.starts_with("--benchmark_")) {
@@ -151,8 +157,10 @@ int main(int argc, char** argv) {
                json_escape(hdb_standin::schema_text).c_str());
   const double slower = 1 + o.slowdown_percent / 100;
   const double lanes_factor = o.slowdown_percent > 0 ? 2 : 1;
+  std::FILE* costs = o.costs_path.empty() ? nullptr : std::fopen(o.costs_path.c_str(), "a");
   bool first = true;
   for (const auto& c : all) {
+    const auto started = std::chrono::steady_clock::now();
     // Repetitions spread +-0.2 % around the base, symmetrically, so the median is the base.
     std::vector<double> bandwidths;
     for (int r = 0; r < o.repetitions; ++r) {
@@ -171,7 +179,13 @@ int main(int argc, char** argv) {
       write_entry(out, c, o.repetitions, 0, "aggregate", "median", median, time_us, c.lanes * lanes_factor, false);
     }
     std::fflush(out);
+    if (costs) {
+      std::fprintf(costs, "{\"case\": \"%s\", \"wall_s\": %.9f}\n", name_of(c).c_str(),
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      std::fflush(costs);
+    }
   }
+  if (costs) std::fclose(costs);
   std::fputs("\n  ]\n}\n", out);
   std::fclose(out);
   return 0;

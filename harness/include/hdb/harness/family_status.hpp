@@ -1,6 +1,7 @@
 #pragma once
 // How one family binary's run ended, as stored in raw/<family>.status.json so that
 // `collect` can rebuild results.csv and meta.json without a live run.
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +31,9 @@ struct family_status {
   std::string error;             // harness-side reason: "binary not found: ...", "no valid JSON output: ..."
   std::string stderr_tail;
   std::optional<family_activity> activity;  // nvidia-smi around the run; absent in older status files
+  // Each case's wall time (set-up and every repetition, seconds) from the binary's --case-costs
+  // file: what `hdbench run --plan` estimates a run from. Empty in older status files.
+  std::map<std::string, double> case_costs;
 };
 
 // One line saying why a family is not ok, e.g. "crashed (signal 6, SIGABRT) after 2 cases:

@@ -3,6 +3,7 @@
 // wrote, and turns the run directory into results.csv, meta.json, plots and report.md.
 #include <csignal>
 #include <filesystem>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -27,7 +28,19 @@ struct suite_run_options {
   std::filesystem::path run_dir_file;
   plot_options plots;
   const volatile std::sig_atomic_t* cancel = nullptr;  // set on SIGINT/SIGTERM
+  bool full = false;         // --full: every GPU and pair the whole sweep (no tiers)
+  bool plan_only = false;    // --plan: print the plan, measure nothing
+  int assume_gpus = 0;       // --assume-gpus=N with --plan: N copies of this node's (or the set's) GPU
+  std::optional<std::filesystem::path> reference;  // --reference: where the plan's costs come from
 };
+
+// `hdbench run --plan`: prints each family's cases and estimated time for this node (or the
+// assumed one) and the total; 0, or 2 with one line when the node cannot be known.
+int print_plan(const suite_run_options& options, std::ostream& out);
+
+// The check's JSON (`hdbench check --format json`) as RUN/check.json, which the node figures
+// read; a run the check cannot grade gets none and a line in `log`.
+void write_check_json(const std::filesystem::path& run_dir, std::ostream& log);
 
 // The flags a family binary gets, before the output flags the runner adds itself: the manifest's,
 // the quick ones with --quick, every flag after `--`, and "--<family>.flag" as "--flag" for that

@@ -1,0 +1,50 @@
+#pragma once
+// `hdbench run --plan` (docs/harness.md, "The plan"): each family's cases on this node (or an
+// assumed one) and the time they will take, before anything is measured. A case costs what the
+// same case (GPU and pair indices aside) cost in the runs of the matching reference set; a case
+// none of them ran costs its family's mean per case there; a family with no recorded case costs
+// costs its recorded elapsed time spread evenly over its cases; with no set at all, the
+// manifest's documented per-case default. Each family adds its process overhead (start-up,
+// fingerprint, warm-up: its elapsed time less its cases' in the set, else the manifest's).
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace hdb {
+
+// "copy/bandwidth/pinned/size:1024/gpu:3" -> "copy/bandwidth/pinned/size:1024"; "src:2"/"dst:5"
+// -> "src:*"/"dst:*": one GPU's or pair's case is another's.
+[[nodiscard]] std::string case_cost_key(const std::string& case_name);
+
+// A --case-costs file (JSON lines {"case", "wall_s"}, one per repetition): seconds per case.
+// Unreadable lines are skipped: a killed binary may leave half a line.
+[[nodiscard]] std::map<std::string, double> read_case_costs(const std::string& text);
+
+// What the reference set's members (their meta.json "families") say cases cost.
+struct family_costs {
+  std::map<std::string, std::vector<double>> by_case;  // case_cost_key -> one per member
+  std::vector<double> overhead_s;                      // elapsed less the cases', per member with costs
+  std::vector<double> mean_case_s;                     // elapsed / cases, per member
+};
+using cost_model = std::map<std::string, family_costs>;  // family -> costs
+[[nodiscard]] cost_model learn_costs(const std::vector<nlohmann::json>& member_metas);
+
+struct plan_defaults {
+  double case_s = 0.25;     // suite.json "plan": {"case_s", "overhead_s"}
+  double overhead_s = 3.0;
+};
+
+struct family_plan {
+  std::string family;
+  std::size_t cases = 0;
+  double seconds = 0;
+  std::size_t cases_costed = 0;  // cases priced from the same case in the set
+  std::string basis;             // "h200 (7 runs): 281 of 281 cases by case" | "documented default"
+};
+
+[[nodiscard]] family_plan plan_family(const std::string& family, const std::vector<std::string>& case_names,
+                                      const cost_model& costs, const std::string& set_name, const plan_defaults& defaults);
+
+}  // namespace hdb

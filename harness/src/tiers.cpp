@@ -1,0 +1,174 @@
+#include "hdb/harness/tiers.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace hdb {
+namespace {
+
+using nlohmann::json;
+
+const json& member(const json& object, const char* key) {
+  static const json null;
+  return object.is_object() && object.contains(key) ? object.at(key) : null;
+}
+
+std::string number_text(const json& value) {
+  if (value.is_number()) return std::to_string(static_cast<long>(value.get<double>()));
+  return "?";
+}
+
+// "0-55,112-167" -> 112; 0 when unknown.
+int cpu_count(const std::string& affinity) {
+  int count = 0;
+  std::size_t begin = 0;
+  while (begin < affinity.size()) {
+    std::size_t end = affinity.find(',', begin);
+    if (end == std::string::npos) end = affinity.size();
+    const std::string item = affinity.substr(begin, end - begin);
+    const auto dash = item.find('-');
+    try {
+      count += dash == std::string::npos ? 1 : std::stoi(item.substr(dash + 1)) - std::stoi(item.substr(0, dash)) + 1;
+    } catch (const std::exception&) {
+      return 0;
+    }
+    begin = end + 1;
+  }
+  return count;
+}
+
+std::string gpu_key(const json& gpu, const json& topo_gpu) {
+  const json& pcie = member(gpu, "pcie").is_object() ? member(gpu, "pcie") : member(topo_gpu, "pcie");
+  std::string key = member(gpu, "name").is_string() ? member(gpu, "name").get<std::string>() : "unknown GPU";
+  key += member(pcie, "gen_max").is_number()
+             ? " · PCIe Gen" + number_text(member(pcie, "gen_max")) + " x" + number_text(member(pcie, "width_max"))
+             : " · PCIe unknown";
+  const json& nvlink = member(gpu, "nvlink").is_object() ? member(gpu, "nvlink") : member(topo_gpu, "nvlink");
+  key += " · NVLinks " + (member(nvlink, "links_active").is_number() ? number_text(member(nvlink, "links_active")) : "?");
+  const json& affinity = member(gpu, "cpu_affinity").is_string() ? member(gpu, "cpu_affinity") : member(topo_gpu, "cpu_affinity");
+  const int cpus = affinity.is_string() ? cpu_count(affinity.get<std::string>()) : 0;
+  key += cpus > 0 ? " · " + std::to_string(cpus) + " local CPUs" : " · placement unknown";
+  return key;
+}
+
+std::string link_text(const json& pair) {
+  const json& link = member(pair, "link");
+  const std::string type = member(link, "type").is_string() ? member(link, "type").get<std::string>() : "unknown";
+  std::string text;
+  if (type == "nvlink") {
+    text = "NVLink x" + number_text(member(link, "links"));
+    if (member(link, "via").is_string()) text += " via " + member(link, "via").get<std::string>();
+  } else if (type == "pcie") {
+    text = "PCIe " + (member(link, "pcie_path").is_string() ? member(link, "pcie_path").get<std::string>() : "?");
+  } else {
+    text = "link unknown";
+  }
+  const json& peer = member(pair, "can_access_peer");
+  text += peer.is_boolean() ? (peer.get<bool>() ? " · peer access" : " · no peer access") : " · peer access unknown";
+  return text;
+}
+
+}  // namespace
+
+node_tiers tiers_of(const json& node) {
+  node_tiers tiers;
+  const json& gpus = member(node, "gpus");
+  const json& topo_gpus = member(member(node, "topology"), "gpus");
+  std::map<int, std::string> key_of;
+  if (gpus.is_array()) {
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+      const int index = member(gpus[i], "index").is_number_integer() ? member(gpus[i], "index").get<int>() : static_cast<int>(i);
+      const json& topo = topo_gpus.is_array() && i < topo_gpus.size() ? topo_gpus[i] : json();
+      key_of[index] = gpu_key(gpus[i], topo);
+      tiers.gpus.push_back(index);
+    }
+  }
+  std::sort(tiers.gpus.begin(), tiers.gpus.end());
+  for (int g : tiers.gpus) {
+    auto it = std::find_if(tiers.classes.begin(), tiers.classes.end(), [&](const gpu_class& c) { return c.key == key_of[g]; });
+    if (it == tiers.classes.end()) tiers.classes.push_back({key_of[g], {g}, g});
+    else it->gpus.push_back(g);
+  }
+  const json& pairs = member(member(node, "topology"), "pairs");
+  std::vector<std::pair<std::pair<int, int>, std::string>> keyed;
+  if (pairs.is_array()) {
+    for (const json& p : pairs) {
+      if (!member(p, "src").is_number_integer() || !member(p, "dst").is_number_integer()) continue;
+      const int src = p["src"].get<int>(), dst = p["dst"].get<int>();
+      if (src == dst || !key_of.contains(src) || !key_of.contains(dst)) continue;
+      const std::string ends = key_of[src] == key_of[dst] ? key_of[src] : key_of[src] + " -> " + key_of[dst];
+      keyed.push_back({{src, dst}, ends + " · " + link_text(p)});
+    }
+  }
+  std::sort(keyed.begin(), keyed.end());
+  for (const auto& [pair, key] : keyed) {
+    auto it = std::find_if(tiers.pair_classes.begin(), tiers.pair_classes.end(), [&](const pair_class& c) { return c.key == key; });
+    if (it == tiers.pair_classes.end()) tiers.pair_classes.push_back({key, {pair}, pair});
+    else it->pairs.push_back(pair);
+  }
+  return tiers;
+}
+
+json to_json(const node_tiers& tiers, bool full) {
+  json out{{"mode", full ? "full" : "tiered"}, {"classes", json::array()}, {"pair_classes", json::array()},
+           {"sweep_devices", json::array()}, {"sweep_pairs", json::array()}};
+  for (const auto& c : tiers.classes) {
+    out["classes"].push_back({{"key", c.key}, {"gpus", c.gpus}, {"representative", c.representative}});
+  }
+  for (const auto& c : tiers.pair_classes) {
+    json pairs = json::array();
+    for (const auto& [s, d] : c.pairs) pairs.push_back({s, d});
+    out["pair_classes"].push_back(
+        {{"key", c.key}, {"pairs", pairs}, {"representative", {c.representative.first, c.representative.second}}});
+  }
+  if (full) {
+    out["sweep_devices"] = tiers.gpus;
+    for (const auto& c : tiers.pair_classes) {
+      for (const auto& [s, d] : c.pairs) out["sweep_pairs"].push_back({s, d});
+    }
+  } else {
+    for (const auto& c : tiers.classes) out["sweep_devices"].push_back(c.representative);
+    for (const auto& c : tiers.pair_classes) out["sweep_pairs"].push_back({c.representative.first, c.representative.second});
+  }
+  return out;
+}
+
+std::vector<std::string> sweep_flags(const node_tiers& tiers) {
+  if (tiers.gpus.size() < 2) return {};
+  std::string devices, pairs;
+  for (const auto& c : tiers.classes) devices += (devices.empty() ? "" : ",") + std::to_string(c.representative);
+  for (const auto& c : tiers.pair_classes) {
+    pairs += (pairs.empty() ? "" : ",") + std::to_string(c.representative.first) + ">" + std::to_string(c.representative.second);
+  }
+  return {"--sweep-devices=" + devices, "--sweep-pairs=" + (pairs.empty() ? std::string("none") : pairs)};
+}
+
+json assumed_node(const json& node, int gpus, const json& pair_link) {
+  const json& first = member(node, "gpus").is_array() && !node["gpus"].empty() ? node["gpus"][0] : json::object();
+  const json& topo = member(member(node, "topology"), "gpus");
+  const json& first_topo = topo.is_array() && !topo.empty() ? topo[0] : json::object();
+  json out = node;
+  out["gpus"] = json::array();
+  out["gpu_count"] = gpus;
+  json topology{{"gpus", json::array()}, {"pairs", json::array()}};
+  for (int g = 0; g < gpus; ++g) {
+    json gpu = first;
+    gpu["index"] = g;
+    out["gpus"].push_back(gpu);
+    json t = first_topo;
+    t["index"] = g;
+    topology["gpus"].push_back(t);
+  }
+  for (int s = 0; s < gpus; ++s) {
+    for (int d = 0; d < gpus; ++d) {
+      if (s == d) continue;
+      json pair{{"src", s}, {"dst", d}, {"link", pair_link.is_null() ? json{{"type", "unknown"}} : pair_link}};
+      if (!pair_link.is_null()) pair["can_access_peer"] = member(pair_link, "type") == "nvlink";
+      topology["pairs"].push_back(pair);
+    }
+  }
+  out["topology"] = topology;
+  return out;
+}
+
+}  // namespace hdb
