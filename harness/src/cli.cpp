@@ -65,6 +65,7 @@ struct parsed_cli {
   double alpha = 0.05;
   bool all = false;
   std::string check_reference, check_format = "text";  // hdbench check
+  std::string run_reference;                            // hdbench run --plan --reference
   // hdbench reference add|learn|validate
   std::string set_dir, plant;
   std::vector<std::string> reference_runs;
@@ -137,6 +138,9 @@ int dispatch(const CLI::App& app, parsed_cli& cli) {
     install_interrupt_handler();
     cli.run.cancel = &interrupted;
     cli.run.plots = plot_options_from_environment();
+    if (!cli.run_reference.empty()) cli.run.reference = fs::path(cli.run_reference);
+    if (cli.run.assume_gpus > 0 && !cli.run.plan_only) throw harness_error("--assume-gpus plans a node: add --plan");
+    if (cli.run.plan_only) return print_plan(cli.run, std::cout);
     return run_suite(cli.run, std::cerr);
   }
   if (app.got_subcommand("collect")) {
@@ -188,6 +192,11 @@ void add_run(CLI::App& app, parsed_cli& cli) {
   run->add_option("--timeout-scale", cli.run.timeout_scale, "multiply every family's timeout")->check(CLI::Range(0.01, 100.0));
   run->add_option("--manifest", cli.run.manifest, "suite manifest (default: suite.json beside hdbench)")->check(CLI::ExistingFile);
   run->add_option("--run-dir-file", cli.run.run_dir_file, "write the run directory's path to this file once it exists (for scripts)");
+  run->add_flag("--full", cli.run.full, "every case on every GPU and pair (default on several GPUs: tiered, docs/harness.md)");
+  run->add_flag("--plan", cli.run.plan_only, "print each family's cases and estimated time, measure nothing");
+  run->add_option("--assume-gpus", cli.run.assume_gpus, "with --plan: plan for this many GPUs of this node's (or --reference's) kind")
+      ->check(CLI::Range(1, 1024));
+  run->add_option("--reference", cli.run_reference, "with --plan: the reference set whose runs price the cases (default: the node's kind)");
   run->add_option("--bin-dir", cli.run.bin_dir, "where the family binaries and hdbench-probe are (default: beside hdbench)")
       ->check(CLI::ExistingDirectory);
 }
