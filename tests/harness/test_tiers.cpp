@@ -1,0 +1,126 @@
+// The tiered default's choice (hdb/harness/tiers.hpp) on 1-, 2- and 8-GPU fingerprints, and the
+// plan's arithmetic (hdb/harness/plan.hpp) on synthetic reference-set members.
+#include "catch_compat.hpp"
+
+#include "hdb/harness/plan.hpp"
+#include "hdb/harness/tiers.hpp"
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using nlohmann::json;
+
+json gpu(int index, int gen = 5, int nvlinks = 18, const char* cpus = "0-55") {
+  return {{"index", index},
+          {"name", "NVIDIA H200"},
+          {"pcie", {{"gen_max", gen}, {"width_max", 16}}},
+          {"nvlink", {{"links_active", nvlinks}}},
+          {"cpu_affinity", cpus}};
+}
+
+// An HGX H200: 8 GPUs, 4 per socket (56 CPUs each), every pair NV18 through the NVSwitches.
+json hgx(int slow_gen_gpu = -1) {
+  json node{{"gpus", json::array()}, {"topology", {{"gpus", json::array()}, {"pairs", json::array()}}}};
+  for (int g = 0; g < 8; ++g) node["gpus"].push_back(gpu(g, g == slow_gen_gpu ? 4 : 5, 18, g < 4 ? "0-55" : "56-111"));
+  for (int s = 0; s < 8; ++s) {
+    for (int d = 0; d < 8; ++d) {
+      if (s == d) continue;
+      node["topology"]["pairs"].push_back(
+          {{"src", s}, {"dst", d}, {"can_access_peer", true}, {"link", {{"type", "nvlink"}, {"links", 18}, {"via", "nvswitch"}}}});
+    }
+  }
+  return node;
+}
+
+json meta_of(const std::string& path) {
+  std::ifstream in(path);
+  return json::parse(in);
+}
+
+}  // namespace
+
+TEST_CASE("tiers: one GPU is its own class and gets no sweep flags") {
+  const auto node = meta_of(std::string(HDB_SOURCE_DIR) + "/results/reference/h200/meta.json")["node"];
+  const auto tiers = hdb::tiers_of(node);
+  REQUIRE(tiers.classes.size() == 1);
+  CHECK(tiers.classes[0].gpus == std::vector<int>{0});
+  CHECK(tiers.classes[0].key == "NVIDIA H200 · PCIe Gen5 x16 · NVLinks 0 · 16 local CPUs");
+  CHECK(tiers.pair_classes.empty());
+  CHECK(hdb::sweep_flags(tiers).empty());  // a one-GPU run is the same tiered or --full
+}
+
+TEST_CASE("tiers: two NVLink-joined H200s: one class, one pair class, the sweep on GPU 0 and 0>1") {
+  const auto node = meta_of(std::string(HDB_SOURCE_DIR) + "/results/reference/h200-x2/meta.json")["node"];
+  const auto tiers = hdb::tiers_of(node);
+  REQUIRE(tiers.classes.size() == 1);
+  CHECK(tiers.classes[0].gpus == std::vector<int>{0, 1});
+  REQUIRE(tiers.pair_classes.size() == 1);
+  CHECK(tiers.pair_classes[0].pairs.size() == 2);
+  CHECK(hdb::sweep_flags(tiers) == std::vector<std::string>{"--sweep-devices=0", "--sweep-pairs=0>1"});
+}
+
+TEST_CASE("tiers: an 8-GPU HGX is one class across both sockets; a GPU trained at Gen4 is a class of its own") {
+  auto tiers = hdb::tiers_of(hgx());
+  REQUIRE(tiers.classes.size() == 1);
+  CHECK(tiers.classes[0].gpus.size() == 8);
+  REQUIRE(tiers.pair_classes.size() == 1);
+  CHECK(tiers.pair_classes[0].pairs.size() == 56);
+  CHECK(hdb::sweep_flags(tiers) == std::vector<std::string>{"--sweep-devices=0", "--sweep-pairs=0>1"});
+
+  tiers = hdb::tiers_of(hgx(/*slow_gen_gpu=*/3));
+  REQUIRE(tiers.classes.size() == 2);
+  CHECK(tiers.classes[1].gpus == std::vector<int>{3});
+  CHECK(tiers.classes[1].key.find("PCIe Gen4 x16") != std::string::npos);
+  // Pairs to and from GPU 3 are their own link classes (its class differs), each with its representative.
+  CHECK(tiers.pair_classes.size() == 3);
+  CHECK(hdb::sweep_flags(tiers) == std::vector<std::string>{"--sweep-devices=0,3", "--sweep-pairs=0>1,0>3,3>0"});
+  const auto j = hdb::to_json(tiers, /*full=*/false);
+  CHECK(j["mode"] == "tiered");
+  CHECK(j["sweep_devices"] == json::array({0, 3}));
+  CHECK(hdb::to_json(tiers, /*full=*/true)["sweep_devices"].size() == 8);
+}
+
+TEST_CASE("tiers: an assumed node copies GPU 0 and joins every ordered pair as told") {
+  const auto node = meta_of(std::string(HDB_SOURCE_DIR) + "/results/reference/h200/meta.json")["node"];
+  const auto assumed = hdb::assumed_node(node, 8, {{"type", "nvlink"}, {"links", 18}, {"via", "nvswitch"}});
+  const auto tiers = hdb::tiers_of(assumed);
+  CHECK(tiers.gpus.size() == 8);
+  CHECK(tiers.classes.size() == 1);
+  REQUIRE(tiers.pair_classes.size() == 1);
+  CHECK(tiers.pair_classes[0].pairs.size() == 56);
+  CHECK(tiers.pair_classes[0].key.find("NVLink x18 via nvswitch · peer access") != std::string::npos);
+}
+
+TEST_CASE("plan: a case is priced by the same case on any GPU, the others by the family's mean, plus its overhead") {
+  CHECK(hdb::case_cost_key("p2p/bandwidth/ce_peer/uni/src:2/dst:5/size:4096/gpu:2,5") == "p2p/bandwidth/ce_peer/uni/src:*/dst:*/size:4096");
+  CHECK(hdb::case_cost_key("copy/latency/d2h/size:1/gpu:3") == "copy/latency/d2h/size:1");
+  const auto costs_file = hdb::read_case_costs(
+      "{\"case\": \"copy/a/gpu:0\", \"wall_s\": 1.5}\n{\"case\": \"copy/a/gpu:0\", \"wall_s\": 0.5}\n"
+      "{\"case\": \"copy/b/gpu:0\", \"wall_s\": 4}\n{\"case\": \"copy/c/g");  // a killed binary's half line
+  CHECK(costs_file.size() == 2);
+  CHECK(costs_file.at("copy/a/gpu:0") == hdb_test::Approx(2.0));
+
+  const auto member = [](double a, double b, double elapsed) {
+    return json{{"families",
+                 {{"copy", {{"status", "ok"}, {"elapsed_s", elapsed}, {"cases", 2},
+                            {"case_costs", {{"copy/a/gpu:0", a}, {"copy/b/gpu:0", b}}}}}}}};
+  };
+  // Three members: case a costs 2, 2.2, 1.8 (median 2), b 4, 4, 6 (median 4); overhead 1 each.
+  const auto model = hdb::learn_costs({member(2, 4, 7), member(2.2, 4, 7.2), member(1.8, 6, 8.8)});
+  const auto plan = hdb::plan_family("copy", {"copy/a/gpu:0", "copy/a/gpu:7", "copy/b/gpu:7", "copy/new/gpu:7"}, model, "h200 (3 runs)", {});
+  CHECK(plan.cases == 4);
+  CHECK(plan.cases_costed == 3);
+  // 2 + 2 + 4, the unknown case at the mean of the known ones (3), overhead 1.
+  CHECK(plan.seconds == hdb_test::Approx(2 + 2 + 4 + 3 + 1));
+  CHECK(plan.basis == "h200 (3 runs): 3 of 4 cases priced by the same case");
+
+  // Members without case costs: their time per case; no set at all: the documented default.
+  const auto old_model = hdb::learn_costs({json{{"families", {{"copy", {{"status", "ok"}, {"elapsed_s", 60.0}, {"cases", 300}}}}}}});
+  CHECK(hdb::plan_family("copy", std::vector<std::string>(600, "copy/x/gpu:1"), old_model, "h200 (1 runs)", {}).seconds == hdb_test::Approx(120));
+  const hdb::plan_defaults defaults;
+  CHECK(hdb::plan_family("copy", std::vector<std::string>(10, "copy/x"), {}, "", defaults).seconds ==
+        Approx(defaults.overhead_s + 10 * defaults.case_s));
+}
