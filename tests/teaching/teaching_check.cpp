@@ -14,6 +14,7 @@
 // carries `<!-- pending issue N -->`.
 #include "teaching_check.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <map>
