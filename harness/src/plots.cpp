@@ -25,10 +25,20 @@ bool imports_matplotlib(const std::string& python) {
   return result.succeeded();
 }
 
+// An installed hdbench's own copy (share/hdbench/plots beside its bin/, wherever the prefix was
+// moved), else the source tree's, which a build-tree binary uses.
+fs::path default_plots_dir() {
+  std::error_code ec;
+  const auto exe = fs::read_symlink("/proc/self/exe", ec);
+  const auto installed = (exe.parent_path() / HDB_INSTALLED_DATA_FROM_BIN / "plots").lexically_normal();
+  if (!ec && fs::exists(installed / "plot_run.py")) return installed;
+  return HDB_PLOTS_SOURCE_DIR;
+}
+
 }  // namespace
 
 plot_options plot_options_from_environment() {
-  return {env("HDBENCH_PYTHON"), env("HDBENCH_PLOTS_DIR").value_or(HDB_PLOTS_SOURCE_DIR)};
+  return {env("HDBENCH_PYTHON"), env("HDBENCH_PLOTS_DIR").value_or(default_plots_dir())};
 }
 
 std::optional<std::string> find_plot_python(const plot_options& options) {

@@ -62,7 +62,13 @@ std::optional<node_kind> set_kind(const fs::path& set_dir) {
   return kind_of_run(load_run(members.front()));
 }
 
+// An installed hdbench's own copy (share/hdbench/reference beside its bin/, wherever the prefix
+// was moved), else the source tree's, which a build-tree binary uses.
 fs::path default_reference_root() {
+  std::error_code ec;
+  const auto exe = fs::read_symlink("/proc/self/exe", ec);
+  const auto installed = (exe.parent_path() / HDB_INSTALLED_DATA_FROM_BIN / "reference").lexically_normal();
+  if (!ec && fs::is_directory(installed)) return installed;
 #ifdef HDB_REFERENCE_DIR
   return HDB_REFERENCE_DIR;
 #else
