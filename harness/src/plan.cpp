@@ -54,6 +54,14 @@ cost_model learn_costs(const std::vector<nlohmann::json>& member_metas) {
   return model;
 }
 
+double harness_overhead(const std::vector<nlohmann::json>& member_metas, const plan_defaults& defaults) {
+  std::vector<double> seconds;
+  for (const auto& meta : member_metas) {
+    if (meta.contains("harness_s") && meta["harness_s"].is_number()) seconds.push_back(meta["harness_s"].get<double>());
+  }
+  return seconds.empty() ? defaults.harness_s : median(std::move(seconds));
+}
+
 family_plan plan_family(const std::string& family, const std::vector<std::string>& case_names, const cost_model& costs,
                         const std::string& set_name, const plan_defaults& defaults) {
   family_plan plan{family, case_names.size(), 0, 0, ""};

@@ -83,6 +83,7 @@ std::optional<reference_set> cost_set_for(const nlohmann::json& node, const suit
 
 struct planned_run {
   std::vector<family_plan> families;
+  double harness_s = 0;
   double total_s = 0;
 };
 
@@ -98,6 +99,8 @@ planned_run plan_run(const std::vector<family_entry>& families, const suite_run_
   const cost_model costs = learn_costs(metas);
   const std::string set_name = set ? set->dir.filename().string() + " (" + std::to_string(set->runs.size()) + " runs)" : "";
   planned_run plan;
+  plan.harness_s = harness_overhead(metas, plan_defaults{});
+  plan.total_s = plan.harness_s;
   for (const auto& family : families) {
     auto flags = family_flags(family, options);
     flags.insert(flags.end(), sweep.begin(), sweep.end());
@@ -318,6 +321,12 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
   const auto manifest = load_manifest(options.manifest);
   check_routed_flags(manifest.families, options.extra_flags);  // before anything is created or measured
   const auto families = select_families(manifest, options.families);
+  // Before a run directory exists: a node without a usable GPU gets one line and no empty run.
+  const nlohmann::json node = run_probe(options.bin_dir / "hdbench-probe");
+  if (!node.contains("gpus") || !node["gpus"].is_array() || node["gpus"].empty()) {
+    throw harness_error("no usable GPU here: " + node.value("error", std::string("hdbench-probe found none")) +
+                        "; nothing measured");
+  }
   const auto started = std::chrono::system_clock::now();
   const auto hostname = local_hostname();
   const auto run_dir = create_run_dir(options.out_base, make_run_id(started, hostname));
@@ -329,7 +338,7 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
 
   // meta.json first, so that even a run killed in its first family leaves the fingerprint.
   const run_identity identity{run_dir.filename().string(), started, options.command_line, options.quick};
-  auto meta = make_meta(identity, gather_host_facts(), run_probe(options.bin_dir / "hdbench-probe"));
+  auto meta = make_meta(identity, gather_host_facts(), node);
   // The links' error counters before the first family and after the last: `hdbench check` fails
   // a GPU whose PCIe replays or NVLink errors grew in between.
   meta["health"]["start"] = to_json(take_link_health_snapshot());
@@ -351,6 +360,7 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
     for (std::size_t i = 0; i < plan.families.size(); ++i) {
       log << (i ? ", " : "") << plan.families[i].family << " " << minutes_seconds(plan.families[i].seconds);
     }
+    log << ", plots and report " << minutes_seconds(plan.harness_s);
     log << "; `hdbench run --plan` for the detail)\n";
   } catch (const harness_error& e) {
     log << "hdbench: no plan: " << e.what() << "\n";
@@ -373,9 +383,15 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
   write_meta(run_dir / "meta.json", meta);
   // results.csv, and each family's status, declaration and plot module into meta.json
   const auto collected = collect_and_write(run_dir, {options.manifest, options.bin_dir / "schema"});
+  const auto after_families = std::chrono::steady_clock::now();
   write_check_json(run_dir, log);
   if (!cancelled(options)) draw_plots(run_dir, options.plots, log);
   write_report(run_dir);
+  // What the plan adds to the families' time: collecting, checking, plotting and the report.
+  if (auto collected_meta = read_meta(run_dir / "meta.json")) {
+    (*collected_meta)["harness_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - after_families).count();
+    write_meta(run_dir / "meta.json", *collected_meta);
+  }
 
   std::size_t failed = 0;
   for (const auto& family : collected.families) failed += family.status.state != family_state::ok ? 1 : 0;
@@ -453,6 +469,7 @@ int print_plan(const suite_run_options& options, std::ostream& out) {
   }
   table_rows rows;
   for (const auto& f : plan.families) rows.push_back({f.family, std::to_string(f.cases), minutes_seconds(f.seconds), f.basis});
+  rows.push_back({"(harness)", "", minutes_seconds(plan.harness_s), "collect, check, plots, report"});
   rows.push_back({"total", "", minutes_seconds(plan.total_s), "the run without the build"});
   out << text_table({"family", "cases", "estimate", "basis"}, rows);
   return 0;

@@ -4,8 +4,9 @@
 // same case (GPU and pair indices aside) cost in the runs of the matching reference set; a case
 // none of them ran costs its family's mean per case there; a family with no recorded case costs
 // costs its recorded elapsed time spread evenly over its cases; with no set at all, the
-// manifest's documented per-case default. Each family adds its process overhead (start-up,
-// fingerprint, warm-up: its elapsed time less its cases' in the set, else the manifest's).
+// documented per-case default (plan_defaults). Each family adds its process overhead (start-up,
+// fingerprint, warm-up: its elapsed time less its cases' in the set, else the default), and the
+// run the harness's own work after the families.
 #include <map>
 #include <string>
 #include <vector>
@@ -31,10 +32,18 @@ struct family_costs {
 using cost_model = std::map<std::string, family_costs>;  // family -> costs
 [[nodiscard]] cost_model learn_costs(const std::vector<nlohmann::json>& member_metas);
 
+// Documented in docs/harness.md ("The plan"): an H200 run's families cost 0.02-0.5 s a case
+// (p2p and all-reduce loopback cases the least, copy and overlap the most), a family process
+// 1-3 s to start, and collecting, checking, plotting and the report about 20 s.
 struct plan_defaults {
-  double case_s = 0.25;     // suite.json "plan": {"case_s", "overhead_s"}
+  double case_s = 0.25;
   double overhead_s = 3.0;
+  double harness_s = 20.0;
 };
+
+// What follows the families (meta.json "harness_s": collect, check, plots, report): the median
+// over the members that recorded it, else the default.
+[[nodiscard]] double harness_overhead(const std::vector<nlohmann::json>& member_metas, const plan_defaults& defaults);
 
 struct family_plan {
   std::string family;
