@@ -66,11 +66,20 @@ struct parsed_cli {
   bool all = false;
   std::string check_reference, check_format = "text";  // hdbench check
   std::string run_reference;                            // hdbench run --plan --reference
+  bool per_gpu_plots = false;                           // hdbench run / plot
   // hdbench reference add|learn|validate
   std::string set_dir, plant;
   std::vector<std::string> reference_runs;
   bool representative = false;
 };
+
+// --threshold is a percentage ("5" or "5%"), unlike --alpha (a fraction): a value that reads like
+// a fraction (0 < value < 0.5 without '%') is used as written, with one warning line on stderr.
+double threshold_flag(const std::string& text, const char* command) {
+  const auto parsed = parse_percent_flag(text, "--threshold");
+  if (!parsed.warning.empty()) std::cerr << command << ": " << parsed.warning << "\n";
+  return parsed.fraction;
+}
 
 int reference_command(const CLI::App& reference, const parsed_cli& cli) {
   const fs::path set_dir(cli.set_dir);
@@ -89,7 +98,7 @@ int reference_command(const CLI::App& reference, const parsed_cli& cli) {
   }
   validate_options options;
   options.alpha = cli.alpha;
-  if (!cli.threshold.empty()) options.threshold = parse_percent(cli.threshold);
+  if (!cli.threshold.empty()) options.threshold = threshold_flag(cli.threshold, "hdbench reference validate");
   if (!cli.plant.empty()) options.plant = parse_percent(cli.plant);
   if (options.plant && !(*options.plant > 0 && *options.plant < 1)) throw harness_error("--plant must be between 0% and 100%");
   const std::vector<fs::path> extra(cli.reference_runs.begin(), cli.reference_runs.end());
@@ -138,6 +147,7 @@ int dispatch(const CLI::App& app, parsed_cli& cli) {
     install_interrupt_handler();
     cli.run.cancel = &interrupted;
     cli.run.plots = plot_options_from_environment();
+    cli.run.plots.per_gpu = cli.per_gpu_plots;
     if (!cli.run_reference.empty()) cli.run.reference = fs::path(cli.run_reference);
     if (cli.run.assume_gpus > 0 && !cli.run.plan_only) throw harness_error("--assume-gpus plans a node: add --plan");
     if (cli.run.plan_only) return print_plan(cli.run, std::cout);
@@ -162,13 +172,16 @@ int dispatch(const CLI::App& app, parsed_cli& cli) {
   }
   if (app.got_subcommand("plot")) {
     const auto dir = existing_run_dir(cli.run_dir);
-    const bool drawn = draw_plots(dir, plot_options_from_environment(), std::cerr);
+    auto plots = plot_options_from_environment();
+    plots.per_gpu = cli.per_gpu_plots;
+    write_check_json(dir, std::cerr);  // the node figures' input, for runs made before it was written
+    const bool drawn = draw_plots(dir, plots, std::cerr);
     if (drawn) write_report(dir);  // the report links the plots that exist
     return 0;
   }
   if (const auto* reference = app.get_subcommand("reference"); reference->parsed()) return reference_command(*reference, cli);
   compare_options options;
-  if (!cli.threshold.empty()) options.threshold = parse_percent(cli.threshold);
+  if (!cli.threshold.empty()) options.threshold = threshold_flag(cli.threshold, "hdbench compare");
   options.noise_model = cli.noise_model;
   if (!cli.reference.empty()) options.reference = fs::path(cli.reference);
   options.alpha = cli.alpha;
@@ -192,6 +205,7 @@ void add_run(CLI::App& app, parsed_cli& cli) {
   run->add_option("--timeout-scale", cli.run.timeout_scale, "multiply every family's timeout")->check(CLI::Range(0.01, 100.0));
   run->add_option("--manifest", cli.run.manifest, "suite manifest (default: suite.json beside hdbench)")->check(CLI::ExistingFile);
   run->add_option("--run-dir-file", cli.run.run_dir_file, "write the run directory's path to this file once it exists (for scripts)");
+  run->add_flag("--per-gpu-plots", cli.per_gpu_plots, "sweep figures for every GPU, not one per class");
   run->add_flag("--full", cli.run.full, "every case on every GPU and pair (default on several GPUs: tiered, docs/harness.md)");
   run->add_flag("--plan", cli.run.plan_only, "print each family's cases and estimated time, measure nothing");
   run->add_option("--assume-gpus", cli.run.assume_gpus, "with --plan: plan for this many GPUs of this node's (or --reference's) kind")
@@ -221,7 +235,8 @@ void add_compare(CLI::App& app, parsed_cli& cli) {
                       "BASELINE [BASELINE...] CURRENT: run directories, results.csv files or reference sets (all their runs)")
       ->required();
   compare->add_option("--threshold", cli.threshold,
-                      "relative change of the median that matters (default 1% with known noise, 5% from one run's repetitions)");
+                      "percent: 5 or 5% (not 0.05, unlike --alpha); the change of the median that matters (default 1% with "
+                      "known noise, 5% from one run's repetitions)");
   compare->add_option("--noise-model", cli.noise_model,
                       "auto (the set named as baseline, else the reference set of the current run's kind), none, or a noise.json")
       ->capture_default_str();
@@ -230,7 +245,7 @@ void add_compare(CLI::App& app, parsed_cli& cli) {
   compare->add_option("--alpha", cli.alpha, "significance level (family-wise over headline metrics with several baselines)")
       ->capture_default_str()
       ->check(CLI::Range(1e-9, 0.5));
-  compare->add_option("--format", cli.format, "text, markdown or junit")->capture_default_str();
+  compare->add_option("--format", cli.format, "text, markdown, junit or json (docs/machine-output.md)")->capture_default_str();
   compare->add_flag("--all", cli.all, "also show non-headline metrics (never affect the exit status)");
 }
 
@@ -249,7 +264,7 @@ void add_reference(CLI::App& app, parsed_cli& cli) {
   validate->add_option("set", cli.set_dir, "reference set directory")->required();
   validate->add_option("runs", cli.reference_runs, "extra runs of the same kind to judge against the whole set");
   validate->add_option("--plant", cli.plant, "make every gating headline this much worse in a copy (e.g. 5%) and expect SLOWER");
-  validate->add_option("--threshold", cli.threshold, "as compare's (default 1%)");
+  validate->add_option("--threshold", cli.threshold, "percent: 5 or 5%, as compare's (default 1%)");
   validate->add_option("--alpha", cli.alpha, "as compare's")->capture_default_str()->check(CLI::Range(1e-9, 0.5));
 }
 
@@ -276,7 +291,11 @@ int cli_main(int argc, char** argv) {
     const std::string what = std::string(name) == "collect" ? "rebuild results.csv (and meta.json's families) from raw/"
                              : std::string(name) == "report" ? "write report.md"
                                                              : "draw plots/ with plots/plot_run.py";
-    app.add_subcommand(name, what)->add_option("dir", cli.run_dir, "run directory")->required();
+    auto* command = app.add_subcommand(name, what);
+    command->add_option("dir", cli.run_dir, "run directory")->required();
+    if (std::string(name) == "plot") {
+      command->add_flag("--per-gpu-plots", cli.per_gpu_plots, "sweep figures for every GPU, not one per class");
+    }
   }
   add_compare(app, cli);
   add_check(app, cli);

@@ -67,6 +67,7 @@ bool draw_plots(const fs::path& run_dir, const plot_options& options, std::ostre
   }
   child_spec spec;
   spec.argv = {*python, script.string(), run_dir.string()};
+  if (options.per_gpu) spec.argv.emplace_back("--per-gpu-plots");
   spec.stdout_path = run_dir / "plots" / "plot_run.log";
   spec.stderr_path = run_dir / "plots" / "plot_run.stderr.log";
   spec.timeout = std::chrono::minutes(10);

@@ -11,6 +11,7 @@ namespace hdb {
 struct plot_options {
   std::optional<std::string> python_override;  // $HDBENCH_PYTHON
   std::filesystem::path plots_dir;             // $HDBENCH_PLOTS_DIR, else the source tree's plots/
+  bool per_gpu = false;                        // --per-gpu-plots: sweeps for every GPU, not one per class
 };
 
 // The options from the environment, defaulting plots_dir to the configure-time source dir.
