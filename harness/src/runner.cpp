@@ -324,8 +324,10 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
   // Before a run directory exists: a node without a usable GPU gets one line and no empty run.
   const nlohmann::json node = run_probe(options.bin_dir / "hdbench-probe");
   if (!node.contains("gpus") || !node["gpus"].is_array() || node["gpus"].empty()) {
-    throw harness_error("no usable GPU here: " + node.value("error", std::string("hdbench-probe found none")) +
-                        "; nothing measured");
+    std::string why = node.value("error", std::string("hdbench-probe found none"));
+    // CUDA's words for "no driver at all" read like a version mismatch.
+    if (!fs::exists("/proc/driver/nvidia/version")) why = "no NVIDIA driver is loaded (CUDA says: " + why + ")";
+    throw harness_error("no usable GPU here: " + why + "; nothing measured");
   }
   const auto started = std::chrono::system_clock::now();
   const auto hostname = local_hostname();

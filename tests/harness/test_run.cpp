@@ -104,6 +104,20 @@ TEST_CASE("run refuses an unknown family before creating anything", "[run]") {
   CHECK_FALSE(std::filesystem::exists(options.out_base));
 }
 
+TEST_CASE("run on a node without a usable GPU says so in one line and creates nothing", "[run]") {
+  const hdb_test::temp_dir out;
+  hdb::suite_run_options options;
+  options.out_base = out.path() / "results";
+  options.manifest = hdb_test::fixture("standin_suite.json");
+  options.bin_dir = out.path();  // no hdbench-probe here: the probe answers no GPU
+  std::ostringstream log;
+  CHECK_THROWS_WITH(hdb::run_suite(options, log), hdb_test::contains_text("no usable GPU here: ") &&
+                                                      hdb_test::contains_text("hdbench-probe not found") &&
+                                                      hdb_test::contains_text("; nothing measured"));
+  CHECK_FALSE(std::filesystem::exists(options.out_base));
+  CHECK(log.str().find("starting") == std::string::npos);  // no family was started
+}
+
 TEST_CASE("flags after -- reach every family unless routed to one as --family.flag", "[run]") {
   hdb::family_entry copy;
   copy.name = "copy";
