@@ -3,6 +3,7 @@
 #include "hdb/harness/compare.hpp"
 
 #include <charconv>
+#include <cmath>
 
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/noise_model.hpp"
@@ -58,11 +59,29 @@ double parse_percent(std::string_view text) {
   return value / 100;
 }
 
+percent_flag parse_percent_flag(std::string_view text, std::string_view flag) {
+  const bool sign = text.ends_with('%');
+  const auto number = sign ? text.substr(0, text.size() - 1) : text;
+  double value = 0;
+  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (number.empty() || ec != std::errc() || end != number.data() + number.size() || !std::isfinite(value) || value <= 0) {
+    throw harness_error(std::string(flag) + " takes a positive percentage, 5 or 5% for five per cent (got '" +
+                        std::string(text) + "')");
+  }
+  percent_flag result{value / 100, {}};
+  if (!sign && value < 0.5) {
+    const auto given = std::string(text);
+    result.warning = std::string(flag) + " " + given + " is read as " + given + " %; write 5 or 5% for five per cent";
+  }
+  return result;
+}
+
 compare_format parse_compare_format(std::string_view text) {
   if (text == "text") return compare_format::text;
   if (text == "markdown") return compare_format::markdown;
   if (text == "junit") return compare_format::junit;
-  throw harness_error("unknown format '" + std::string(text) + "' (text, markdown or junit)");
+  if (text == "json") return compare_format::json;
+  throw harness_error("unknown format '" + std::string(text) + "' (text, markdown, junit or json)");
 }
 
 compare_result compare_runs(const std::vector<fs::path>& baselines, const fs::path& current,
@@ -92,7 +111,7 @@ compare_result compare_runs(const std::vector<fs::path>& baselines, const fs::pa
     }
     set.notes.insert(set.notes.begin(), notes.begin(), notes.end());
     result.output = render_comparison(base, cur, set, options);
-    result.exit_code = set.slower > 0 ? 1 : 0;
+    result.exit_code = exit_code_of(set);
   } catch (const harness_error& e) {
     result.exit_code = 2;
     result.error = e.what();

@@ -1,5 +1,7 @@
 // hdbench compare, the rendering: a comparison_set (compare_model.hpp) as an aligned text
-// table, GitHub markdown or a junit testsuite. Nothing here decides a verdict.
+// table, GitHub markdown, a junit testsuite or JSON. Nothing here decides a verdict.
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -137,6 +139,75 @@ std::string render_junit(std::size_t baseline_runs, const comparison_set& set, c
          "</system-out>\n</testsuite>\n";
 }
 
+// The spread the t test used, in one word per case of rule_lines (none: the repetition rule alone).
+std::string_view spread_source(std::size_t baseline_runs, const comparison_set& set) {
+  const bool model = !set.noise_model_source.empty();
+  if (baseline_runs < 2 && !model) return "repetitions";
+  if (baseline_runs < 2) return "noise_model";
+  if (set.model_is_baselines) return "reference_set";
+  return model ? "baselines_and_noise_model" : "baselines";
+}
+
+nlohmann::json optional_number(const std::optional<double>& value) {
+  return value && std::isfinite(*value) ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json finite_or_null(double value) { return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr); }
+
+// One object: the runs, the rule, the notes, every shown row (as the text table, unformatted),
+// the one-sided metrics, the counts and the exit status compare returns.
+std::string render_json(const std::vector<indexed_run>& base, const indexed_run& cur, const comparison_set& set,
+                        const compare_options& options) {
+  using json = nlohmann::json;
+  json baselines = json::array();
+  for (const auto& run : base) baselines.push_back({{"run", run.run.name}, {"path", run.run.csv_path.string()}});
+  const bool repetitions_rule = spread_source(base.size(), set) == "repetitions";
+  const auto tests = std::max<std::size_t>(set.tests, 1);
+  const json rule = {
+      {"test", repetitions_rule ? "mann_whitney_u" : "t_log_medians"},
+      {"spread", spread_source(base.size(), set)},
+      {"alpha", options.alpha},
+      {"tests", set.tests},
+      {"level", repetitions_rule ? options.alpha : options.alpha / static_cast<double>(tests)},
+      {"threshold", repetitions_rule ? set.unknown_threshold : set.known_threshold},
+      {"repetition_threshold", set.unknown_threshold},
+      {"repetitions_only", set.repetitions_only},
+      {"noise_model", set.noise_model_source.empty() ? json(nullptr) : json(set.noise_model_source)},
+      {"lines", rule_lines(base.size(), set, options)}};
+  json rows = json::array();
+  for (const auto& c : set.compared) {
+    if (!options.all && !c.gates()) continue;
+    rows.push_back({{"verdict", to_string(c.decision.result)},
+                    {"family", c.key.family},
+                    {"case", c.key.case_name},
+                    {"device", c.key.device ? json(*c.key.device) : json(nullptr)},
+                    {"gpus", c.key.gpus ? json(*c.key.gpus) : json(nullptr)},
+                    {"parameters", c.key.params},
+                    {"metric", c.key.metric},
+                    {"unit", c.current->unit},
+                    {"better", to_string(c.current->direction)},
+                    {"headline", c.gates()},
+                    {"baseline_runs", c.baselines.size()},
+                    {"baseline", finite_or_null(c.reference)},
+                    {"current", optional_number(c.current->central)},
+                    {"change", finite_or_null(c.decision.change)},
+                    {"p", optional_number(c.decision.p_value)},
+                    {"detectable", optional_number(c.decision.detectable)},
+                    {"note", c.decision.note}});
+  }
+  const json out = {{"baselines", std::move(baselines)},
+                    {"current", {{"run", cur.run.name}, {"path", cur.run.csv_path.string()}}},
+                    {"rule", rule},
+                    {"notes", set.notes},
+                    {"rows", std::move(rows)},
+                    {"only_baseline", set.only_baseline},
+                    {"only_current", set.only_current},
+                    {"counts", {{"slower", set.slower}, {"faster", set.faster}, {"same", set.same}}},
+                    {"summary", summary_text(set)},
+                    {"exit_code", exit_code_of(set)}};
+  return out.dump(2) + "\n";
+}
+
 }  // namespace
 
 std::string render_comparison(const std::vector<indexed_run>& baselines, const indexed_run& current,
@@ -145,6 +216,7 @@ std::string render_comparison(const std::vector<indexed_run>& baselines, const i
     case compare_format::text: return render_text(baselines, current, set, options);
     case compare_format::markdown: return render_markdown(baselines, current, set, options);
     case compare_format::junit: return render_junit(baselines.size(), set, options);
+    case compare_format::json: return render_json(baselines, current, set, options);
   }
   return {};
 }

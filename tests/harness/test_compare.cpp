@@ -4,12 +4,18 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "catch_compat.hpp"
 #include "hdb/harness/compare.hpp"
+#include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
+#include "hdb/harness/plots.hpp"
 #include "hdb/harness/stats.hpp"
 #include "test_support.hpp"
 
@@ -455,6 +461,217 @@ TEST_CASE("compare options parse", "[compare]") {
   CHECK_THROWS(hdb::parse_percent("five"));
   CHECK(hdb::parse_percent("5%") == hdb_test::Approx(0.05));
   CHECK(hdb::compare_runs({}, "x", {}).exit_code == 2);
+  CHECK(hdb::parse_compare_format("json") == hdb::compare_format::json);
+  CHECK_THROWS_AS(hdb::parse_compare_format("yaml"), hdb::harness_error);
+}
+
+TEST_CASE("compare's --threshold is a percentage: a fraction-looking value is warned about, a non-positive one refused", "[compare]") {
+  SECTION("5 and 5% are five per cent, silently") {
+    for (const auto* text : {"5", "5%", "0.5", "0.05%", "12.5%"}) {
+      INFO(text);
+      CHECK(hdb::parse_percent_flag(text, "--threshold").warning.empty());
+    }
+    CHECK(hdb::parse_percent_flag("5", "--threshold").fraction == hdb_test::Approx(0.05));
+    CHECK(hdb::parse_percent_flag("5%", "--threshold").fraction == hdb_test::Approx(0.05));
+  }
+  SECTION("0.05 is 0.05 %, used as written, with one warning line") {
+    const auto parsed = hdb::parse_percent_flag("0.05", "--threshold");
+    CHECK(parsed.fraction == hdb_test::Approx(0.0005));
+    CHECK(parsed.warning == "--threshold 0.05 is read as 0.05 %; write 5 or 5% for five per cent");
+    CHECK(hdb::parse_percent_flag("0.49", "--threshold").fraction == hdb_test::Approx(0.0049));
+    CHECK_FALSE(hdb::parse_percent_flag("0.49", "--threshold").warning.empty());
+  }
+  SECTION("zero, negative, empty, non-numeric and non-finite values: an error naming the flag") {
+    for (const auto* text : {"0", "0%", "-1", "-5%", "", "%", "five", "5 %", "nan", "inf", "1e999"}) {
+      INFO("'" << text << "'");
+      try {
+        (void)hdb::parse_percent_flag(text, "--threshold");
+        FAIL("accepted");
+      } catch (const hdb::harness_error& e) {
+        CHECK(std::string(e.what()).starts_with("--threshold takes a positive percentage"));
+        CHECK_FALSE(hdb_test::contains(e.what(), "\n"));
+      }
+    }
+  }
+}
+
+namespace {
+
+// compare_runs in text and in JSON: the JSON parses, its exit_code is the text's, and its rows
+// are the text table's rows in the same order with the same verdicts.
+nlohmann::json json_agrees_with_text(const std::vector<std::filesystem::path>& baselines, const std::filesystem::path& current,
+                                     hdb::compare_options options = {}) {
+  options.format = hdb::compare_format::text;
+  const auto text = hdb::compare_runs(baselines, current, options);
+  options.format = hdb::compare_format::json;
+  const auto machine = hdb::compare_runs(baselines, current, options);
+  REQUIRE(machine.error.empty());
+  CHECK(machine.exit_code == text.exit_code);
+  const auto doc = nlohmann::json::parse(machine.output);
+  CHECK(doc.at("exit_code") == text.exit_code);
+  CHECK(hdb_test::contains(text.output, doc.at("summary").get<std::string>()));
+  const auto lines = verdict_lines(text.output);
+  REQUIRE(doc.at("rows").size() == lines.size());
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const auto& row = doc["rows"][i];
+    INFO(lines[i] << "\n" << row.dump());
+    CHECK(lines[i].starts_with(row.at("verdict").get<std::string>() + " "));
+    CHECK(hdb_test::contains(lines[i], "direction=" + row.at("parameters").at("direction").get<std::string>()));
+    CHECK(hdb_test::contains(lines[i], " " + row.at("metric").get<std::string>() + " "));
+  }
+  int slower = 0, faster = 0, same = 0;
+  for (const auto& row : doc["rows"]) {
+    if (!row.at("headline").get<bool>()) continue;
+    const auto verdict = row.at("verdict").get<std::string>();
+    (verdict == "SLOWER" ? slower : verdict == "FASTER" ? faster : same)++;
+  }
+  CHECK(doc["counts"]["slower"] == slower);
+  CHECK(doc["counts"]["faster"] == faster);
+  CHECK(doc["counts"]["same"] == same);
+  return doc;
+}
+
+}  // namespace
+
+TEST_CASE("compare --format json: the text's verdicts and exit status, as one object", "[compare][json]") {
+  const hdb_test::temp_dir dir;
+  const auto baselines = write_baselines(dir);
+  SECTION("three baselines, typical shifts: every row SAME, exit 0") {
+    const auto doc = json_agrees_with_text(baselines, write_run(dir, make_rows({"current", current_shift})));
+    CHECK(doc["exit_code"] == 0);
+    CHECK(doc["counts"]["same"] == 7);
+    CHECK(doc["current"]["run"] == "current");
+    REQUIRE(doc["baselines"].size() == 3);
+    CHECK(doc["baselines"][0]["run"] == "base1");
+    const auto& rule = doc["rule"];
+    CHECK(rule["test"] == "t_log_medians");
+    CHECK(rule["spread"] == "baselines");
+    CHECK(rule["alpha"].get<double>() == hdb_test::Approx(0.05));
+    CHECK(rule["tests"] == 7);
+    CHECK(rule["level"].get<double>() == hdb_test::Approx(0.05 / 7));
+    CHECK(rule["threshold"].get<double>() == hdb_test::Approx(0.01));
+    CHECK(rule["noise_model"].is_null());
+    for (const auto& row : doc["rows"]) {
+      INFO(row.dump());
+      CHECK(row["headline"] == true);
+      CHECK(row["family"] == "copy");
+      CHECK(row["device"] == 0);
+      CHECK(row["gpus"] == 1);
+      CHECK(row["baseline_runs"] == 3);
+      CHECK(row["parameters"]["host_kind"] == "pinned");
+      CHECK(row["detectable"].is_number());
+      CHECK(row["p"].is_number());
+      CHECK(std::abs(row["change"].get<double>()) < 0.2);
+      CHECK((row["better"] == "higher") == (row["unit"] == "GB/s"));
+    }
+  }
+  SECTION("a planted 5 % bandwidth slowdown: three SLOWER rows first, exit 1") {
+    run_spec slow{"current", current_shift};
+    slow.bandwidth_factor = 0.95;
+    const auto doc = json_agrees_with_text(baselines, write_run(dir, make_rows(slow)));
+    CHECK(doc["exit_code"] == 1);
+    CHECK(doc["counts"]["slower"] == 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+      const auto& row = doc["rows"][i];
+      CHECK(row["verdict"] == "SLOWER");
+      CHECK(row["metric"] == "bandwidth");
+      CHECK(row["change"].get<double>() < -0.04);
+      CHECK(row["current"].get<double>() < row["baseline"].get<double>());
+    }
+  }
+  SECTION("with --all a non-headline row is marked headline: false and never counted") {
+    auto rows = make_rows({"current", current_shift});
+    for (auto& row : rows) row.headline = row.metric != "host_latency";
+    hdb::compare_options all;
+    all.all = true;
+    const auto doc = json_agrees_with_text(baselines, write_run(dir, rows), all);
+    int shown_not_headline = 0;
+    for (const auto& row : doc["rows"]) shown_not_headline += row["headline"] == false ? 1 : 0;
+    CHECK(shown_not_headline == 2);
+    CHECK(doc["counts"]["same"] == 5);
+  }
+  SECTION("one baseline run, no noise model: the repetition rule, named") {
+    const auto doc = json_agrees_with_text({baselines.front()}, write_run(dir, make_rows({"current", current_shift})));
+    CHECK(doc["rule"]["test"] == "mann_whitney_u");
+    CHECK(doc["rule"]["spread"] == "repetitions");
+    CHECK(doc["rule"]["threshold"].get<double>() == hdb_test::Approx(0.05));
+    CHECK(doc["exit_code"] == 1);  // host_latency h2d +11.8 % with tight repetitions, as the text says
+  }
+}
+
+TEST_CASE("compare --format json on the golden run against itself: exit 0, every row SAME", "[compare][json]") {
+  const auto doc = json_agrees_with_text({hdb_test::golden_run()}, hdb_test::golden_run() / "results.csv");
+  CHECK(doc["exit_code"] == 0);
+  CHECK(doc["counts"]["slower"] == 0);
+  for (const auto& row : doc["rows"]) CHECK(row["verdict"] == "SAME");
+}
+
+namespace {
+
+// An executable shell script standing in for a Python.
+std::filesystem::path write_script(const std::filesystem::path& path, const std::string& body) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("a bad HDBENCH_PYTHON is reported, not silently passed over", "[plots]") {
+  const hdb_test::temp_dir dir;
+  // A stand-in python3 on PATH that "imports matplotlib" and "draws" (exit 0 for anything).
+  const auto good = write_script(dir.path() / "bin" / "python3", "exit 0");
+  const auto no_matplotlib = write_script(dir.path() / "other" / "python3",
+                                          "echo 'Traceback (most recent call last):' >&2\n"
+                                          "echo \"ModuleNotFoundError: No module named 'matplotlib'\" >&2\nexit 1");
+  write_script(dir.path() / "plots" / "plot_run.py", "");
+  const auto run = dir.path() / "run";
+  std::filesystem::create_directories(run);
+  hdb::plot_options options;
+  options.plots_dir = dir.path() / "plots";
+
+  SECTION("a usable HDBENCH_PYTHON is used, and nothing is said") {
+    options.python_override = good.string();
+    const auto found = hdb::find_plot_python(options);
+    CHECK(found.python == good.string());
+    CHECK(found.override_problem.empty());
+  }
+  SECTION("one that does not exist: named, with the Python used instead") {
+    const hdb_test::scoped_env path("PATH", (dir.path() / "bin").string());
+    options.python_override = "/nonexistent/python3";
+    const auto found = hdb::find_plot_python(options);
+    CHECK(found.python == good.string());
+    CHECK(found.override_problem == "HDBENCH_PYTHON=/nonexistent/python3 cannot run: No such file or directory");
+    std::ostringstream log;
+    CHECK(hdb::draw_plots(run, options, log));
+    CHECK(hdb_test::contains(log.str(), "plots: HDBENCH_PYTHON=/nonexistent/python3 cannot run: No such file or directory; "
+                                        "falling back to " + good.string() + "\n"));
+  }
+  SECTION("one without matplotlib: Python's own last line") {
+    const hdb_test::scoped_env path("PATH", (dir.path() / "bin").string());
+    options.python_override = no_matplotlib.string();
+    const auto found = hdb::find_plot_python(options);
+    CHECK(found.python == good.string());
+    CHECK(found.override_problem == "HDBENCH_PYTHON=" + no_matplotlib.string() +
+                                        " cannot import matplotlib: ModuleNotFoundError: No module named 'matplotlib'");
+  }
+  SECTION("and nothing else works: the one skip line says why") {
+    const hdb_test::scoped_env path("PATH", (dir.path() / "other").string());
+    options.python_override = "/nonexistent/python3";
+    const auto found = hdb::find_plot_python(options);
+    std::ostringstream log;
+    const bool drawn = hdb::draw_plots(run, options, log);
+    const auto said = log.str();
+    INFO(said);
+    CHECK(found.override_problem == "HDBENCH_PYTHON=/nonexistent/python3 cannot run: No such file or directory");
+    if (!found.python) {  // /usr/bin/python3 is the last candidate; where it has matplotlib it draws
+      CHECK_FALSE(drawn);
+      CHECK(said.starts_with("plots: skipped, HDBENCH_PYTHON=/nonexistent/python3 cannot run: No such file or "
+                             "directory, and no other Python has matplotlib"));
+      CHECK(std::count(said.begin(), said.end(), '\n') == 1);
+    }
+  }
 }
 
 TEST_CASE("a noisy relative never hides a steady metric's change: each keeps its own scale", "[compare]") {

@@ -1,7 +1,7 @@
 #pragma once
 // `hdbench compare BASELINE [BASELINE...] CURRENT`: is the current run slower than the
 // baseline runs, beyond run-to-run noise? The model (compare_model.hpp) matches the runs and
-// decides; the renderers print its comparison_set as text, markdown or junit.
+// decides; the renderers print its comparison_set as text, markdown, junit or JSON.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -12,7 +12,7 @@
 
 namespace hdb {
 
-enum class compare_format { text, markdown, junit };
+enum class compare_format { text, markdown, junit, json };
 
 struct compare_options : judge_options {
   compare_format format = compare_format::text;
@@ -25,12 +25,26 @@ struct compare_options : judge_options {
 
 // "5%", "5" -> 0.05. Throws harness_error for anything else or a negative value.
 [[nodiscard]] double parse_percent(std::string_view text);
-// "text" | "markdown" | "junit"; throws harness_error otherwise.
+
+// A percentage flag as the command line gives it (`--threshold`): "5" or "5%" is 5 % (0.05).
+// Throws harness_error naming `flag` for a value that is not a finite number or not positive.
+// `warning` is set (one line, no command prefix) when the value looks like a fraction, 0 < value
+// < 0.5 without a '%': "--threshold 0.05 is read as 0.05 %; write 5 or 5% for five per cent".
+struct percent_flag {
+  double fraction = 0;
+  std::string warning;  // empty when the value reads as meant
+};
+[[nodiscard]] percent_flag parse_percent_flag(std::string_view text, std::string_view flag);
+
+// "text" | "markdown" | "junit" | "json"; throws harness_error otherwise.
 [[nodiscard]] compare_format parse_compare_format(std::string_view text);
 
 // The report of a comparison in options.format (compare_render.cpp).
 [[nodiscard]] std::string render_comparison(const std::vector<indexed_run>& baselines, const indexed_run& current,
                                             const comparison_set& set, const compare_options& options);
+
+// compare's exit status for a comparison that loaded: 1 when a headline metric is SLOWER, else 0.
+[[nodiscard]] inline int exit_code_of(const comparison_set& set) { return set.slower > 0 ? 1 : 0; }
 
 struct compare_result {
   int exit_code = 0;   // 0 no headline regression, 1 at least one headline SLOWER, 2 bad input

@@ -17,8 +17,15 @@ struct plot_options {
 // The options from the environment, defaulting plots_dir to the configure-time source dir.
 [[nodiscard]] plot_options plot_options_from_environment();
 
-// The first of $HDBENCH_PYTHON, python3 on PATH, /usr/bin/python3 that can import matplotlib.
-[[nodiscard]] std::optional<std::string> find_plot_python(const plot_options& options);
+// The first of $HDBENCH_PYTHON, python3 on PATH, /usr/bin/python3 that can import matplotlib,
+// and why $HDBENCH_PYTHON was passed over when it was set and unusable.
+struct plot_python {
+  std::optional<std::string> python;  // the Python to draw with; nullopt: none imports matplotlib
+  // "HDBENCH_PYTHON=/x cannot run: No such file or directory" or "HDBENCH_PYTHON=/x cannot import
+  // matplotlib: ModuleNotFoundError: No module named 'matplotlib'"; empty when it was unset or used.
+  std::string override_problem;
+};
+[[nodiscard]] plot_python find_plot_python(const plot_options& options);
 
 // Runs `<python> plots/plot_run.py run_dir`. Returns true when plots were drawn.
 bool draw_plots(const std::filesystem::path& run_dir, const plot_options& options, std::ostream& log);
