@@ -11,6 +11,9 @@
 // below --graph-below) or one host call per collective (launch=stream: from there; see
 // nccl_executor.cpp); the case's time is the slowest rank's. Google Benchmark runs one iteration per repetition and every rank
 // the same fixed batch: an adaptive count would deadlock ranks.
+// The straggler case: one rank (the last) enters each all-reduce d µs late by a delay kernel on its
+// own stream; every rank's time runs from its own start event (before the delay on the late rank)
+// to the batch's end, one case (a row) per rank and delay (straggler.hpp, nccl_executor.cpp).
 // Excluded: worker start-up, communicator creation, allocation, fill and verification.
 // Bytes: nccl-tests' message size S (collective.hpp); algbw = S / time, busbw = algbw x bus factor.
 #include "allreduce.hpp"
@@ -20,6 +23,7 @@
 #include "local_launcher.hpp"
 #include "nccl_executor.hpp"
 #include "plan.hpp"
+#include "straggler.hpp"
 
 #if defined(HDB_WITH_MPI)
 #include "mpi_transport.hpp"
@@ -106,6 +110,27 @@ std::size_t parse_overlap_size(const std::string& flag, const std::string& text)
   } catch (const usage_error& e) {
     throw usage_error("bad value for --" + flag + ": " + e.what());
   }
+}
+
+std::size_t parse_straggler_size(const std::string& flag, const std::string& text) {
+  std::size_t bytes = 0;
+  try {
+    bytes = parse_size(text);
+  } catch (const usage_error& e) {
+    throw usage_error("bad value for --" + flag + ": " + e.what());
+  }
+  // Unlike --overlap-size, 0 does not turn the case off (--straggler-delays=none does).
+  if (bytes == 0) throw usage_error("bad value for --" + flag + ": '" + text + "' (a message size above 0, e.g. 64M)");
+  return bytes;
+}
+
+std::string_view kind_name(case_kind kind) {
+  switch (kind) {
+    case case_kind::collective: return "collective";
+    case case_kind::overlap: return "overlap";
+    case case_kind::straggler: return "straggler";
+  }
+  return "collective";
 }
 
 int parse_seconds(const std::string& flag, const std::string& text) {
@@ -197,6 +222,8 @@ class session : public std::enable_shared_from_this<session> {
     plan.overlap_bytes = parse_overlap_size("overlap-size", options.value("overlap-size"));
     plan.launch = parse_launch("launch", options.value("launch"));
     plan.graph_below = parse_graph_below("graph-below", options.value("graph-below"));
+    plan.straggler_delays_us = parse_straggler_delays("straggler-delays", options.value("straggler-delays"));
+    plan.straggler_bytes = parse_straggler_size("straggler-size", options.value("straggler-size"));
     const std::vector<planned_case> cases = plan_cases(plan);
 
     int workers = 1;
@@ -311,23 +338,35 @@ class session : public std::enable_shared_from_this<session> {
                          {"ranks", std::to_string(c.ranks)},
                          {"size_bytes", std::to_string(c.bytes)},
                          {"launch", std::string(to_string(c.launch))}};
-    // The GPUs of this node the case measures (under MPI, rank 0's).
+    if (c.kind == case_kind::straggler) {
+      params.emplace_back("straggler_rank", std::to_string(c.straggler_rank));
+      params.emplace_back("delay_us", std::to_string(c.delay_us));
+      params.emplace_back("rank", std::to_string(c.rank));
+    }
+    // The GPUs of this node the case measures (under MPI, rank 0's). A straggler row is one rank's
+    // time but lists every GPU of the collective, as the other multi-rank cases do: its `rank`
+    // column says whose time it is (locally rank r drives the r-th GPU of the list), and a
+    // whole-node case is what the tiers (--sweep-devices) keep.
     const std::size_t local = mode_ == launch_mode::local ? std::clamp<std::size_t>(c.ranks, 1, devices.size()) : 1;
-    case_spec spec = make_case("allreduce", c.overlap ? "overlap" : "collective", std::move(params),
+    case_spec spec = make_case("allreduce", kind_name(c.kind), std::move(params),
                                std::vector<int>(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(local)));
     if (!c.headline.empty()) spec.headline_metrics = {c.headline};
     // What bounds the bytes: between GPUs, the slowest GPU's NVLinks, or with P2P disabled its
     // PCIe link (every byte goes through host memory); on one GPU an out-of-place all-reduce is a
     // device copy, each byte read and written in HBM.
-    if (!c.overlap && c.ranks > 1) {
+    if (c.kind == case_kind::collective && c.ranks > 1) {
       spec.traffic = {{"busbw", c.via == interconnect::default_transports ? "nvlink_bus" : "pcie_per_direction_per_gpu"}};
-    } else if (!c.overlap && c.op == collective::all_reduce && c.where == placement::out_of_place) {
+    } else if (c.kind == case_kind::collective && c.op == collective::all_reduce && c.where == placement::out_of_place) {
       spec.traffic = {{"algbw", "hbm_read_write"}};
     }
     spec.iterations = 1;
 
     case_request request;
-    request.key = spec.name;
+    // Every straggler case of a run shares one set of buffers (set up and verified once): they
+    // differ only in the delay and in whose time they report.
+    request.key = c.kind == case_kind::straggler
+                      ? "straggler/" + std::to_string(c.ranks) + "/" + std::to_string(c.count)
+                      : spec.name;
     request.profile.p2p_disabled = c.via == interconnect::p2p_disabled;
     request.shape.op = c.op;
     request.shape.type = c.type;
@@ -338,7 +377,11 @@ class session : public std::enable_shared_from_this<session> {
     const batch_shape batch = batch_for(c.bytes);
     request.shape.warmup = batch.warmup;
     request.shape.iterations = batch.iterations;
-    request.overlap = c.overlap;
+    request.timed = c.kind == case_kind::overlap     ? command_kind::overlap
+                    : c.kind == case_kind::straggler ? command_kind::straggler
+                                                     : command_kind::run;
+    request.shape.straggler_rank = c.kind == case_kind::straggler ? c.straggler_rank : -1;
+    request.shape.delay_ns = static_cast<std::uint64_t>(c.delay_us) * 1000;
 
     std::string skip = c.skip_reason;
     if (skip.empty() && mode_ == launch_mode::mpi && request.profile.p2p_disabled) {
@@ -348,10 +391,10 @@ class session : public std::enable_shared_from_this<session> {
     spec.body = [self = shared_from_this(), request, planned = c, skip](benchmark::State& state) {
       if (!skip.empty()) throw skip_case(skip);
       const repetition_result r = self->driver().run(request);
-      if (request.overlap) {
-        report_overlap(state, r);
-      } else {
-        report_collective(state, planned, r);
+      switch (planned.kind) {
+        case case_kind::collective: report_collective(state, planned, r); break;
+        case case_kind::overlap: report_overlap(state, r); break;
+        case case_kind::straggler: report_straggler(state, planned, r); break;
       }
     };
     return spec;
@@ -377,6 +420,18 @@ class session : public std::enable_shared_from_this<session> {
     state.counters["comm_slowdown"] = r.overlap_us[3] / comm;
     state.counters["compute_slowdown"] = r.overlap_us[4] / compute;
     state.counters["comm_hidden"] = (comm + compute - both) / comm;
+    state.counters["wrong_values"] = static_cast<double>(r.wrong);
+  }
+
+  // One rank's row: its own time (the Google Benchmark time too), the late rank's measured delay,
+  // and the spread of the time inside the collective over all ranks of this repetition.
+  static void report_straggler(benchmark::State& state, const planned_case& c, const repetition_result& r) {
+    const straggler_figures f = straggler_row(r.rank_times_us, c.straggler_rank, c.rank);
+    for (auto _ : state) state.SetIterationTime(f.rank_time_us * 1e-6);
+    state.counters["rank_time"] = f.rank_time_us;
+    state.counters["time_in_collective"] = f.time_in_collective_us;
+    state.counters["straggler_delay"] = f.delay_us;
+    state.counters["slowest_fastest"] = f.slowest_fastest;
     state.counters["wrong_values"] = static_cast<double>(r.wrong);
   }
 
@@ -426,11 +481,20 @@ std::vector<flag_spec> flags() {
        [](const std::string& flag, const std::string& value) {
          static_cast<void>(parse_overlap_size(flag, value));
        }},
+      {"straggler-delays", "0,10,100,1000", "0,1000",
+       "the straggler case (all-reduce, largest n): how many us late the last rank enters every collective, "
+       "by a delay kernel on its stream; one row per rank and delay; none = no straggler case",
+       [](const std::string& flag, const std::string& value) { static_cast<void>(parse_straggler_delays(flag, value)); }},
+      {"straggler-size", "64M", "",
+       "all-reduce size of the straggler case: NCCL's own time (~200 us on two H200s) well above 10 us, the "
+       "1000 us delay still plain",
+       [](const std::string& flag, const std::string& value) { static_cast<void>(parse_straggler_size(flag, value)); }},
       {"launch", "auto", "",
        "how each rank issues the timed batch: graph = captured once per case into a CUDA graph and launched with "
        "one call (nccl-tests -G; small-message times free of host launch cost), stream = one host call per "
        "collective (the rate a host loop sustains), auto = graph below --graph-below, stream from there (under "
-       "capture NCCL's large one-rank copy runs 35 % slower); the overlap case is always stream-launched",
+       "capture NCCL's large one-rank copy runs 35 % slower); the overlap and straggler cases are always "
+       "stream-launched",
        [](const std::string& flag, const std::string& value) { static_cast<void>(parse_launch(flag, value)); }},
       {"graph-below", "1M", "", "with --launch=auto: messages smaller than this are graph-launched",
        [](const std::string& flag, const std::string& value) { static_cast<void>(parse_graph_below(flag, value)); }},

@@ -58,6 +58,18 @@ __global__ void busy_kernel(float* sink, std::uint32_t rounds) {
   sink[id] = a + b + c + d;
 }
 
+__device__ __forceinline__ std::uint64_t global_timer_ns() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void spin_kernel(std::uint64_t ns) {
+  const std::uint64_t start = global_timer_ns();
+  while (global_timer_ns() - start < ns) {
+  }
+}
+
 unsigned grid_for(std::uint64_t count) {
   return static_cast<unsigned>(std::clamp<std::uint64_t>((count + 255) / 256, 1, 65536));
 }
@@ -114,6 +126,11 @@ output_check check_output(const void* out, data_type type, collective op, int ra
 
 void busy_compute(float* sink, int blocks, std::uint32_t rounds, cudaStream_t stream) {
   busy_kernel<<<static_cast<unsigned>(blocks), busy_threads_per_block, 0, stream>>>(sink, rounds);
+  HDB_CUDA_CALL(cudaGetLastError());
+}
+
+void spin_for(std::uint64_t ns, cudaStream_t stream) {
+  spin_kernel<<<1, 1, 0, stream>>>(ns);
   HDB_CUDA_CALL(cudaGetLastError());
 }
 

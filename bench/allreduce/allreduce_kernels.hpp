@@ -1,7 +1,7 @@
 #pragma once
 // Launchers for this family's kernels (plain C++, callable from host-compiled sources): the input
-// pattern, the output check against value_pattern.hpp, and the busy compute kernel of the overlap
-// case.
+// pattern, the output check against value_pattern.hpp, the busy compute kernel of the overlap
+// case and the delay kernel of the straggler case.
 #include "types.hpp"
 
 #include <cuda_runtime_api.h>
@@ -27,5 +27,11 @@ struct output_check {
 // result goes to sink[0..blocks*256) so nothing is optimised away.
 void busy_compute(float* sink, int blocks, std::uint32_t rounds, cudaStream_t stream);
 inline constexpr int busy_threads_per_block = 256;
+
+// One thread spins on %globaltimer (the GPU's nanosecond clock, 32 ns ticks on Hopper; it does not
+// follow the SM clock, so no calibration) until `ns` have passed: a wait on the device, in stream
+// order, so the host never sleeps inside a timed region. ns = 0 still launches the kernel, so a
+// zero delay costs the same launch as the others.
+void spin_for(std::uint64_t ns, cudaStream_t stream);
 
 }  // namespace hdb::allreduce::kernels

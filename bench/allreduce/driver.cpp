@@ -133,7 +133,7 @@ repetition_result collective_driver::run(const case_request& request) {
   if (current_key_ != request.key) set_up(request);
 
   command run = request.shape;
-  run.kind = request.overlap ? command_kind::overlap : command_kind::run;
+  run.kind = request.timed;
   const auto replies = step(run);
   if (const std::string failed = join_reasons(replies, reply_status::fail); !failed.empty()) fail_and_reset(failed);
 
@@ -141,6 +141,9 @@ repetition_result collective_driver::run(const case_request& request) {
   result.wrong = current_wrong_;
   for (const rank_reply& r : replies) {
     if (r.status != reply_status::ok) continue;
+    const auto rank = static_cast<std::size_t>(r.rank);
+    if (result.rank_times_us.size() <= rank) result.rank_times_us.resize(rank + 1);
+    result.rank_times_us[rank] = r.times_us;
     result.time_us = std::max(result.time_us, r.times_us[0]);
     for (std::size_t i = 0; i < r.times_us.size(); ++i) result.overlap_us[i] = std::max(result.overlap_us[i], r.times_us[i]);
   }

@@ -13,6 +13,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace hdb::allreduce {
 
@@ -27,13 +28,17 @@ struct case_request {
   std::string key;        // a new key means new buffers and a new verification
   group_profile profile;
   command shape;          // op, type, in_place, ranks, count, warmup, iterations (kind is set here)
-  bool overlap = false;   // run the communication/compute overlap protocol instead of plain runs
+  // What each repetition sends: run (plain timed batches), overlap (communication against compute)
+  // or straggler (shape.straggler_rank enters each collective shape.delay_ns late).
+  command_kind timed = command_kind::run;
 };
 
 // One repetition, reduced over the participating ranks.
 struct repetition_result {
   double time_us = 0;                  // run: the slowest rank's µs per collective
   std::array<double, 5> overlap_us{};  // overlap: each of rank_reply::times_us, slowest rank
+  // Every participating rank's times_us, indexed by rank: the straggler case reports each rank.
+  std::vector<std::array<double, 5>> rank_times_us;
   std::uint64_t wrong = 0;             // from the case's verification, summed over ranks
 };
 

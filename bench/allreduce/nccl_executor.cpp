@@ -15,6 +15,14 @@
 // before its peers join), so the start events line up across ranks without a barrier. Not behind
 // a spin gate: NCCL's enqueue can wait for room in its work queue, which a held stream never
 // frees. Reported: this rank's (stop - start) / iterations; the driver keeps the slowest rank.
+// Straggler (all-reduce, stream-launched, every rank): `warmup` collectives line the ranks up, then
+// the start event, then `iterations` times: on the late rank only, a delay kernel that spins on
+// %globaltimer for delay_ns (between two events of its own), then the collective; the stop event.
+// The late rank's start event is recorded before its first delay, when it "arrived", so each
+// rank's (stop - start) / iterations is the time the job spent per collective on that rank, the
+// wait for the late rank included; the late rank also reports its delay kernel's own time, so the
+// report can subtract it. The wait is device work in stream order: the host never sleeps while a
+// timed region is open, and the host enqueues the whole batch long before the device gets there.
 // Excluded: communicator creation, allocation, the input fill, the verification collective (same
 // calls, arguments and buffers as the timed ones, launched on the stream) and the graph capture.
 // Bytes: the message size of collective_traits (nccl-tests' definition), not what each link carries.
@@ -43,6 +51,7 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 namespace hdb::allreduce {
 namespace {
@@ -117,6 +126,8 @@ struct case_state {
   std::optional<device_buffer> sink;
   int compute_blocks = 0;
   std::uint32_t compute_rounds = 0;
+  // Straggler case, late rank only: a start and a stop event around each delay kernel of a batch.
+  std::vector<event> delay_marks;
   // launch=graph: the captured batch. Last member, so it is destroyed before the buffers it uses.
   std::optional<graph_exec_handle> timed_graph;
 
@@ -195,6 +206,10 @@ class nccl_executor final : public rank_executor {
         if (!takes_part) break;
         overlap(cmd, reply);
         return;
+      case command_kind::straggler:
+        if (!takes_part) break;
+        straggler(cmd, reply);
+        return;
       case command_kind::release:
         case_.reset();
         return;
@@ -217,7 +232,8 @@ class nccl_executor final : public rank_executor {
   // than at the driver's reset. Other commands never touch a communicator.
   void forget_broken(const command& cmd) {
     const bool collective_ran =
-        cmd.kind == command_kind::verify || cmd.kind == command_kind::run || cmd.kind == command_kind::overlap;
+        cmd.kind == command_kind::verify || cmd.kind == command_kind::run || cmd.kind == command_kind::overlap ||
+        cmd.kind == command_kind::straggler;
     if (!collective_ran) return;
     const auto it = comms_.find(cmd.ranks);
     if (it == comms_.end()) return;
@@ -416,6 +432,36 @@ class nccl_executor final : public rank_executor {
     reply.times_us[2] = std::max(comm_end, compute_end);
     reply.times_us[3] = comm_end;
     reply.times_us[4] = compute_end;
+  }
+
+  // One repetition of the straggler case (the file comment says what the events bracket).
+  void straggler(const command& cmd, rank_reply& reply) {
+    case_state& c = current();
+    communicator& comm = comm_for(cmd.ranks);
+    const bool late = rank_ == cmd.straggler_rank;
+    const auto marks = static_cast<std::size_t>(2 * cmd.iterations);
+    if (late && c.delay_marks.size() != marks) {
+      c.delay_marks.clear();
+      for (std::size_t i = 0; i < marks; ++i) c.delay_marks.emplace_back(device_);
+    }
+    for (int i = 0; i < cmd.warmup; ++i) enqueue(c, comm.get(), comm_stream_.get());
+    start_.record(comm_stream_.get());
+    for (std::size_t i = 0; i < static_cast<std::size_t>(cmd.iterations); ++i) {
+      if (late) {
+        c.delay_marks[2 * i].record(comm_stream_.get());
+        kernels::spin_for(cmd.delay_ns, comm_stream_.get());
+        c.delay_marks[2 * i + 1].record(comm_stream_.get());
+      }
+      enqueue(c, comm.get(), comm_stream_.get());
+    }
+    stop_.record(comm_stream_.get());
+    wait_for(stop_, comm, cmd.wait_limit_ms);
+    reply.times_us[0] = elapsed_ms(start_, stop_) * 1e3 / cmd.iterations;
+    if (late) {
+      double delay_ms = 0;
+      for (std::size_t i = 0; i < marks; i += 2) delay_ms += elapsed_ms(c.delay_marks[i], c.delay_marks[i + 1]);
+      reply.times_us[1] = delay_ms * 1e3 / cmd.iterations;
+    }
   }
 
   int rank_;

@@ -1,6 +1,7 @@
 #include "plan.hpp"
 
 #include "hdb/options.hpp"
+#include "hdb/host/lists.hpp"
 #include "hdb/host/units.hpp"
 #include "hdb/sizes.hpp"
 
@@ -38,6 +39,24 @@ std::vector<int> parse_ranks(const std::string& text, int available) {
   return ranks;
 }
 
+std::vector<int> parse_straggler_delays(const std::string& flag, const std::string& text) {
+  std::vector<int> delays;
+  if (text == "none") return delays;
+  const std::string range = "' (whole us from 0 to " + std::to_string(max_straggler_delay_us) + ", or none)";
+  // An empty item (",," or "") is refused by name like any other.
+  for (const std::string& item : split_list(text)) {
+    // Digits only: no sign, no unit, no fraction; at most 6 of them so stoi cannot overflow.
+    const bool digits = !item.empty() && item.size() <= 6 && item.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || std::stoi(item) > max_straggler_delay_us) {
+      throw usage_error("bad value for --" + flag + ": '" + item + range);
+    }
+    delays.push_back(std::stoi(item));
+  }
+  std::sort(delays.begin(), delays.end());
+  delays.erase(std::unique(delays.begin(), delays.end()), delays.end());
+  return delays;
+}
+
 launch_method launch_for(const plan_options& o, std::size_t bytes) {
   if (o.launch) return *o.launch;
   return bytes < o.graph_below ? launch_method::graph : launch_method::stream;
@@ -54,7 +73,13 @@ namespace {
 
 planned_case make(collective op, data_type type, placement where, interconnect via, int ranks, std::size_t requested,
                   launch_method launch) {
-  planned_case c{op, type, where, via, ranks, 0, 0, false, launch, {}, {}};
+  planned_case c;
+  c.op = op;
+  c.type = type;
+  c.where = where;
+  c.via = via;
+  c.ranks = ranks;
+  c.launch = launch;
   c.count = message_count(op, type, requested, ranks);
   c.bytes = c.count * element_bytes(type);
   if (c.count == 0) {
@@ -73,6 +98,37 @@ bool is_lesson_sweep(collective op, data_type type, placement where, interconnec
 template <class T>
 bool contains(const std::vector<T>& v, const T& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// One rank (the last) enters each all-reduce late, at the largest rank count: a case per delay and
+// per rank, so every rank's time is a row of its own. Stream-launched: the delay kernel sits between
+// the collectives on the late rank's stream, and at the default 64 MiB one host call per collective
+// costs nothing the ~200 µs collective would notice.
+void add_straggler(const plan_options& o, std::vector<planned_case>& cases) {
+  if (o.straggler_delays_us.empty()) return;
+  const int ranks = std::min(o.ranks.back(), o.available_ranks);
+  const auto straggler = [&](int n, int delay_us, int rank) {
+    planned_case c = make(collective::all_reduce, data_type::float32, placement::out_of_place,
+                          interconnect::default_transports, n, o.straggler_bytes, launch_method::stream);
+    c.kind = case_kind::straggler;
+    c.straggler_rank = n - 1;
+    c.delay_us = delay_us;
+    c.rank = rank;
+    return c;
+  };
+  if (ranks < 2) {
+    // One case says why, as the other multi-rank cases do on a one-GPU node.
+    planned_case c = straggler(2, o.straggler_delays_us.back(), 0);
+    c.skip_reason = o.available_ranks < 2
+                        ? "the straggler case needs 2 ranks (one process and GPU each); " +
+                              std::to_string(o.available_ranks) + " available"
+                        : "the straggler case needs 2 ranks; the largest of --ranks is " + std::to_string(o.ranks.back());
+    cases.push_back(std::move(c));
+    return;
+  }
+  for (int delay_us : o.straggler_delays_us) {
+    for (int rank = 0; rank < ranks; ++rank) cases.push_back(straggler(ranks, delay_us, rank));
+  }
 }
 
 }  // namespace
@@ -133,9 +189,10 @@ std::vector<planned_case> plan_cases(const plan_options& o) {
       const int ranks = std::min(o.ranks.back(), o.available_ranks);
       planned_case c = make(collective::all_reduce, data_type::float32, placement::out_of_place,
                             interconnect::default_transports, ranks, o.overlap_bytes, launch_method::stream);
-      c.overlap = true;
+      c.kind = case_kind::overlap;
       cases.push_back(std::move(c));
     }
+    add_straggler(o, cases);
   }
   if (contains(o.interconnects, interconnect::p2p_disabled)) {
     // One rank moves nothing over an interconnect: the comparison starts at two.

@@ -4,7 +4,8 @@
 // count. Every variation (in-place, other dtypes, reduce-scatter, all-gather, P2P disabled) gets
 // the sampled sizes: every fourth requested size and the largest, so the default run stays near
 // a minute on two GPUs. In place on one rank NCCL does no device work at all, so those cases are
-// left out (one skipped case says why).
+// left out (one skipped case says why). The overlap case and the straggler case (one rank enters
+// every collective late) run at the largest rank count only.
 #include "collective.hpp"
 
 #include <cstddef>
@@ -17,6 +18,8 @@ namespace hdb::allreduce {
 
 enum class placement { out_of_place, in_place };
 enum class interconnect { default_transports, p2p_disabled };
+// What a case measures, and so the schema's case kind and the protocol each repetition runs.
+enum class case_kind { collective, overlap, straggler };
 
 [[nodiscard]] std::string_view to_string(placement p);
 [[nodiscard]] std::string_view to_string(interconnect i);
@@ -37,7 +40,18 @@ struct plan_options {
   // graph_below bytes (--graph-below), host-launched at and above.
   std::optional<launch_method> launch;
   std::size_t graph_below = std::size_t{1} << 20;
+  // --straggler-delays (µs, ascending; empty: no straggler case) and --straggler-size.
+  std::vector<int> straggler_delays_us;
+  std::size_t straggler_bytes = std::size_t{64} << 20;
 };
+
+// The longest straggler delay --straggler-delays takes: a batch of up to 100 collectives, each
+// that late, must finish well inside the watchdog (60 s by default).
+inline constexpr int max_straggler_delay_us = 100000;
+
+// "0,10,100,1000" -> {0, 10, 100, 1000} (sorted, duplicates dropped); "none" -> {}. Whole numbers
+// of µs from 0 to max_straggler_delay_us; throws usage_error naming --flag for anything else.
+[[nodiscard]] std::vector<int> parse_straggler_delays(const std::string& flag, const std::string& text);
 
 // The launch method of a collective case of `bytes` under `o` (auto: graph below o.graph_below).
 [[nodiscard]] launch_method launch_for(const plan_options& o, std::size_t bytes);
@@ -50,13 +64,18 @@ struct planned_case {
   int ranks = 1;
   std::size_t bytes = 0;        // the message actually measured (rounded to whole elements per rank)
   std::uint64_t count = 0;      // its elements; 0 when nothing fits (the case is skipped)
-  bool overlap = false;         // the communication/compute overlap case
+  case_kind kind = case_kind::collective;
   // The collective cases follow launch_for; the overlap case is always stream-launched (its batch
   // runs beside a compute kernel started from the same event, and at its size launch cost is noise).
   // A case parameter: the CSV row says how its time was taken.
   launch_method launch = launch_method::graph;
   std::string headline;         // the metric that gates regressions, or empty
   std::string skip_reason;      // non-empty: registered to report why it cannot run here
+  // The straggler case: one case per (delay, rank), each reporting that rank's time (a row per
+  // rank); the late rank is the last one. The other kinds leave these at their defaults.
+  int straggler_rank = -1;
+  int delay_us = 0;
+  int rank = 0;
 };
 
 // Every fourth size and the largest.
@@ -68,7 +87,8 @@ struct planned_case {
 [[nodiscard]] std::vector<int> parse_ranks(const std::string& text, int available);
 
 // In the order they run: cases sharing worker processes stay together (the default transports
-// first, then the P2P-disabled group, which needs its own processes).
+// first, with the overlap and straggler cases, then the P2P-disabled group, which needs its own
+// processes).
 [[nodiscard]] std::vector<planned_case> plan_cases(const plan_options& options);
 
 // Collectives per timed batch and warm-up collectives before it: ~512 MiB of messages per batch

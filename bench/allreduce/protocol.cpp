@@ -12,6 +12,7 @@ std::string_view to_string(command_kind kind) {
     case command_kind::verify: return "verify";
     case command_kind::run: return "run";
     case command_kind::overlap: return "overlap";
+    case command_kind::straggler: return "straggler";
     case command_kind::release: return "release";
     case command_kind::reset: return "reset";
     case command_kind::quit: return "quit";

@@ -6,7 +6,7 @@
 // A case is a short conversation, the same on every transport:
 //   connect (when the ranks have no communicator of n yet) -> prepare (allocate, fill; every rank
 //   says ok, skip or fail, and nobody enters a collective unless all said ok) -> verify (one
-//   collective, checked element by element) -> run (one per repetition) -> release.
+//   collective, checked element by element) -> run, overlap or straggler (one per repetition) -> release.
 // Ranks with index >= n answer `idle` and take no part.
 #include "types.hpp"
 
@@ -27,6 +27,9 @@ enum class command_kind : std::uint32_t {
   verify,   // one collective, then count output elements that differ from the expected values
   run,      // `iterations` collectives timed between CUDA events, after a warm-up (see `launch`)
   overlap,  // communication alone, compute alone, both at once (see rank_reply::times_us)
+  // `iterations` collectives after a warm-up, rank `straggler_rank` enqueueing a device-side wait of
+  // `delay_ns` before each one (nccl_executor.cpp says what the events bracket)
+  straggler,
   release,  // free this case's buffers
   reset,    // abort every communicator and free everything (after a failure)
   quit,
@@ -41,6 +44,9 @@ struct command {
   std::int32_t ranks = 1;
   std::int32_t warmup = 0;
   std::int32_t iterations = 0;
+  std::int32_t straggler_rank = -1;  // straggler only: the rank that enters each collective late
+  std::uint32_t unused_padding = 0;
+  std::uint64_t delay_ns = 0;       // straggler only: how late
   std::uint64_t count = 0;          // message elements (collective_traits gives each rank's share)
   std::int64_t wait_limit_ms = 0;   // a rank gives up on a collective after this and aborts it
   unique_id id{};                   // connect only
@@ -60,7 +66,9 @@ struct rank_reply {
   std::uint64_t first_wrong = 0;
   // run: [0] µs per collective (this rank's events). overlap: [0] communication alone, [1] compute
   // alone, [2] both at once (start to the later end), [3] communication's end and [4] compute's end
-  // in the joint phase, all in µs for the whole batch.
+  // in the joint phase, all in µs for the whole batch. straggler: [0] µs per collective from this
+  // rank's start event (recorded before its delay, if it is the late rank) to the batch's end, [1] µs
+  // per collective of the delay kernel itself (the late rank only; 0 elsewhere).
   std::array<double, 5> times_us{};
   std::array<char, 480> reason{};  // skip / fail: why, NUL-terminated
 };

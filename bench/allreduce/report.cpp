@@ -6,13 +6,16 @@
 // pcie_per_direction_per_gpu; one GPU's out-of-place all-reduce algbw is a device copy
 // (hbm_read_write). On a node without NVLink a default-transport busbw has no peak and no floor.
 // Anomalies: wrong values (a failed verification), busbw far below the line rate at the largest size.
-// Section: the scaling table (busbw per n, efficiency against n = 2), NVLink vs P2P-disabled, and the
-// communication/compute overlap.
+// Section: the scaling table (busbw per n, efficiency against n = 2), NVLink vs P2P-disabled, the
+// communication/compute overlap, and the straggler: every rank's time per delay, its rise over the
+// no-delay row, and the lesson when the largest delay has a baseline (a lesson, not a gate: no
+// anomaly comes from these rows).
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "hdb/harness/family_rules.hpp"
@@ -25,6 +28,10 @@ using json = nlohmann::json;
 
 // NCCL reaches ~70-75 % of the NVLink line rate at GiB sizes on H100/H200; below half is broken.
 constexpr double busbw_floor = 0.5;
+// The straggler lesson ("every rank waited for the late one") is stated when every rank's time rose
+// by at least this share of the delay: a rank that did not wait would rise by ~0, so 90 % leaves
+// room for event jitter and the delay kernel's launch without ever calling a non-wait a wait.
+constexpr double straggler_wait_share = 0.9;
 
 std::optional<long long> number_param(const result_row& row, std::string_view key) {
   const auto& text = row.param(key);
@@ -83,13 +90,126 @@ const result_row* find_median(const std::vector<result_row>& rows, const std::st
   return best;
 }
 
+// The ok median of `metric` in the case of `row` (same parameters and GPUs), or nullptr.
+const result_row* sibling(const std::vector<result_row>& rows, const result_row& row, const std::string& metric) {
+  for (const auto& other : rows) {
+    if (is_ok_median(other) && other.case_name == row.case_name && other.metric == metric &&
+        other.device == row.device && other.gpus == row.gpus && other.params == row.params) {
+      return &other;
+    }
+  }
+  return nullptr;
+}
+
+// The straggler rows: one table of every rank at every delay, and the lesson at the largest delay
+// that has a no-delay row for every rank.
+// Whole µs: the straggler's times are hundreds to thousands of µs, and a rise of 1003 against a
+// delay of 1000 must read as such (three significant digits would print 1e+03).
+std::string format_us(double us) { return format_fixed(us, 0); }
+
+std::string straggler_section(const std::vector<result_row>& rows) {
+  // (ranks, size, rank) without the delay -> delay -> the rank_time row.
+  std::map<std::string, std::map<long long, const result_row*>> by_rank;
+  for (const auto& row : rows) {
+    if (!is_ok_median(row) || row.case_name != "straggler" || row.metric != "rank_time") continue;
+    const auto delay = number_param(row, "delay_us");
+    if (!delay) continue;
+    auto key_row = row;
+    key_row.params.erase("delay_us");
+    by_rank[describe_case(key_row)][*delay] = &row;
+  }
+  if (by_rank.empty()) return "";
+
+  table_rows table;
+  std::vector<std::tuple<long long, long long, const result_row*>> ordered;  // (delay, rank, row)
+  for (const auto& [key, delays] : by_rank) {
+    for (const auto& [delay, row] : delays) ordered.emplace_back(delay, number_param(*row, "rank").value_or(-1), row);
+  }
+  std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+    return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+  });
+  const auto figure = [&](const result_row& row, const std::string& metric) {
+    const result_row* other = sibling(rows, row, metric);
+    return other ? format_us(*other->value) : std::string("-");
+  };
+  const auto ratio = [&](const result_row& row) {
+    const result_row* other = sibling(rows, row, "slowest_fastest");
+    return other ? format_fixed(*other->value, 2) : std::string("-");
+  };
+  const auto baseline = [&](const result_row& row) -> const result_row* {
+    auto key_row = row;
+    key_row.params.erase("delay_us");
+    const auto group = by_rank.find(describe_case(key_row));
+    if (group == by_rank.end()) return nullptr;
+    const auto it = group->second.find(0);
+    return it == group->second.end() ? nullptr : it->second;
+  };
+  for (const auto& [delay, rank, row] : ordered) {
+    const bool late = row->param("rank") == row->param("straggler_rank");
+    const result_row* zero = baseline(*row);
+    table.push_back({std::to_string(delay), row->param("rank") + (late ? " (late)" : ""), format_us(*row->value),
+                     figure(*row, "time_in_collective"), zero ? format_us(*row->value - *zero->value) : "-",
+                     ratio(*row)});
+  }
+  std::string text = "#### Straggler: one rank enters every all-reduce late\n\n";
+  text += markdown_table({"delay (us)", "rank", "time (us)", "in the collective (us)", "rise over delay 0 (us)",
+                          "slowest / fastest in the collective"},
+                         table);
+
+  // The lesson, at the largest delay that has a no-delay row to rise from.
+  long long largest = 0;
+  for (const auto& [delay, rank, row] : ordered) {
+    if (delay > largest && baseline(*row)) largest = delay;
+  }
+  if (largest == 0) return text;
+  double least_rise = 0;
+  int ranks = 0;
+  bool every_rank = true;
+  std::optional<double> late_inside;
+  std::optional<double> waiting_inside;
+  for (const auto& [delay, rank, row] : ordered) {
+    if (delay != largest) continue;
+    const result_row* zero = baseline(*row);
+    if (!zero) {
+      every_rank = false;
+      continue;
+    }
+    const double rise = *row->value - *zero->value;
+    least_rise = ranks == 0 ? rise : std::min(least_rise, rise);
+    ++ranks;
+    if (const result_row* inside = sibling(rows, *row, "time_in_collective")) {
+      if (row->param("rank") == row->param("straggler_rank")) {
+        late_inside = *inside->value;
+      } else {
+        waiting_inside = std::max(waiting_inside.value_or(0.0), *inside->value);
+      }
+    }
+  }
+  if (!every_rank || ranks == 0) return text;
+  const std::string d = std::to_string(largest);
+  text += "\nWith one rank " + d + " us late, every rank took at least " + format_us(least_rise) +
+          " us longer per collective than with none (the least rise over " + std::to_string(ranks) + " ranks)";
+  if (least_rise >= straggler_wait_share * static_cast<double>(largest)) {
+    text += ": the collective waits for its slowest member, so one lagging rank holds up all of them.";
+  } else {
+    text += ", less than " + format_fixed(straggler_wait_share * 100, 0) + " % of the delay: some rank did not wait "
+            "the whole delay; read its row.";
+  }
+  if (late_inside && waiting_inside) {
+    text += " Inside NCCL the late rank spent " + format_us(*late_inside) + " us per collective, the ranks that "
+            "waited up to " + format_us(*waiting_inside) + " us: a per-rank profile shows the culprit as the "
+            "fastest rank.";
+  }
+  return text + "\n";
+}
+
 std::string allreduce_section(const std::vector<result_row>& rows, const json& meta) {
   std::set<long long> ranks;
   for (const auto& row : rows) {
     if (const auto n = number_param(row, "ranks"); n && is_ok_median(row)) ranks.insert(*n);
   }
   if (ranks.empty()) return "";
-  std::string text = "#### All-reduce scaling (float, out of place, default transports)\n\n";
+  std::string text;
   table_rows table;
   const result_row* base = find_median(rows, "collective", "busbw", "all_reduce", 2, "default", true);
   for (long long n : ranks) {
@@ -103,9 +223,13 @@ std::string allreduce_section(const std::vector<result_row>& rows, const json& m
                      comparable ? format_fixed(*bw->value / *base->value, 2) : "-",
                      small ? format_figure(*small->value) + " us @ " + small->param("size_bytes") + " B" : "-"});
   }
-  text += markdown_table({"n", "largest size (B)", "GB/s", "% of peak", "busbw / busbw(n=2)", "smallest-size time"}, table);
-  text += "\nScaling efficiency is busbw(n) / busbw(2) at the largest size: busbw already removes the ring's "
-          "2(n-1)/n, so a perfect interconnect keeps it at 1.\n";
+  // A run of only the overlap or straggler cases has no scaling to show: no empty table.
+  if (!table.empty()) {
+    text += "#### All-reduce scaling (float, out of place, default transports)\n\n";
+    text += markdown_table({"n", "largest size (B)", "GB/s", "% of peak", "busbw / busbw(n=2)", "smallest-size time"}, table);
+    text += "\nScaling efficiency is busbw(n) / busbw(2) at the largest size: busbw already removes the ring's "
+            "2(n-1)/n, so a perfect interconnect keeps it at 1.\n";
+  }
 
   table_rows staged;
   for (long long n : ranks) {
@@ -150,6 +274,7 @@ std::string allreduce_section(const std::vector<result_row>& rows, const json& m
                             "compute slowdown", "comm hidden"},
                            overlap);
   }
+  if (const std::string late = straggler_section(rows); !late.empty()) text += (text.empty() ? "" : "\n") + late;
   return text;
 }
 

@@ -3,7 +3,7 @@
 // path a run takes. Every collective, dtype and placement is verified element by element at odd
 // sizes (one element, odd element counts) and timed graph-launched (the default); the graph path
 // leaves results right and beats the host-launched loop on small messages; a killed worker fails
-// its case and the next case runs.
+// its case and the next case runs; with one rank 1000 µs late every rank's time rises by 1000 µs.
 #include "catch_compat.hpp"
 #include "gpu_test_support.hpp"
 
@@ -12,6 +12,7 @@
 #include "local_launcher.hpp"
 #include "nccl_executor.hpp"
 #include "plan.hpp"
+#include "straggler.hpp"
 
 #include <sys/wait.h>
 
@@ -185,11 +186,86 @@ TEST_CASE("the overlap protocol reports both phases", "[gpu][allreduce]") {
   const int ranks = static_cast<int>(workers.devices.size());
   collective_driver driver(workers.factory(), make_nccl_unique_id, std::chrono::seconds(60));
   case_request request = make_request(collective::all_reduce, data_type::float32, false, ranks, 16u << 20);
-  request.overlap = true;
+  request.timed = command_kind::overlap;
   const repetition_result r = driver.run(request);
   for (double t : r.overlap_us) CHECK(t > 0);
   // Both at once never beats the longer of the two alone by more than noise.
   CHECK(r.overlap_us[2] >= 0.9 * std::max(r.overlap_us[0], r.overlap_us[1]));
+}
+
+TEST_CASE("one rank 1000 us late: every rank's time rises by the delay", "[gpu][allreduce][straggler]") {
+  hdb_test::require_gpus(2);
+  real_workers workers{hdb_test::test_devices()};
+  workers.devices.resize(2);
+  collective_driver driver(workers.factory(), make_nccl_unique_id, std::chrono::seconds(60));
+  // The binary's case: 64 MiB of floats, stream-launched, rank 1 late, the plan's batch shape.
+  const std::size_t bytes = std::size_t{64} << 20;
+  case_request request = make_request(collective::all_reduce, data_type::float32, false, 2, bytes / 4,
+                                      launch_method::stream);
+  request.timed = command_kind::straggler;
+  request.shape.straggler_rank = 1;
+  const batch_shape batch = batch_for(bytes);
+  request.shape.warmup = batch.warmup;
+  request.shape.iterations = batch.iterations;
+  // Median over five repetitions of each rank's figures at one delay.
+  const auto medians = [&](int delay_us) {
+    request.shape.delay_ns = static_cast<std::uint64_t>(delay_us) * 1000;
+    std::vector<std::vector<straggler_figures>> per_rank(2);
+    for (int i = 0; i < 5; ++i) {
+      const repetition_result r = driver.run(request);
+      CHECK(r.wrong == 0);
+      for (int rank = 0; rank < 2; ++rank) per_rank[static_cast<std::size_t>(rank)].push_back(straggler_row(r.rank_times_us, 1, rank));
+    }
+    std::vector<straggler_figures> out;
+    for (auto& samples : per_rank) {
+      std::sort(samples.begin(), samples.end(),
+                [](const straggler_figures& a, const straggler_figures& b) { return a.rank_time_us < b.rank_time_us; });
+      out.push_back(samples[2]);
+    }
+    return out;
+  };
+  const auto none = medians(0);
+  const auto late = medians(1000);
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto r = static_cast<std::size_t>(rank);
+    const double rise = late[r].rank_time_us - none[r].rank_time_us;
+    WARN("rank " << rank << ": " << none[r].rank_time_us << " us with no delay, " << late[r].rank_time_us
+                 << " us with rank 1 1000 us late (rise " << rise << " us; in the collective "
+                 << late[r].time_in_collective_us << " us; delay kernel " << late[r].delay_us << " us)");
+    CHECK(none[r].rank_time_us > 10);  // NCCL's own time well above the smallest delay
+    CHECK(rise >= 900);
+    CHECK(rise <= 1100);
+  }
+  // The delay kernel waits what it was asked to, and the late rank then finds the others waiting:
+  // its time inside the collective is near the no-delay time, theirs near the delay more.
+  CHECK(late[1].delay_us >= 1000);
+  CHECK(late[1].delay_us <= 1100);
+  CHECK(late[1].time_in_collective_us < late[0].time_in_collective_us);
+  CHECK(late[0].slowest_fastest > 2);
+}
+
+TEST_CASE("the binary writes a straggler row per rank and delay", "[gpu][allreduce][straggler]") {
+  hdb_test::require_gpus(2);
+  const std::string out = "allreduce_gpu_test_straggler.json";
+  const std::string command = std::string(HDB_ALLREDUCE_BINARY) +
+                              " --ranks=2 --sizes=8 --collectives=all_reduce --dtypes=float --placements=out_of_place"
+                              " --interconnect=default --overlap-size=0 --straggler-delays=0,1000 --straggler-size=16M"
+                              " --benchmark_repetitions=2 --benchmark_out_format=json --benchmark_out=" + out +
+                              " > /dev/null";
+  REQUIRE(std::system(command.c_str()) == 0);
+  std::ifstream file(out);
+  std::stringstream text;
+  text << file.rdbuf();
+  for (const char* row : {"straggler_rank=1;delay_us=0;rank=0", "straggler_rank=1;delay_us=0;rank=1",
+                          "straggler_rank=1;delay_us=1000;rank=0", "straggler_rank=1;delay_us=1000;rank=1"}) {
+    INFO(row);
+    CHECK(text.str().find(row) != std::string::npos);
+  }
+  for (const char* metric : {"\"rank_time\"", "\"time_in_collective\"", "\"straggler_delay\"", "\"slowest_fastest\""}) {
+    INFO(metric);
+    CHECK(text.str().find(metric) != std::string::npos);
+  }
+  std::remove(out.c_str());
 }
 
 TEST_CASE("a killed worker fails its case with the reason and the next case runs", "[gpu][allreduce]") {
@@ -214,7 +290,7 @@ TEST_CASE("the binary runs a small sweep and writes busbw", "[gpu][allreduce]") 
   const std::string out = "allreduce_gpu_test_out.json";
   const std::string command = std::string(HDB_ALLREDUCE_BINARY) +
                               " --sizes=8,1M --collectives=all_reduce --dtypes=float --placements=out_of_place"
-                              " --interconnect=default --overlap-size=0 --benchmark_repetitions=2"
+                              " --interconnect=default --overlap-size=0 --straggler-delays=none --benchmark_repetitions=2"
                               " --benchmark_out_format=json --benchmark_out=" + out + " > /dev/null";
   REQUIRE(std::system(command.c_str()) == 0);
   std::ifstream file(out);
@@ -239,7 +315,8 @@ TEST_CASE("the binary times stream-launched on request and refuses an unknown la
   const std::string out = "allreduce_gpu_test_stream.json";
   const std::string base = std::string(HDB_ALLREDUCE_BINARY) +
                            " --sizes=8 --ranks=1 --collectives=all_reduce --dtypes=float --placements=out_of_place"
-                           " --interconnect=default --overlap-size=0 --benchmark_out_format=json --benchmark_out=" + out;
+                           " --interconnect=default --overlap-size=0 --straggler-delays=none --benchmark_out_format=json"
+                           " --benchmark_out=" + out;
   REQUIRE(std::system((base + " --launch=stream > /dev/null").c_str()) == 0);
   std::ifstream file(out);
   std::stringstream text;

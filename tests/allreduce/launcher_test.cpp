@@ -1,11 +1,15 @@
 // The local launcher and the driver, with stand-in workers (no GPU): the unique id reaches every
 // rank, replies come back in rank order, the multicast-off variables are forced into every worker,
 // one rank's skip stops all before a collective, and a worker that dies or hangs fails its case
-// with a reason within the watchdog time while the next case gets a fresh group.
+// with a reason within the watchdog time while the next case gets a fresh group. The straggler
+// command carries its late rank and delay to the right worker, and every rank's time comes back,
+// the wait for the late rank included (the stand-in ends the collective at the last arrival + cost).
 #include "catch_compat.hpp"
 
 #include "driver.hpp"
 #include "local_launcher.hpp"
+#include "standin_executor.hpp"
+#include "straggler.hpp"
 
 #include "hdb/family.hpp"
 #include "hdb/sizes.hpp"
@@ -142,6 +146,71 @@ TEST_CASE("the launch method reaches every rank with each run", "[allreduce][lau
   case_request stream = request("b", 2);
   stream.shape.launch = launch_method::stream;
   CHECK(driver.run(stream).time_us == 21.0);  // both ranks answered as stream-launched
+}
+
+namespace {
+case_request straggler_request(int ranks, int late_rank, std::uint64_t delay_us) {
+  case_request r = request("straggler", ranks);
+  r.timed = command_kind::straggler;
+  r.shape.straggler_rank = late_rank;
+  r.shape.delay_ns = delay_us * 1000;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("the straggler's rank and delay reach the right worker, every rank's time includes the wait",
+          "[allreduce][launcher][straggler]") {
+  counted_factory factory{"normal", 3};
+  collective_driver driver = factory.make_driver();
+  const repetition_result none = driver.run(straggler_request(3, 2, 0));
+  const repetition_result late = driver.run(straggler_request(3, 2, 1000));
+  REQUIRE(none.rank_times_us.size() == 3);
+  REQUIRE(late.rank_times_us.size() == 3);
+  for (std::size_t r = 0; r < 3; ++r) {
+    INFO("rank " << r);
+    CHECK(none.rank_times_us[r][0] == hdb_test::straggler_cost_us);
+    // Every rank, the late one from its own start (before its delay) and the others waiting for it.
+    CHECK(late.rank_times_us[r][0] == 1000 + hdb_test::straggler_cost_us);
+    CHECK(late.rank_times_us[r][0] - none.rank_times_us[r][0] == 1000);
+    // Only the late rank ran the delay.
+    CHECK(late.rank_times_us[r][1] == (r == 2 ? 1000 : 0));
+  }
+  CHECK(late.time_us == 1000 + hdb_test::straggler_cost_us);  // the slowest rank, as for every case
+  // Another late rank in the same case: the command, not the worker, says who is late.
+  const repetition_result other = driver.run(straggler_request(3, 1, 10));
+  CHECK(other.rank_times_us[1][1] == 10);
+  CHECK(other.rank_times_us[2][1] == 0);
+  CHECK(*factory.started == 1);
+  // Ranks beyond n take no part and report nothing.
+  const repetition_result two = driver.run(straggler_request(2, 1, 100));
+  CHECK(two.rank_times_us.size() == 2);
+}
+
+TEST_CASE("the straggler figures of a stand-in repetition", "[allreduce][launcher][straggler]") {
+  counted_factory factory{"normal", 2};
+  collective_driver driver = factory.make_driver();
+  const repetition_result r = driver.run(straggler_request(2, 1, 1000));
+  const straggler_figures punctual = straggler_row(r.rank_times_us, 1, 0);
+  const straggler_figures late = straggler_row(r.rank_times_us, 1, 1);
+  CHECK(punctual.rank_time_us == 1100);
+  CHECK(late.rank_time_us == 1100);
+  CHECK(punctual.time_in_collective_us == 1100);  // waited inside the collective
+  CHECK(late.time_in_collective_us == 100);       // arrived last: the collective's own cost
+  CHECK(late.delay_us == 1000);
+  CHECK(punctual.slowest_fastest == 11.0);
+}
+
+TEST_CASE("a worker that dies in the straggler case fails it, naming the rank", "[allreduce][launcher][straggler]") {
+  counted_factory factory{"die_on_run", 2};
+  collective_driver driver = factory.make_driver();
+  try {
+    static_cast<void>(driver.run(straggler_request(2, 1, 10)));
+    FAIL("expected a failure");
+  } catch (const hdb::skip_case&) {
+    FAIL("a failure, not a skip, was expected");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()).find("died during 'straggler'") != std::string::npos);
+  }
 }
 
 TEST_CASE("a different environment profile starts a fresh group", "[allreduce][launcher]") {

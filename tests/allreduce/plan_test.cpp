@@ -1,7 +1,9 @@
 // Which cases a run registers: the lesson sweep gets every size, variations the sampled ones,
 // rank counts beyond the GPUs are reported as skipped, P2P-disabled cases come last (they need
 // their own worker processes), one rank in place (a no-op in NCCL) is one skipped case, and the
-// collective cases carry --launch (auto: graph for small messages) while the overlap case is always stream-launched.
+// collective cases carry --launch (auto: graph for small messages) while the overlap case is always stream-launched;
+// the straggler case is a row per rank and delay at the largest rank count, skipped with the reason
+// on one GPU, and --straggler-delays refuses anything but whole µs in range, naming the flag.
 #include "catch_compat.hpp"
 
 #include "plan.hpp"
@@ -9,6 +11,9 @@
 #include "hdb/sizes.hpp"
 
 #include <algorithm>
+#include <iterator>
+#include <string>
+#include <vector>
 
 using namespace hdb::allreduce;
 
@@ -43,6 +48,7 @@ plan_options default_options(int available) {
   o.placements = {placement::out_of_place, placement::in_place};
   o.interconnects = {interconnect::default_transports, interconnect::p2p_disabled};
   o.overlap_bytes = 256u << 20;
+  o.straggler_delays_us = parse_straggler_delays("straggler-delays", "0,10,100,1000");  // the flag's default
   return o;
 }
 
@@ -57,13 +63,14 @@ TEST_CASE("the default plan on two GPUs", "[allreduce]") {
   // has no in-place cases (8 other out-of-place combinations) and one skipped case saying why.
   const auto default_cases_of = [&](int n) {
     return count_if(cases, [n](const planned_case& c) {
-      return !c.overlap && c.via == interconnect::default_transports && c.ranks == n;
+      return c.kind == case_kind::collective && c.via == interconnect::default_transports && c.ranks == n;
     });
   };
   CHECK(default_cases_of(2) == 30 + 17 * 9);
   CHECK(default_cases_of(1) == 30 + 8 * 9 + 1);
   CHECK(count_if(cases, [](const planned_case& c) { return c.via == interconnect::p2p_disabled; }) == 9);
-  CHECK(count_if(cases, [](const planned_case& c) { return c.overlap && c.ranks == 2; }) == 1);
+  CHECK(count_if(cases, [](const planned_case& c) { return c.kind == case_kind::overlap && c.ranks == 2; }) == 1);
+  CHECK(count_if(cases, [](const planned_case& c) { return c.kind == case_kind::straggler; }) == 4 * 2);
   // The P2P-disabled group runs last, once.
   const auto first_p2p = std::find_if(cases.begin(), cases.end(),
                                       [](const planned_case& c) { return c.via == interconnect::p2p_disabled; });
@@ -95,8 +102,9 @@ TEST_CASE("collective cases follow --launch (auto: a graph below --graph-below),
   for (launch_method launch : {launch_method::graph, launch_method::stream}) {
     o.launch = launch;
     const auto cases = plan_cases(o);
-    CHECK(count_if(cases, [&](const planned_case& c) { return !c.overlap && c.launch != launch; }) == 0);
-    CHECK(count_if(cases, [](const planned_case& c) { return c.overlap && c.launch == launch_method::stream; }) == 1);
+    CHECK(count_if(cases, [&](const planned_case& c) { return c.kind == case_kind::collective && c.launch != launch; }) == 0);
+    CHECK(count_if(cases, [](const planned_case& c) { return c.kind == case_kind::overlap && c.launch == launch_method::stream; }) == 1);
+    CHECK(count_if(cases, [](const planned_case& c) { return c.kind == case_kind::straggler && c.launch != launch_method::stream; }) == 0);
   }
   // Auto (the default): a graph below graph_below, the host-launched loop from there (under capture
   // NCCL's 4 GiB one-rank copy ran at 1387 GB/s against 2151 launched from the host, on an H200).
@@ -105,12 +113,12 @@ TEST_CASE("collective cases follow --launch (auto: a graph below --graph-below),
   o.graph_below = std::size_t{1} << 20;
   const auto cases = plan_cases(o);
   for (const planned_case& c : cases) {
-    if (c.overlap) continue;
+    if (c.kind != case_kind::collective) continue;
     INFO(c.bytes << " B");
     CHECK(c.launch == (c.bytes < o.graph_below ? launch_method::graph : launch_method::stream));
   }
   CHECK(count_if(cases, [](const planned_case& c) { return c.launch == launch_method::graph; }) > 0);
-  CHECK(count_if(cases, [](const planned_case& c) { return !c.overlap && c.launch == launch_method::stream; }) > 0);
+  CHECK(count_if(cases, [](const planned_case& c) { return c.kind == case_kind::collective && c.launch == launch_method::stream; }) > 0);
   CHECK(launch_for(o, (std::size_t{1} << 20) - 1) == launch_method::graph);
   CHECK(launch_for(o, std::size_t{1} << 20) == launch_method::stream);
   CHECK(parse_launch_method("graph") == launch_method::graph);
@@ -129,9 +137,9 @@ TEST_CASE("rank counts beyond the GPUs are one skipped case each, with the reaso
   CHECK(skipped->ranks == 2);
   CHECK(skipped->skip_reason.find("2 ranks need 2 GPUs") != std::string::npos);
   CHECK(skipped->skip_reason.find("1 available") != std::string::npos);
-  // default + P2P disabled beyond the GPUs, and one rank in place
-  CHECK(count_if(cases, [](const planned_case& c) { return !c.skip_reason.empty(); }) == 3);
-  CHECK(count_if(cases, [](const planned_case& c) { return c.overlap && c.ranks == 1; }) == 1);
+  // default + P2P disabled beyond the GPUs, one rank in place, and the straggler
+  CHECK(count_if(cases, [](const planned_case& c) { return !c.skip_reason.empty(); }) == 4);
+  CHECK(count_if(cases, [](const planned_case& c) { return c.kind == case_kind::overlap && c.ranks == 1; }) == 1);
 }
 
 TEST_CASE("too small to split over the ranks is skipped, and sizes are the rounded message", "[allreduce]") {
@@ -142,6 +150,7 @@ TEST_CASE("too small to split over the ranks is skipped, and sizes are the round
   o.placements = {placement::out_of_place};
   o.interconnects = {interconnect::default_transports};
   o.overlap_bytes = 0;
+  o.straggler_delays_us = {};
   const auto cases = plan_cases(o);
   REQUIRE(cases.size() == 3);
   CHECK(cases[0].op == collective::all_reduce);
@@ -158,3 +167,78 @@ TEST_CASE("batches: ~512 MiB per batch, 2 to 100 collectives, a fifth as many wa
   CHECK(batch_for(4ull << 30).iterations == 2);
   CHECK(batch_for(4ull << 30).warmup == 1);
 }
+
+TEST_CASE("the straggler case: a row per rank and delay at the largest n, the last rank late", "[allreduce]") {
+  plan_options o = default_options(8);
+  o.straggler_bytes = std::size_t{64} << 20;
+  const auto cases = plan_cases(o);
+  std::vector<planned_case> late;
+  std::copy_if(cases.begin(), cases.end(), std::back_inserter(late),
+               [](const planned_case& c) { return c.kind == case_kind::straggler; });
+  REQUIRE(late.size() == 4 * 8);
+  for (std::size_t i = 0; i < late.size(); ++i) {
+    const planned_case& c = late[i];
+    INFO("straggler case " << i);
+    CHECK(c.skip_reason.empty());
+    CHECK(c.ranks == 8);
+    CHECK(c.straggler_rank == 7);
+    CHECK(c.rank == static_cast<int>(i % 8));
+    CHECK(c.delay_us == std::vector<int>{0, 10, 100, 1000}[i / 8]);
+    CHECK(c.op == collective::all_reduce);
+    CHECK(c.type == data_type::float32);
+    CHECK(c.where == placement::out_of_place);
+    CHECK(c.via == interconnect::default_transports);
+    CHECK(c.bytes == (std::size_t{64} << 20));
+    CHECK(c.launch == launch_method::stream);
+    CHECK(c.headline.empty());  // a lesson, not a gate
+  }
+  // Before the P2P-disabled group: it runs with the default transports' workers.
+  const auto first_p2p = std::find_if(cases.begin(), cases.end(),
+                                      [](const planned_case& c) { return c.via == interconnect::p2p_disabled; });
+  CHECK(std::none_of(first_p2p, cases.end(), [](const planned_case& c) { return c.kind == case_kind::straggler; }));
+  // --ranks=2,4 on eight GPUs: the largest asked for.
+  o.ranks = {2, 4};
+  CHECK(count_if(plan_cases(o), [](const planned_case& c) { return c.kind == case_kind::straggler && c.ranks == 4; }) == 4 * 4);
+  // none: no straggler case at all; P2P disabled only: neither (it measures the default transports).
+  o.straggler_delays_us = {};
+  CHECK(count_if(plan_cases(o), [](const planned_case& c) { return c.kind == case_kind::straggler; }) == 0);
+  o = default_options(8);
+  o.interconnects = {interconnect::p2p_disabled};
+  CHECK(count_if(plan_cases(o), [](const planned_case& c) { return c.kind == case_kind::straggler; }) == 0);
+}
+
+TEST_CASE("the straggler case on one GPU, or with --ranks=1, is one skipped case with the reason", "[allreduce]") {
+  const auto one_gpu = plan_cases(default_options(1));
+  const auto is_straggler = [](const planned_case& c) { return c.kind == case_kind::straggler; };
+  REQUIRE(count_if(one_gpu, is_straggler) == 1);
+  const planned_case& c = *std::find_if(one_gpu.begin(), one_gpu.end(), is_straggler);
+  CHECK(c.skip_reason == "the straggler case needs 2 ranks (one process and GPU each); 1 available");
+  CHECK(c.ranks == 2);
+  CHECK(c.delay_us == 1000);
+  plan_options o = default_options(8);
+  o.ranks = {1};
+  const auto one_rank = plan_cases(o);
+  REQUIRE(count_if(one_rank, is_straggler) == 1);
+  CHECK(std::find_if(one_rank.begin(), one_rank.end(), is_straggler)->skip_reason ==
+        "the straggler case needs 2 ranks; the largest of --ranks is 1");
+}
+
+TEST_CASE("the straggler delays flag takes whole us from 0 to the limit, sorted, or none", "[allreduce]") {
+  CHECK(parse_straggler_delays("straggler-delays", "0,10,100,1000") == std::vector<int>{0, 10, 100, 1000});
+  CHECK(parse_straggler_delays("straggler-delays", "1000, 0,10,0") == std::vector<int>{0, 10, 1000});
+  CHECK(parse_straggler_delays("straggler-delays", "100000") == std::vector<int>{max_straggler_delay_us});
+  CHECK(parse_straggler_delays("straggler-delays", "none").empty());
+  for (const char* bad : {"", "-1", "1.5", "10us", "100001", "1,,2", "abc", "9999999", "none,10", "+5"}) {
+    INFO("'" << bad << "'");
+    try {
+      static_cast<void>(parse_straggler_delays("straggler-delays", bad));
+      FAIL("expected a usage error");
+    } catch (const hdb::usage_error& e) {
+      const std::string what = e.what();
+      CHECK(what.rfind("bad value for --straggler-delays: '", 0) == 0);
+      CHECK(what.find("(whole us from 0 to 100000, or none)") != std::string::npos);
+      CHECK(what.find('\n') == std::string::npos);  // one line
+    }
+  }
+}
+

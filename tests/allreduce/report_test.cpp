@@ -1,7 +1,8 @@
 // The allreduce family's report rules: busbw at the largest size below half of the slowest GPU's
 // NVLink line rate (PCIe per direction without NVLink) on both sides of the limit, never for the
 // P2P-disabled cases or smaller sizes; wrong values, failed or counted; and the section: scaling
-// per rank count against n = 2, NVLink vs NCCL_P2P_DISABLE=1, communication/compute overlap.
+// per rank count against n = 2, NVLink vs NCCL_P2P_DISABLE=1, communication/compute overlap, and the
+// straggler table with its lesson on both sides of the 90 % wait share.
 #include "catch_compat.hpp"
 #include "hdb/harness/family_rules.hpp"
 #include "report_rows.hpp"
@@ -141,4 +142,68 @@ TEST_CASE("section: scaling against n = 2, NVLink vs P2P disabled, overlap", "[a
   CHECK(hdb_test::contains(md, "| 300 |"));
   CHECK(hdb_test::contains(md, "| 0.75 |"));
   CHECK(rules.section({}, meta).empty());
+}
+
+namespace {
+
+// One straggler row of rank `rank` (of 2, the late one being rank 1) at `delay` us.
+hdb::result_row straggler(const std::string& metric, double value, int delay, int rank) {
+  const std::string unit = metric == "slowest_fastest" ? "ratio" : metric == "wrong_values" ? "count" : "us";
+  return hdb_test::median_row("allreduce", "straggler",
+                              {{"api", "all_reduce"}, {"dtype", "float"}, {"placement", "out_of_place"},
+                               {"interconnect", "default"}, {"ranks", "2"}, {"size_bytes", std::to_string(64 * mib)},
+                               {"launch", "stream"}, {"straggler_rank", "1"}, {"delay_us", std::to_string(delay)},
+                               {"rank", std::to_string(rank)}, {"device", "0,1"}},
+                              metric, unit, value);
+}
+
+// Both ranks at delay 0 and 1000: rank 0 (punctual) rises by rise0, rank 1 (late) by rise1.
+std::vector<hdb::result_row> straggler_rows(double rise0, double rise1) {
+  return {straggler("rank_time", 200, 0, 0),
+          straggler("rank_time", 202, 0, 1),
+          straggler("time_in_collective", 200, 0, 0),
+          straggler("time_in_collective", 199, 0, 1),
+          straggler("slowest_fastest", 1.01, 0, 0),
+          straggler("rank_time", 200 + rise0, 1000, 0),
+          straggler("rank_time", 202 + rise1, 1000, 1),
+          straggler("time_in_collective", 200 + rise0, 1000, 0),
+          straggler("time_in_collective", 201, 1000, 1),
+          straggler("slowest_fastest", 6.0, 1000, 1)};
+}
+
+}  // namespace
+
+TEST_CASE("section: the straggler table, and its lesson when every rank waited", "[allreduce][report]") {
+  const auto rules = hdb::allreduce_report_rules();
+  const json meta = node_meta({18, 18});
+  const std::string md = rules.section(straggler_rows(1004, 1003), meta);
+  INFO(md);
+  CHECK(hdb_test::contains(md, "#### Straggler: one rank enters every all-reduce late"));
+  // Only straggler rows: no empty scaling table before it.
+  CHECK_FALSE(hdb_test::contains(md, "All-reduce scaling"));
+  CHECK(hdb_test::contains(md, "| 0 | 0 | 200 | 200 | 0 | 1.01 |"));
+  CHECK(hdb_test::contains(md, "| 1000 | 0 | 1204 | 1204 | 1004 | - |"));
+  CHECK(hdb_test::contains(md, "| 1000 | 1 (late) | 1205 | 201 | 1003 | 6.00 |"));
+  CHECK(hdb_test::contains(md, "With one rank 1000 us late, every rank took at least 1003 us longer per collective than "
+                               "with none (the least rise over 2 ranks): the collective waits for its slowest member"));
+  CHECK(hdb_test::contains(md, "Inside NCCL the late rank spent 201 us per collective, the ranks that waited up to 1204 us"));
+  // 901 of 1000 us is still a wait (above 90 %); 899 is not, and the lesson is not claimed.
+  CHECK(hdb_test::contains(rules.section(straggler_rows(901, 1003), meta), "waits for its slowest member"));
+  const std::string short_wait = rules.section(straggler_rows(899, 1003), meta);
+  CHECK_FALSE(hdb_test::contains(short_wait, "waits for its slowest member"));
+  CHECK(hdb_test::contains(short_wait, "at least 899 us longer"));
+  CHECK(hdb_test::contains(short_wait, "less than 90 % of the delay"));
+}
+
+TEST_CASE("section: no straggler lesson without a no-delay row for every rank", "[allreduce][report]") {
+  const auto rules = hdb::allreduce_report_rules();
+  const json meta = node_meta({18, 18});
+  std::vector<hdb::result_row> rows = straggler_rows(1004, 1003);
+  rows.erase(rows.begin() + 1);  // rank 1's rank_time at delay 0
+  const std::string md = rules.section(rows, meta);
+  INFO(md);
+  CHECK(hdb_test::contains(md, "| 1000 | 1 (late) | 1205 | 201 | - | 6.00 |"));
+  CHECK_FALSE(hdb_test::contains(md, "With one rank"));
+  // Rows of other cases alone say nothing about stragglers.
+  CHECK_FALSE(hdb_test::contains(rules.section({busbw(360, gib)}, meta), "Straggler"));
 }

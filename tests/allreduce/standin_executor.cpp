@@ -1,5 +1,6 @@
 #include "standin_executor.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <stdexcept>
@@ -61,6 +62,18 @@ rank_reply standin_executor::execute(const command& cmd) {
       }
       for (double& t : reply.times_us) t = (cmd.launch == launch_method::stream ? 20 : 10) + rank_;
       break;
+    case command_kind::straggler: {
+      // NCCL's rule, played without a GPU: every rank starts its clock at 0, rank r arrives at
+      // a_r (the late rank after its delay, the others at once), and the collective ends on every
+      // rank at max_r a_r + cost. A rank's time is that end less its own start: the wait included.
+      if (misbehaves && mode_ == standin_mode::die_on_run) raise(SIGKILL);
+      const double late_us = static_cast<double>(cmd.delay_ns) / 1000.0;
+      double last_arrival = 0;
+      for (int r = 0; r < cmd.ranks; ++r) last_arrival = std::max(last_arrival, r == cmd.straggler_rank ? late_us : 0.0);
+      reply.times_us[0] = last_arrival + straggler_cost_us;
+      reply.times_us[1] = rank_ == cmd.straggler_rank ? late_us : 0.0;
+      break;
+    }
     case command_kind::release:
     case command_kind::reset:
     case command_kind::quit:

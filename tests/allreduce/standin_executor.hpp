@@ -14,7 +14,11 @@ enum class standin_mode { normal, skip_on_prepare, die_on_run, hang_on_run, wron
 // Rank r answers run with times_us[0] = 10 + r (launch=graph) or 20 + r (launch=stream), so the
 // driver's maximum is 10 + (n - 1) and shows which launch method reached the ranks; connect
 // with the id's fingerprint and, in `reason`, the multicast-off variables and NCCL_P2P_DISABLE as
-// it sees them. Misbehaving modes affect rank 1 only.
+// it sees them. Straggler: the late rank arrives cmd.delay_ns late, the collective ends on every
+// rank straggler_cost_us after the last arrival, and each rank answers that end from its own start
+// ([0]) and its delay ([1], the late rank only). Misbehaving modes affect rank 1 only.
+inline constexpr double straggler_cost_us = 100;
+
 class standin_executor final : public hdb::allreduce::rank_executor {
  public:
   standin_executor(int rank, standin_mode mode) : rank_(rank), mode_(mode) {}
