@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 #include <cstdio>
+#include <map>
 #include <optional>
 
 #include "hdb/harness/check.hpp"
@@ -60,11 +61,6 @@ std::optional<std::vector<std::string>> list_cases(const fs::path& binary, const
   return names;
 }
 
-std::optional<std::size_t> count_listed_cases(const fs::path& binary, const std::vector<std::string>& flags) {
-  const auto names = list_cases(binary, flags);
-  return names ? std::optional<std::size_t>(names->size()) : std::nullopt;
-}
-
 std::string gpu_list(const std::vector<int>& gpus) {
   std::string text;
   for (int g : gpus) text += (text.empty() ? "" : ",") + std::to_string(g);
@@ -83,6 +79,7 @@ std::optional<reference_set> cost_set_for(const nlohmann::json& node, const suit
 
 struct planned_run {
   std::vector<family_plan> families;
+  std::map<std::string, std::size_t> listed;  // family -> its case count, where it could be listed
   double harness_s = 0;
   double total_s = 0;
 };
@@ -107,7 +104,8 @@ planned_run plan_run(const std::vector<family_entry>& families, const suite_run_
     flags.insert(flags.end(), listing_flags.begin(), listing_flags.end());
     const auto names = list_cases(options.bin_dir / family.binary, flags);
     family_plan f = plan_family(family.name, names.value_or(std::vector<std::string>{}), costs, set_name, plan_defaults{});
-    if (!names) f.basis = "could not list its cases";
+    if (names) plan.listed[family.name] = names->size();
+    else f.basis = "could not list its cases";
     plan.total_s += f.seconds;
     plan.families.push_back(std::move(f));
   }
@@ -265,7 +263,7 @@ void check_routed_flags(const std::vector<family_entry>& manifest, const std::ve
 }
 
 family_status run_family(const family_entry& family, const suite_run_options& options, const std::vector<std::string>& sweep,
-                         const fs::path& raw_dir, std::ostream& log) {
+                         std::optional<std::size_t> total, const fs::path& raw_dir, std::ostream& log) {
   const auto binary = options.bin_dir / family.binary;
   const auto json_path = raw_dir / (family.name + ".json");
   const auto costs_path = raw_dir / (family.name + ".costs.jsonl");
@@ -290,7 +288,6 @@ family_status run_family(const family_entry& family, const suite_run_options& op
     status.state = family_state::failed;
     status.error = "binary not found: " + binary.string();
   } else {
-    const auto total = count_listed_cases(binary, flags);
     log << "[" << family.name << "] starting " << binary.filename().string()
         << (total ? ", " + std::to_string(*total) + " cases" : std::string()) << "\n";
     progress_meter meter(family.name, json_path, total, log);
@@ -356,8 +353,9 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
     }
     log << "\n";
   }
+  planned_run plan;
   try {
-    const auto plan = plan_run(families, options, sweep, {}, cost_set_for(meta["node"], options));
+    plan = plan_run(families, options, sweep, {}, cost_set_for(meta["node"], options));
     log << "hdbench: plan: about " << minutes_seconds(plan.total_s) << " (";
     for (std::size_t i = 0; i < plan.families.size(); ++i) {
       log << (i ? ", " : "") << plan.families[i].family << " " << minutes_seconds(plan.families[i].seconds);
@@ -377,7 +375,9 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
       save_status(raw_dir, skipped);
       continue;
     }
-    (void)run_family(family, options, sweep, raw_dir, log);
+    const auto listed = plan.listed.find(family.name);
+    const auto total = listed == plan.listed.end() ? std::nullopt : std::optional<std::size_t>(listed->second);
+    (void)run_family(family, options, sweep, total, raw_dir, log);
   }
 
   meta["finished_utc"] = utc_timestamp(std::chrono::system_clock::now());
@@ -421,21 +421,19 @@ int print_plan(const suite_run_options& options, std::ostream& out) {
   std::optional<reference_set> set = has_gpus ? cost_set_for(node, options) : std::nullopt;
   if (!has_gpus) {
     if (!options.reference) {
-      out << "hdbench run --plan: no GPU here; name the kind to plan for with --reference results/reference/<kind>\n";
-      return 2;
+      throw harness_error("run --plan: no GPU here; name the kind to plan for with --reference results/reference/<kind>");
     }
     set = load_reference_set(*options.reference);
     const auto representative = read_meta(*options.reference / "meta.json");
     if (!representative || !representative->contains("node")) {
-      out << "hdbench run --plan: " << options.reference->string() << " has no representative meta.json with a node\n";
-      return 2;
+      throw harness_error("run --plan: " + options.reference->string() + " has no representative meta.json with a node");
     }
     node = (*representative)["node"];
   }
   std::vector<std::string> listing;
   std::string assumed;
   if (options.assume_gpus > 0) {
-    // Pairs of an assumed node are joined like the pairs of a set of the same GPU that has them.
+    // Pairs of an assumed node are joined like the pairs of a reference run of the same GPU that has them.
     nlohmann::json link;
     std::string link_from = "unknown";
     std::error_code ec;
@@ -450,7 +448,7 @@ int print_plan(const suite_run_options& options, std::ostream& out) {
       const auto& pairs = other.value("topology", nlohmann::json::object()).value("pairs", nlohmann::json::array());
       if (pairs.empty() || other["gpus"][0].value("name", "") != node["gpus"][0].value("name", "")) continue;
       link = pairs[0].value("link", nlohmann::json());
-      link_from = "as in set " + dir.filename().string();
+      link_from = "as in " + dir.string();
       break;
     }
     node = assumed_node(node, options.assume_gpus, link);

@@ -35,7 +35,7 @@ struct suite_run_options {
 };
 
 // `hdbench run --plan`: prints each family's cases and estimated time for this node (or the
-// assumed one) and the total; 0, or 2 with one line when the node cannot be known.
+// assumed one) and the total; throws harness_error (exit 2) when the node cannot be known.
 int print_plan(const suite_run_options& options, std::ostream& out);
 
 // The check's JSON (`hdbench check --format json`) as RUN/check.json, which the node figures
@@ -52,8 +52,10 @@ void write_check_json(const std::filesystem::path& run_dir, std::ostream& log);
 void check_routed_flags(const std::vector<family_entry>& manifest, const std::vector<std::string>& extra_flags);
 
 // Runs one family into raw_dir and returns its (reconciled) status; also writes
-// raw/<family>.status.json. Progress goes to `log`.
+// raw/<family>.status.json. `sweep`: the tier flags (sweep_flags); `total`: its case count as
+// listed, for the progress lines (nullopt: unknown). Progress goes to `log`.
 family_status run_family(const family_entry& family, const suite_run_options& options,
+                         const std::vector<std::string>& sweep, std::optional<std::size_t> total,
                          const std::filesystem::path& raw_dir, std::ostream& log);
 
 // The whole `run`. Returns the exit status: 0 when every family is ok, else 1.
