@@ -472,6 +472,13 @@ int print_plan(const suite_run_options& options, std::ostream& out) {
   rows.push_back({"(harness)", "", minutes_seconds(plan.harness_s), "collect, check, plots, report"});
   rows.push_back({"total", "", minutes_seconds(plan.total_s), "the run without the build"});
   out << text_table({"family", "cases", "estimate", "basis"}, rows);
+  const bool by_family_mean = std::any_of(plan.families.begin(), plan.families.end(),
+                                          [](const family_plan& f) { return f.cases > 0 && f.cases_costed == 0; });
+  if (by_family_mean && tiers.gpus.size() > 1) {
+    out << "note: families without case costs are priced at their set's mean case; the headline and checked cases the\n"
+           "other GPUs and pairs keep cost more than that mean, so read those figures as low. Runs from now on record\n"
+           "case costs (raw/<family>.costs.jsonl); a set member with them prices every case by itself.\n";
+  }
   return 0;
 }
 
