@@ -151,12 +151,16 @@ json assumed_node(const json& node, int gpus, const json& pair_link) {
   out["gpus"] = json::array();
   out["gpu_count"] = gpus;
   json topology{{"gpus", json::array()}, {"pairs", json::array()}};
+  // A GPU joined to its peers by NVLink has those links active, whatever the template GPU had.
+  const bool nvlinked = member(pair_link, "type") == "nvlink" && member(pair_link, "links").is_number();
   for (int g = 0; g < gpus; ++g) {
     json gpu = first;
     gpu["index"] = g;
+    if (nvlinked) gpu["nvlink"] = {{"links_active", pair_link["links"]}};
     out["gpus"].push_back(gpu);
     json t = first_topo;
     t["index"] = g;
+    if (nvlinked && t.is_object()) t["nvlink"] = {{"links_active", pair_link["links"]}};
     topology["gpus"].push_back(t);
   }
   for (int s = 0; s < gpus; ++s) {

@@ -92,6 +92,7 @@ TEST_CASE("tiers: an assumed node copies GPU 0 and joins every ordered pair as t
   REQUIRE(tiers.pair_classes.size() == 1);
   CHECK(tiers.pair_classes[0].pairs.size() == 56);
   CHECK(tiers.pair_classes[0].key.find("NVLink x18 via nvswitch · peer access") != std::string::npos);
+  CHECK(tiers.classes[0].key == "NVIDIA H200 · PCIe Gen5 x16 · NVLinks 18 · 16 local CPUs");
 }
 
 TEST_CASE("plan: a case is priced by the same case on any GPU, the others by the family's mean, plus its overhead") {

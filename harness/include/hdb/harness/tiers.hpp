@@ -43,7 +43,8 @@ struct node_tiers {
 [[nodiscard]] std::vector<std::string> sweep_flags(const node_tiers& tiers);
 
 // A node of `gpus` copies of `node`'s first GPU, for planning a bigger node: every ordered pair
-// joined like `pair_link` (a topology pair's "link" object; null: unknown).
+// joined like `pair_link` (a topology pair's "link" object; null: unknown), and with an NVLink
+// pair link each GPU has that many NVLinks active.
 [[nodiscard]] nlohmann::json assumed_node(const nlohmann::json& node, int gpus, const nlohmann::json& pair_link);
 
 }  // namespace hdb
