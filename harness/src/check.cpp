@@ -9,6 +9,7 @@
 #include <set>
 
 #include "hdb/harness/error.hpp"
+#include "hdb/harness/files.hpp"
 #include "hdb/harness/noise_model.hpp"
 #include "hdb/harness/tables.hpp"
 #include "hdb/host/declaration.hpp"
@@ -317,7 +318,7 @@ check_report check_run(const fs::path& run_dir, const check_options& options) {
     }
   } else {
     report.notes.push_back("no reference set for " + report.node_kind +
-                           " in " + place.dir.string() + ": graded against peaks only (PASS >= " +
+                           " in " + display_path(place.dir) + ": graded against peaks only (PASS >= " +
                            format_figure(peak_pass_percent) + " %, WARN >= " + format_figure(peak_warn_percent) +
                            " %, FAIL below, of the traffic class's theoretical rate); figures without a peak are not graded");
   }

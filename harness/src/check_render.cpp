@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "hdb/harness/check.hpp"
+#include "hdb/harness/files.hpp"
 #include "hdb/harness/tables.hpp"
 
 namespace hdb {
@@ -40,7 +41,7 @@ std::string expected_text(const check_line& line, const check_report& report) {
 std::string render_text(const check_report& report) {
   std::string out = "hdbench check: run " + report.run + " on " + report.node_kind + "\n";
   if (report.set) {
-    out += "reference: set " + *report.set + " (" + report.set_dir.string() + ", " + std::to_string(report.set_runs) +
+    out += "reference: set " + *report.set + " (" + display_path(report.set_dir) + ", " + std::to_string(report.set_runs) +
            " runs); FAIL = worse than the band a healthy node of this kind reads, WARN = better than it or no entry\n";
   }
   for (const auto& note : report.notes) out += "note: " + note + "\n";
@@ -100,7 +101,7 @@ std::string render_json(const check_report& report) {
                      {"expected", std::move(expected)},
                      {"reason", line.reason}});
   }
-  const json set = report.set ? json{{"name", *report.set}, {"dir", report.set_dir.string()}, {"runs", report.set_runs}}
+  const json set = report.set ? json{{"name", *report.set}, {"dir", display_path(report.set_dir)}, {"runs", report.set_runs}}
                               : json(nullptr);
   const json out = {{"run", report.run},
                     {"node_kind", report.node_kind},

@@ -97,4 +97,11 @@ void write_json_file(const std::filesystem::path& path, const nlohmann::json& va
   atomic_write_file(path, value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
+std::string display_path(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto relative = std::filesystem::proximate(path, std::filesystem::current_path(ec), ec);
+  if (ec || relative.empty() || *relative.begin() == "..") return path.string();
+  return relative.string();
+}
+
 }  // namespace hdb

@@ -27,4 +27,8 @@ void atomic_write_file(const std::filesystem::path& path, std::string_view conte
 // Pretty-printed JSON, atomically. Invalid UTF-8 (a binary's stderr tail) is replaced, not fatal.
 void write_json_file(const std::filesystem::path& path, const nlohmann::json& value);
 
+// A path as output shows it: relative to the working directory when it lies below it (a report
+// committed from a checkout must not carry one machine's directory layout), else unchanged.
+[[nodiscard]] std::string display_path(const std::filesystem::path& path);
+
 }  // namespace hdb
