@@ -6,7 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
-#include <map>
+#include <set>
 #include <string>
 
 namespace hdb {
@@ -99,10 +99,10 @@ std::vector<bool> cases_in_sweep(const std::vector<case_shape>& cases, const swe
   if (!selection.devices && !selection.pairs) return std::vector<bool>(cases.size(), true);
   std::vector<bool> keep(cases.size(), false);
   std::vector<bool> point(cases.size(), false);
-  std::map<std::string, bool> point_shapes;  // the tier points' identities without their size
+  std::set<std::string> point_shapes;  // the tier points' identities without their size
   for (std::size_t i = 0; i < cases.size(); ++i) {
     point[i] = cases[i].headline || matches_check(cases[i], checks);
-    if (point[i]) point_shapes[without_size(cases[i])] = true;
+    if (point[i]) point_shapes.insert(without_size(cases[i]));
   }
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const case_shape& c = cases[i];
