@@ -8,7 +8,7 @@
 #include "hdb/harness/report.hpp"
 #include "hdb/harness/results.hpp"
 #include "hdb/harness/runner.hpp"
-#include "test_helpers.hpp"
+#include "harness/test_support.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -44,14 +44,7 @@ struct finished_run {
 };
 
 finished_run run_good_family(const fs::path& out) {
-  hdb::atomic_write_file(out / "suite.json", R"({"schema_version": 2, "families": [
-      {"name": "good", "folder": "tests/harness/standins", "binary": "standin-good", "plots": "standin", "timeout_s": 30}]})");
-  hdb::suite_run_options options;
-  options.out_base = out / "results";
-  options.manifest = out / "suite.json";
-  options.bin_dir = HDB_STANDIN_DIR;
-  options.command_line = {"hdbench", "run"};
-  options.plots.plots_dir = out / "no-plots";
+  const auto options = hdb_test::standin_run_options(out, HDB_STANDIN_DIR);
   std::ostringstream log;
   REQUIRE(hdb::run_suite(options, log) == 0);
   const auto run_dir = fs::directory_iterator(options.out_base)->path();

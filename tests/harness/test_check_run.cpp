@@ -35,20 +35,6 @@ void write_fake_smi(const fs::path& dir) {
   ::chmod(script.c_str(), 0755);
 }
 
-// `hdbench run` of one stand-in family ("good") into out/results; returns its options (their
-// out_base holds the one run directory).
-hdb::suite_run_options standin_run_options(const fs::path& out) {
-  hdb::atomic_write_file(out / "suite.json", R"({"schema_version": 2, "families": [
-      {"name": "good", "folder": "tests/harness/standins", "binary": "standin-good", "plots": "standin", "timeout_s": 30}]})");
-  hdb::suite_run_options options;
-  options.out_base = out / "results";
-  options.manifest = out / "suite.json";
-  options.bin_dir = HDB_STANDIN_DIR;
-  options.command_line = {"hdbench", "run"};
-  options.plots.plots_dir = out / "no-plots";
-  return options;
-}
-
 }  // namespace
 
 TEST_CASE("check: a run's replay counters are read at its start and end", "[check][run]") {
@@ -57,7 +43,7 @@ TEST_CASE("check: a run's replay counters are read at its start and end", "[chec
   fs::create_directories(out.path() / "no-sets");
   write_fake_smi(out.path() / "smi");
   const hdb_test::scoped_env path("PATH", (out.path() / "smi").string() + ":/usr/bin:/bin");
-  auto options = standin_run_options(out.path());
+  auto options = hdb_test::standin_run_options(out.path(), HDB_STANDIN_DIR);
   options.run_dir_file = out.path() / "run-dir";
   std::ostringstream log;
   REQUIRE(hdb::run_suite(options, log) == 0);
@@ -87,7 +73,7 @@ TEST_CASE("check: without nvidia-smi the run records why its health was not read
   const hdb_test::temp_dir out;
   fs::create_directories(out.path() / "empty");
   const hdb_test::scoped_env path("PATH", (out.path() / "empty").string());
-  auto options = standin_run_options(out.path());
+  auto options = hdb_test::standin_run_options(out.path(), HDB_STANDIN_DIR);
   std::ostringstream log;
   REQUIRE(hdb::run_suite(options, log) == 0);
   const auto run_dir = fs::directory_iterator(options.out_base)->path();

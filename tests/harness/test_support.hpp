@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "hdb/harness/files.hpp"
 #include "hdb/harness/results.hpp"
+#include "hdb/harness/runner.hpp"
 #include "hdb/host/stats.hpp"
 
 #include "test_helpers.hpp"
@@ -17,6 +19,21 @@ inline std::filesystem::path fixture(const std::string& relative) {
 
 // The hand-written copy-family run: raw/copy.json, meta.json and the golden results.csv.
 inline std::filesystem::path golden_run() { return fixture("copy_run/20261129T103122Z-gpu01"); }
+
+// `hdbench run` of the one stand-in family "good" (in `standin_dir`) into out/results: its
+// manifest is written to out/suite.json; plots are someone else's test.
+inline hdb::suite_run_options standin_run_options(const std::filesystem::path& out,
+                                                  const std::filesystem::path& standin_dir) {
+  hdb::atomic_write_file(out / "suite.json", R"({"schema_version": 2, "families": [
+      {"name": "good", "folder": "tests/harness/standins", "binary": "standin-good", "plots": "standin", "timeout_s": 30}]})");
+  hdb::suite_run_options options;
+  options.out_base = out / "results";
+  options.manifest = out / "suite.json";
+  options.bin_dir = standin_dir;
+  options.command_line = {"hdbench", "run"};
+  options.plots.plots_dir = out / "no-plots";
+  return options;
+}
 
 // Appends `row` once per sample (statistic sample, index i) and once as their median.
 inline void append_samples_and_median(std::vector<hdb::result_row>& rows, hdb::result_row row,
