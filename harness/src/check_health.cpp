@@ -6,6 +6,7 @@
 #include <set>
 
 #include "hdb/harness/check.hpp"
+#include "hdb/harness/meta.hpp"
 #include "hdb/harness/gpu_activity.hpp"
 #include "hdb/harness/noise_model.hpp"
 #include "hdb/harness/results.hpp"
@@ -23,12 +24,6 @@ using json = nlohmann::json;
 constexpr unsigned long long throttle_fail_bits = 0x8 | 0x20 | 0x40 | 0x80;  // hw_slowdown, sw/hw thermal, power brake
 constexpr unsigned long long throttle_warn_bits = 0x4 | 0x2;                  // sw_power_cap, applications clocks
 
-const json& field(const json& object, const char* key) {
-  static const json none;
-  if (!object.is_object()) return none;
-  const auto it = object.find(key);
-  return it == object.end() ? none : *it;
-}
 
 std::optional<int> whole(const json& value) {
   if (!value.is_number()) return std::nullopt;

@@ -179,6 +179,13 @@ void set_families(json& meta, const std::vector<family_status>& statuses) {
 
 void write_meta(const fs::path& meta_path, const json& meta) { write_json_file(meta_path, meta); }
 
+const json& field(const json& object, const char* key) {
+  static const json null_value;
+  if (!object.is_object()) return null_value;
+  const auto it = object.find(key);
+  return it == object.end() ? null_value : *it;
+}
+
 std::optional<json> read_meta(const fs::path& meta_path) {
   const auto text = try_read_text_file(meta_path);
   if (!text) return std::nullopt;

@@ -30,12 +30,6 @@ constexpr double cv_limit_percent = 2.0;
 constexpr std::size_t max_listed_cv = 10;
 
 // The probe may leave any field null or out: every read is optional.
-const json& field(const json& object, const char* key) {
-  static const json null_value;
-  if (!object.is_object()) return null_value;
-  const auto it = object.find(key);
-  return it == object.end() ? null_value : *it;
-}
 std::optional<double> number(const json& object, const char* key) {
   const auto& value = field(object, key);
   return value.is_number() ? std::optional<double>(value.get<double>()) : std::nullopt;

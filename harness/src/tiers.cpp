@@ -1,5 +1,7 @@
 #include "hdb/harness/tiers.hpp"
 
+#include "hdb/harness/meta.hpp"
+
 #include <algorithm>
 #include <map>
 
@@ -8,10 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-const json& member(const json& object, const char* key) {
-  static const json null;
-  return object.is_object() && object.contains(key) ? object.at(key) : null;
-}
 
 std::string number_text(const json& value) {
   if (value.is_number()) return std::to_string(static_cast<long>(value.get<double>()));
@@ -38,32 +36,32 @@ int cpu_count(const std::string& affinity) {
 }
 
 std::string gpu_key(const json& gpu, const json& topo_gpu) {
-  const json& pcie = member(gpu, "pcie").is_object() ? member(gpu, "pcie") : member(topo_gpu, "pcie");
-  std::string key = member(gpu, "name").is_string() ? member(gpu, "name").get<std::string>() : "unknown GPU";
-  key += member(pcie, "gen_max").is_number()
-             ? " · PCIe Gen" + number_text(member(pcie, "gen_max")) + " x" + number_text(member(pcie, "width_max"))
+  const json& pcie = field(gpu, "pcie").is_object() ? field(gpu, "pcie") : field(topo_gpu, "pcie");
+  std::string key = field(gpu, "name").is_string() ? field(gpu, "name").get<std::string>() : "unknown GPU";
+  key += field(pcie, "gen_max").is_number()
+             ? " · PCIe Gen" + number_text(field(pcie, "gen_max")) + " x" + number_text(field(pcie, "width_max"))
              : " · PCIe unknown";
-  const json& nvlink = member(gpu, "nvlink").is_object() ? member(gpu, "nvlink") : member(topo_gpu, "nvlink");
-  key += " · NVLinks " + (member(nvlink, "links_active").is_number() ? number_text(member(nvlink, "links_active")) : "?");
-  const json& affinity = member(gpu, "cpu_affinity").is_string() ? member(gpu, "cpu_affinity") : member(topo_gpu, "cpu_affinity");
+  const json& nvlink = field(gpu, "nvlink").is_object() ? field(gpu, "nvlink") : field(topo_gpu, "nvlink");
+  key += " · NVLinks " + (field(nvlink, "links_active").is_number() ? number_text(field(nvlink, "links_active")) : "?");
+  const json& affinity = field(gpu, "cpu_affinity").is_string() ? field(gpu, "cpu_affinity") : field(topo_gpu, "cpu_affinity");
   const int cpus = affinity.is_string() ? cpu_count(affinity.get<std::string>()) : 0;
   key += cpus > 0 ? " · " + std::to_string(cpus) + " local CPUs" : " · placement unknown";
   return key;
 }
 
 std::string link_text(const json& pair) {
-  const json& link = member(pair, "link");
-  const std::string type = member(link, "type").is_string() ? member(link, "type").get<std::string>() : "unknown";
+  const json& link = field(pair, "link");
+  const std::string type = field(link, "type").is_string() ? field(link, "type").get<std::string>() : "unknown";
   std::string text;
   if (type == "nvlink") {
-    text = "NVLink x" + number_text(member(link, "links"));
-    if (member(link, "via").is_string()) text += " via " + member(link, "via").get<std::string>();
+    text = "NVLink x" + number_text(field(link, "links"));
+    if (field(link, "via").is_string()) text += " via " + field(link, "via").get<std::string>();
   } else if (type == "pcie") {
-    text = "PCIe " + (member(link, "pcie_path").is_string() ? member(link, "pcie_path").get<std::string>() : "?");
+    text = "PCIe " + (field(link, "pcie_path").is_string() ? field(link, "pcie_path").get<std::string>() : "?");
   } else {
     text = "link unknown";
   }
-  const json& peer = member(pair, "can_access_peer");
+  const json& peer = field(pair, "can_access_peer");
   text += peer.is_boolean() ? (peer.get<bool>() ? " · peer access" : " · no peer access") : " · peer access unknown";
   return text;
 }
@@ -72,12 +70,12 @@ std::string link_text(const json& pair) {
 
 node_tiers tiers_of(const json& node) {
   node_tiers tiers;
-  const json& gpus = member(node, "gpus");
-  const json& topo_gpus = member(member(node, "topology"), "gpus");
+  const json& gpus = field(node, "gpus");
+  const json& topo_gpus = field(field(node, "topology"), "gpus");
   std::map<int, std::string> key_of;
   if (gpus.is_array()) {
     for (std::size_t i = 0; i < gpus.size(); ++i) {
-      const int index = member(gpus[i], "index").is_number_integer() ? member(gpus[i], "index").get<int>() : static_cast<int>(i);
+      const int index = field(gpus[i], "index").is_number_integer() ? field(gpus[i], "index").get<int>() : static_cast<int>(i);
       const json& topo = topo_gpus.is_array() && i < topo_gpus.size() ? topo_gpus[i] : json();
       key_of[index] = gpu_key(gpus[i], topo);
       tiers.gpus.push_back(index);
@@ -89,11 +87,11 @@ node_tiers tiers_of(const json& node) {
     if (it == tiers.classes.end()) tiers.classes.push_back({key_of[g], {g}, g});
     else it->gpus.push_back(g);
   }
-  const json& pairs = member(member(node, "topology"), "pairs");
+  const json& pairs = field(field(node, "topology"), "pairs");
   std::vector<std::pair<std::pair<int, int>, std::string>> keyed;
   if (pairs.is_array()) {
     for (const json& p : pairs) {
-      if (!member(p, "src").is_number_integer() || !member(p, "dst").is_number_integer()) continue;
+      if (!field(p, "src").is_number_integer() || !field(p, "dst").is_number_integer()) continue;
       const int src = p["src"].get<int>(), dst = p["dst"].get<int>();
       if (src == dst || !key_of.contains(src) || !key_of.contains(dst)) continue;
       const std::string ends = key_of[src] == key_of[dst] ? key_of[src] : key_of[src] + " -> " + key_of[dst];
@@ -144,15 +142,15 @@ std::vector<std::string> sweep_flags(const node_tiers& tiers) {
 }
 
 json assumed_node(const json& node, int gpus, const json& pair_link) {
-  const json& first = member(node, "gpus").is_array() && !node["gpus"].empty() ? node["gpus"][0] : json::object();
-  const json& topo = member(member(node, "topology"), "gpus");
+  const json& first = field(node, "gpus").is_array() && !node["gpus"].empty() ? node["gpus"][0] : json::object();
+  const json& topo = field(field(node, "topology"), "gpus");
   const json& first_topo = topo.is_array() && !topo.empty() ? topo[0] : json::object();
   json out = node;
   out["gpus"] = json::array();
   out["gpu_count"] = gpus;
   json topology{{"gpus", json::array()}, {"pairs", json::array()}};
   // A GPU joined to its peers by NVLink has those links active, whatever the template GPU had.
-  const bool nvlinked = member(pair_link, "type") == "nvlink" && member(pair_link, "links").is_number();
+  const bool nvlinked = field(pair_link, "type") == "nvlink" && field(pair_link, "links").is_number();
   for (int g = 0; g < gpus; ++g) {
     json gpu = first;
     gpu["index"] = g;
@@ -167,7 +165,7 @@ json assumed_node(const json& node, int gpus, const json& pair_link) {
     for (int d = 0; d < gpus; ++d) {
       if (s == d) continue;
       json pair{{"src", s}, {"dst", d}, {"link", pair_link.is_null() ? json{{"type", "unknown"}} : pair_link}};
-      if (!pair_link.is_null()) pair["can_access_peer"] = member(pair_link, "type") == "nvlink";
+      if (!pair_link.is_null()) pair["can_access_peer"] = field(pair_link, "type") == "nvlink";
       topology["pairs"].push_back(pair);
     }
   }

@@ -3,6 +3,7 @@
 // PCIe link from node.gpus[i].pcie, HBM from node.gpus[i].hbm_peak_GBps, NVLink links from
 // node.gpus[i].nvlink and node.topology.pairs, the per-link rate from nvlink.per_link_GBps.
 #include "hdb/harness/traffic.hpp"
+#include "hdb/harness/meta.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -22,11 +23,6 @@ const json& null_json() {
   return none;
 }
 
-const json& field(const json& object, const char* key) {
-  if (!object.is_object()) return null_json();
-  const auto it = object.find(key);
-  return it == object.end() ? null_json() : *it;
-}
 
 std::optional<double> number(const json& object, const char* key) {
   const auto& value = field(object, key);

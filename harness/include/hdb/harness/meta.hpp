@@ -57,4 +57,9 @@ void write_meta(const std::filesystem::path& meta_path, const nlohmann::json& me
 // meta.json parsed, or nullopt when missing or unreadable.
 [[nodiscard]] std::optional<nlohmann::json> read_meta(const std::filesystem::path& meta_path);
 
+// The member `key` of `object`, or a null json when `object` is not an object or lacks it:
+// meta.json's facts are optional (a source that did not answer), so readers chain this instead
+// of checking every level.
+[[nodiscard]] const nlohmann::json& field(const nlohmann::json& object, const char* key);
+
 }  // namespace hdb
