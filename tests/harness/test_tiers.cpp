@@ -123,5 +123,5 @@ TEST_CASE("plan: a case is priced by the same case on any GPU, the others by the
   CHECK(hdb::plan_family("copy", std::vector<std::string>(600, "copy/x/gpu:1"), old_model, "h200 (1 runs)", {}).seconds == hdb_test::Approx(120));
   const hdb::plan_defaults defaults;
   CHECK(hdb::plan_family("copy", std::vector<std::string>(10, "copy/x"), {}, "", defaults).seconds ==
-        Approx(defaults.overhead_s + 10 * defaults.case_s));
+        hdb_test::Approx(defaults.overhead_s + 10 * defaults.case_s));
 }
