@@ -1,6 +1,7 @@
 #include "hdb/harness/plan.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -62,37 +63,64 @@ double harness_overhead(const std::vector<nlohmann::json>& member_metas, const p
   return seconds.empty() ? defaults.harness_s : median(std::move(seconds));
 }
 
-family_plan plan_family(const std::string& family, const std::vector<std::string>& case_names, const cost_model& costs,
-                        const std::string& set_name, const plan_defaults& defaults) {
-  family_plan plan{family, case_names.size(), 0, 0, ""};
-  const auto it = costs.find(family);
-  if (it == costs.end() || (it->second.by_case.empty() && it->second.mean_case_s.empty())) {
+namespace {
+
+const family_costs* family_in(const cost_source& source, const std::string& family) {
+  const auto it = source.model.find(family);
+  return it == source.model.end() ? nullptr : &it->second;
+}
+
+std::optional<double> same_case(const family_costs* f, const std::string& key) {
+  if (!f) return std::nullopt;
+  const auto found = f->by_case.find(key);
+  if (found == f->by_case.end()) return std::nullopt;
+  return median(std::vector<double>(found->second));
+}
+
+}  // namespace
+
+family_plan plan_family(const std::string& family, const std::vector<std::string>& case_names, const cost_source& costs,
+                        const cost_source& wider, const plan_defaults& defaults) {
+  family_plan plan{family, case_names.size(), 0, 0, 0, ""};
+  const family_costs* own = family_in(costs, family);
+  if (!own || (own->by_case.empty() && own->mean_case_s.empty())) {
     plan.seconds = defaults.overhead_s + defaults.case_s * static_cast<double>(case_names.size());
     plan.basis = "documented default (" + std::to_string(defaults.case_s).substr(0, 4) + " s a case)";
     return plan;
   }
-  const family_costs& f = it->second;
-  if (f.by_case.empty()) {
-    plan.seconds = median(std::vector<double>(f.mean_case_s)) * static_cast<double>(case_names.size());
-    plan.basis = set_name + ": its runs' time per case (no case costs recorded)";
+  if (own->by_case.empty()) {
+    plan.seconds = median(std::vector<double>(own->mean_case_s)) * static_cast<double>(case_names.size());
+    plan.basis = costs.name + ": its runs' time per case (no case costs recorded)";
     return plan;
   }
-  // A case the set never ran costs the mean of those it did: the same family's kind of work.
+  // A case the set never ran: the wider reference's mean case holds the pair and multi-rank work
+  // a one-GPU set cannot have; without one, the set's own mean case (the same family's kind of work).
+  const family_costs* other = family_in(wider, family);
+  std::optional<double> wider_mean;
+  if (other && !other->mean_case_s.empty()) wider_mean = median(std::vector<double>(other->mean_case_s));
   double all_cases = 0;
-  for (const auto& [key, values] : f.by_case) all_cases += median(std::vector<double>(values));
-  const double fallback = all_cases / static_cast<double>(f.by_case.size());
+  for (const auto& [key, values] : own->by_case) all_cases += median(std::vector<double>(values));
+  const double own_mean = all_cases / static_cast<double>(own->by_case.size());
   for (const auto& name : case_names) {
-    const auto found = f.by_case.find(case_cost_key(name));
-    if (found != f.by_case.end()) {
-      plan.seconds += median(std::vector<double>(found->second));
+    const std::string key = case_cost_key(name);
+    auto seconds = same_case(own, key);
+    if (!seconds) seconds = same_case(other, key);
+    if (seconds) {
+      plan.seconds += *seconds;
       ++plan.cases_costed;
+    } else if (wider_mean) {
+      plan.seconds += *wider_mean;
+      ++plan.cases_wider;
     } else {
-      plan.seconds += fallback;
+      plan.seconds += own_mean;
     }
   }
-  plan.seconds += f.overhead_s.empty() ? defaults.overhead_s : median(std::vector<double>(f.overhead_s));
-  plan.basis = set_name + ": " + std::to_string(plan.cases_costed) + " of " + std::to_string(plan.cases) +
+  plan.seconds += own->overhead_s.empty() ? defaults.overhead_s : median(std::vector<double>(own->overhead_s));
+  plan.basis = costs.name + ": " + std::to_string(plan.cases_costed) + " of " + std::to_string(plan.cases) +
                " cases priced by the same case";
+  if (plan.cases_wider > 0) {
+    plan.basis += ", " + std::to_string(plan.cases_wider) + " at " + wider.name + "'s mean case";
+  }
   return plan;
 }
 

@@ -77,6 +77,43 @@ std::optional<reference_set> cost_set_for(const nlohmann::json& node, const suit
   }
 }
 
+// A reference (set or single run) of the same GPU model whose node has GPU pairs: how an assumed
+// node's pairs are joined, and what pair and multi-rank cases cost where the node's own set has none.
+struct paired_reference {
+  fs::path dir;
+  nlohmann::json pair_link;
+  std::vector<nlohmann::json> metas;  // the members', or the single run's
+};
+
+std::optional<paired_reference> paired_reference_for(const nlohmann::json& node) {
+  const std::string gpu_name = node.value("gpus", nlohmann::json::array()).empty() ? "" : node["gpus"][0].value("name", "");
+  std::error_code ec;
+  std::vector<fs::path> candidates;
+  for (const auto& entry : fs::directory_iterator(reference_place_for(std::nullopt).dir, ec)) candidates.push_back(entry.path());
+  std::sort(candidates.begin(), candidates.end());
+  for (const auto& dir : candidates) {
+    const auto meta = read_meta(dir / "meta.json");
+    if (!meta || !meta->contains("node")) continue;
+    const auto& other = (*meta)["node"];
+    const auto& pairs = other.value("topology", nlohmann::json::object()).value("pairs", nlohmann::json::array());
+    if (pairs.empty() || other.value("gpus", nlohmann::json::array()).empty() || other["gpus"][0].value("name", "") != gpu_name) continue;
+    paired_reference found{dir, pairs[0].value("link", nlohmann::json()), {}};
+    if (is_reference_set(dir)) {
+      for (const auto& member : load_reference_set(dir).runs) {
+        if (member.meta) found.metas.push_back(*member.meta);
+      }
+    } else {
+      found.metas.push_back(*meta);
+    }
+    return found;
+  }
+  return std::nullopt;
+}
+
+std::string runs_name(const fs::path& dir, std::size_t runs) {
+  return dir.filename().string() + " (" + std::to_string(runs) + (runs == 1 ? " run)" : " runs)");
+}
+
 struct planned_run {
   std::vector<family_plan> families;
   std::map<std::string, std::size_t> listed;  // family -> its case count, where it could be listed
@@ -86,15 +123,18 @@ struct planned_run {
 
 planned_run plan_run(const std::vector<family_entry>& families, const suite_run_options& options,
                      const std::vector<std::string>& sweep, const std::vector<std::string>& listing_flags,
-                     const std::optional<reference_set>& set) {
+                     const std::optional<reference_set>& set, const std::optional<paired_reference>& paired) {
   std::vector<nlohmann::json> metas;
   if (set) {
     for (const auto& member : set->runs) {
       if (member.meta) metas.push_back(*member.meta);
     }
   }
-  const cost_model costs = learn_costs(metas);
-  const std::string set_name = set ? set->dir.filename().string() + " (" + std::to_string(set->runs.size()) + " runs)" : "";
+  const cost_source costs{set ? runs_name(set->dir, set->runs.size()) : "", learn_costs(metas)};
+  cost_source wider;
+  if (paired && (!set || fs::weakly_canonical(paired->dir) != fs::weakly_canonical(set->dir))) {
+    wider = {runs_name(paired->dir, paired->metas.size()), learn_costs(paired->metas)};
+  }
   planned_run plan;
   plan.harness_s = harness_overhead(metas, plan_defaults{});
   plan.total_s = plan.harness_s;
@@ -103,7 +143,7 @@ planned_run plan_run(const std::vector<family_entry>& families, const suite_run_
     flags.insert(flags.end(), sweep.begin(), sweep.end());
     flags.insert(flags.end(), listing_flags.begin(), listing_flags.end());
     const auto names = list_cases(options.bin_dir / family.binary, flags);
-    family_plan f = plan_family(family.name, names.value_or(std::vector<std::string>{}), costs, set_name, plan_defaults{});
+    family_plan f = plan_family(family.name, names.value_or(std::vector<std::string>{}), costs, wider, plan_defaults{});
     if (names) plan.listed[family.name] = names->size();
     else f.basis = "could not list its cases";
     plan.total_s += f.seconds;
@@ -355,7 +395,8 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
   }
   planned_run plan;
   try {
-    plan = plan_run(families, options, sweep, {}, cost_set_for(meta["node"], options));
+    const auto paired = tiers.gpus.size() > 1 ? paired_reference_for(meta["node"]) : std::nullopt;
+    plan = plan_run(families, options, sweep, {}, cost_set_for(meta["node"], options), paired);
     log << "hdbench: plan: about " << minutes_seconds(plan.total_s) << " (";
     for (std::size_t i = 0; i < plan.families.size(); ++i) {
       log << (i ? ", " : "") << plan.families[i].family << " " << minutes_seconds(plan.families[i].seconds);
@@ -432,32 +473,19 @@ int print_plan(const suite_run_options& options, std::ostream& out) {
   }
   std::vector<std::string> listing;
   std::string assumed;
+  const auto paired = options.assume_gpus > 1 || node.value("gpus", nlohmann::json::array()).size() > 1
+                          ? paired_reference_for(node) : std::nullopt;
   if (options.assume_gpus > 0) {
     // Pairs of an assumed node are joined like the pairs of a reference run of the same GPU that has them.
-    nlohmann::json link;
-    std::string link_from = "unknown";
-    std::error_code ec;
-    const auto place = reference_place_for(std::nullopt).dir;
-    std::vector<fs::path> candidates;
-    for (const auto& entry : fs::directory_iterator(place, ec)) candidates.push_back(entry.path());
-    std::sort(candidates.begin(), candidates.end());
-    for (const auto& dir : candidates) {
-      const auto meta = read_meta(dir / "meta.json");
-      if (!meta || !meta->contains("node")) continue;
-      const auto& other = (*meta)["node"];
-      const auto& pairs = other.value("topology", nlohmann::json::object()).value("pairs", nlohmann::json::array());
-      if (pairs.empty() || other["gpus"][0].value("name", "") != node["gpus"][0].value("name", "")) continue;
-      link = pairs[0].value("link", nlohmann::json());
-      link_from = "as in " + dir.string();
-      break;
-    }
+    const nlohmann::json link = paired ? paired->pair_link : nlohmann::json();
     node = assumed_node(node, options.assume_gpus, link);
     listing.push_back("--assume-gpus=" + std::to_string(options.assume_gpus));
-    assumed = " (assumed: " + std::to_string(options.assume_gpus) + " copies of GPU 0, pairs " + link_from + ")";
+    assumed = " (assumed: " + std::to_string(options.assume_gpus) + (options.assume_gpus == 1 ? " copy" : " copies") + " of GPU 0" +
+              (options.assume_gpus > 1 ? ", pairs " + (paired ? "as in " + paired->dir.string() : std::string("unknown")) : "") + ")";
   }
   const node_tiers tiers = tiers_of(node);
   const auto sweep = options.full ? std::vector<std::string>{} : sweep_flags(tiers);
-  const auto plan = plan_run(families, options, sweep, listing, set);
+  const auto plan = plan_run(families, options, sweep, listing, set, paired);
   out << "hdbench run --plan: " << tiers.gpus.size() << " GPU" << (tiers.gpus.size() == 1 ? "" : "s") << assumed << ", "
       << (options.full || tiers.gpus.size() < 2 ? "every case on every GPU" : "tiered") << "\n";
   for (const auto& c : tiers.classes) {

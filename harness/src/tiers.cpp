@@ -150,7 +150,7 @@ json assumed_node(const json& node, int gpus, const json& pair_link) {
   out["gpu_count"] = gpus;
   json topology{{"gpus", json::array()}, {"pairs", json::array()}};
   // A GPU joined to its peers by NVLink has those links active, whatever the template GPU had.
-  const bool nvlinked = field(pair_link, "type") == "nvlink" && field(pair_link, "links").is_number();
+  const bool nvlinked = gpus > 1 && field(pair_link, "type") == "nvlink" && field(pair_link, "links").is_number();
   for (int g = 0; g < gpus; ++g) {
     json gpu = first;
     gpu["index"] = g;

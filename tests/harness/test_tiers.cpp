@@ -111,7 +111,8 @@ TEST_CASE("plan: a case is priced by the same case on any GPU, the others by the
   };
   // Three members: case a costs 2, 2.2, 1.8 (median 2), b 4, 4, 6 (median 4); overhead 1 each.
   const auto model = hdb::learn_costs({member(2, 4, 7), member(2.2, 4, 7.2), member(1.8, 6, 8.8)});
-  const auto plan = hdb::plan_family("copy", {"copy/a/gpu:0", "copy/a/gpu:7", "copy/b/gpu:7", "copy/new/gpu:7"}, model, "h200 (3 runs)", {});
+  const hdb::cost_source set{"h200 (3 runs)", model};
+  const auto plan = hdb::plan_family("copy", {"copy/a/gpu:0", "copy/a/gpu:7", "copy/b/gpu:7", "copy/new/gpu:7"}, set, {}, {});
   CHECK(plan.cases == 4);
   CHECK(plan.cases_costed == 3);
   // 2 + 2 + 4, the unknown case at the mean of the known ones (3), overhead 1.
@@ -120,8 +121,35 @@ TEST_CASE("plan: a case is priced by the same case on any GPU, the others by the
 
   // Members without case costs: their time per case; no set at all: the documented default.
   const auto old_model = hdb::learn_costs({json{{"families", {{"copy", {{"status", "ok"}, {"elapsed_s", 60.0}, {"cases", 300}}}}}}});
-  CHECK(hdb::plan_family("copy", std::vector<std::string>(600, "copy/x/gpu:1"), old_model, "h200 (1 runs)", {}).seconds == hdb_test::Approx(120));
+  CHECK(hdb::plan_family("copy", std::vector<std::string>(600, "copy/x/gpu:1"), {"h200 (1 run)", old_model}, {}, {}).seconds ==
+        hdb_test::Approx(120));
   const hdb::plan_defaults defaults;
-  CHECK(hdb::plan_family("copy", std::vector<std::string>(10, "copy/x"), {}, "", defaults).seconds ==
+  CHECK(hdb::plan_family("copy", std::vector<std::string>(10, "copy/x"), {}, {}, defaults).seconds ==
         hdb_test::Approx(defaults.overhead_s + 10 * defaults.case_s));
+}
+
+TEST_CASE("plan: cases a one-GPU set never ran are priced by the wider reference of the same GPU") {
+  // The one-GPU set: a loopback case at 1 s, overhead 1. The two-GPU run: no case costs, 10 s
+  // over 4 cases (2.5 s each), and a pair case it did record at 3 s in the second model.
+  const auto one_gpu = hdb::learn_costs({json{{"families",
+      {{"p2p", {{"status", "ok"}, {"elapsed_s", 2.0}, {"cases", 1}, {"case_costs", {{"p2p/bw/src:0/dst:0/gpu:0", 1.0}}}}}}}}});
+  const auto two_gpu = hdb::learn_costs({json{{"families", {{"p2p", {{"status", "ok"}, {"elapsed_s", 10.0}, {"cases", 4}}}}}}});
+  const std::vector<std::string> cases{"p2p/bw/src:3/dst:3/gpu:3", "p2p/bw/src:3/dst:5/gpu:3,5", "p2p/bidir/src:3/dst:5/gpu:3,5"};
+  const auto plan = hdb::plan_family("p2p", cases, {"h200 (8 runs)", one_gpu}, {"h200-x2 (1 run)", two_gpu}, {});
+  // The loopback by its own case (1 s; the pair case shares its key); the bidirectional one at
+  // the wider mean (2.5 s); the set's overhead (1 s).
+  CHECK(plan.cases_costed == 2);
+  CHECK(plan.cases_wider == 1);
+  CHECK(plan.seconds == hdb_test::Approx(1 + 1 + 2.5 + 1));
+  CHECK(plan.basis == "h200 (8 runs): 2 of 3 cases priced by the same case, 1 at h200-x2 (1 run)'s mean case");
+
+  // A case the wider reference recorded is priced by it.
+  const auto two_gpu_costed = hdb::learn_costs({json{{"families",
+      {{"p2p", {{"status", "ok"}, {"elapsed_s", 4.0}, {"cases", 1}, {"case_costs", {{"p2p/bidir/src:0/dst:1/gpu:0,1", 3.0}}}}}}}}});
+  const auto priced = hdb::plan_family("p2p", cases, {"h200 (8 runs)", one_gpu}, {"h200-x2 (1 run)", two_gpu_costed}, {});
+  CHECK(priced.cases_costed == 3);
+  CHECK(priced.seconds == hdb_test::Approx(1 + 1 + 3 + 1));
+
+  // Without a wider reference the unknown case costs the set's own mean case.
+  CHECK(hdb::plan_family("p2p", cases, {"h200 (8 runs)", one_gpu}, {}, {}).seconds == hdb_test::Approx(1 + 1 + 1 + 1));
 }

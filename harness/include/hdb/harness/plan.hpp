@@ -1,8 +1,10 @@
 #pragma once
 // `hdbench run --plan` (docs/harness.md, "The plan"): each family's cases on this node (or an
 // assumed one) and the time they will take, before anything is measured. A case costs what the
-// same case (GPU and pair indices aside) cost in the runs of the matching reference set; a case
-// none of them ran costs its family's mean per case there; a family with no recorded case costs
+// same case (GPU and pair indices aside) cost in the runs of the matching reference set. A case
+// none of them ran (a pair or multi-rank case, when that set is of one GPU) costs what the same
+// case cost in a wider reference of the same GPU (one with pairs), else that reference's mean
+// case of the family, else the matching set's mean case. A family with no recorded case costs
 // costs its recorded elapsed time spread evenly over its cases; with no set at all, the
 // documented per-case default (plan_defaults). Each family adds its process overhead (start-up,
 // fingerprint, warm-up: its elapsed time less its cases' in the set, else the default), and the
@@ -32,6 +34,12 @@ struct family_costs {
 using cost_model = std::map<std::string, family_costs>;  // family -> costs
 [[nodiscard]] cost_model learn_costs(const std::vector<nlohmann::json>& member_metas);
 
+// Where a plan's prices come from: a reference's name as printed ("h200 (8 runs)") and its model.
+struct cost_source {
+  std::string name;
+  cost_model model;
+};
+
 // Documented in docs/harness.md ("The plan"): an H200 run's families cost 0.02-0.5 s a case
 // (p2p and all-reduce loopback cases the least, copy and overlap the most), a family process
 // 1-3 s to start, and collecting, checking, plotting and the report about 20 s.
@@ -49,11 +57,13 @@ struct family_plan {
   std::string family;
   std::size_t cases = 0;
   double seconds = 0;
-  std::size_t cases_costed = 0;  // cases priced from the same case in the set
-  std::string basis;             // "h200 (7 runs): 281 of 281 cases by case" | "documented default"
+  std::size_t cases_costed = 0;  // cases priced from the same case (in either source)
+  std::size_t cases_wider = 0;   // cases priced at the wider reference's mean case
+  std::string basis;             // "h200 (8 runs): 281 of 281 cases priced by the same case" | "documented default"
 };
 
+// `wider`: the reference with pairs that prices what `costs` never ran (empty name: none).
 [[nodiscard]] family_plan plan_family(const std::string& family, const std::vector<std::string>& case_names,
-                                      const cost_model& costs, const std::string& set_name, const plan_defaults& defaults);
+                                      const cost_source& costs, const cost_source& wider, const plan_defaults& defaults);
 
 }  // namespace hdb
