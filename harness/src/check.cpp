@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "hdb/harness/compare_model.hpp"
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/noise_model.hpp"
@@ -110,6 +111,25 @@ void grade_against_band(check_line& line, const std::optional<expected_band>& ba
     line.result = grade::pass;
     line.reason = "within the band (" + from_centre + ")";
   }
+}
+
+// A figure worse than the band whose own repetitions scattered far wider than the set's runs'
+// did: the run met something unsteady (another tenant of the host, its memory or the link,
+// throttling), which the user should hear before suspecting the GPU. Factor 3 on the standard
+// deviation: a healthy run of the set's kind rarely comes near it (its repetitions' spread has
+// df >= 9), and the H200 runs that met a busy host scattered 3-9x (pinned 1 GiB copies
+// 51.8-55.3 GB/s where healthy runs held 55.2-55.5).
+constexpr double unsteady_scatter_factor = 3.0;
+
+void note_unsteady_repetitions(check_line& line, const metric_noise* noise, const std::vector<double>& samples) {
+  if (line.result != grade::fail || noise == nullptr || !noise->within_variance || !(*noise->within_variance > 0)) return;
+  const double own = repetition_variance({run_metric{samples, *line.value}});
+  if (!(own > 0)) return;
+  const double factor = std::sqrt(own / *noise->within_variance);
+  if (factor < unsteady_scatter_factor) return;
+  line.reason += "; its repetitions scattered " + format_fixed(factor, 1) +
+                 "x as widely as the set's runs' did: the node was not steady while it ran (another tenant of the "
+                 "host, its memory or the link; throttling)";
 }
 
 void grade_against_peak(check_line& line, const result_row& row, const json& meta, const figure& f) {
@@ -239,6 +259,10 @@ std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const
     }
     figures.push_back(std::move(f));
   }
+  std::map<metric_key, std::vector<double>> samples;  // each figure's repetitions
+  for (const auto& row : rows) {
+    if (row.stat == statistic::sample && row.status == row_status::ok && row.value) samples[key_of(row)].push_back(*row.value);
+  }
   // Bonferroni over the figures held against the set, as compare's m.
   const std::size_t tests = std::max<std::size_t>(figures.size(), 1);
   for (const auto& f : figures) {
@@ -251,7 +275,10 @@ std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const
     line.unit = row.unit;
     const auto direction = row.better_direction.value_or(better::higher);
     if (set != nullptr) {
-      grade_against_band(line, band_for(*set, key_of(row), direction, tests, alpha), direction);
+      const auto key = key_of(row);
+      grade_against_band(line, band_for(*set, key, direction, tests, alpha), direction);
+      const auto own = samples.find(key);
+      note_unsteady_repetitions(line, set->model.find(key), own == samples.end() ? std::vector<double>{} : own->second);
     } else {
       grade_against_peak(line, row, meta, f);
     }

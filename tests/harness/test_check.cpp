@@ -27,6 +27,7 @@ using json = nlohmann::json;
 struct gpu_spec {
   double pinned_h2d = 55.3, pinned_d2h = 55.2, bidir = 97.5, pageable_h2d = 7.7, pageable_d2h = 13.2;
   double latency_h2d = 2.3, latency_d2h = 1.6, loopback = 49.4;
+  double pinned_h2d_scatter = 1;  // its repetitions' spread, times a healthy run's
   int gen = 5, width = 16, gen_max = 5, width_max = 16;
   int nvlinks = 0;
   unsigned long long clock_reasons = 0;  // at the copy family's start
@@ -86,7 +87,7 @@ std::vector<hdb::result_row> make_rows(const run_spec& spec) {
     };
     const auto higher = hdb::better::higher, lower = hdb::better::lower;
     add_metric(rows, spec.run_id, "copy", "bandwidth", g, copy("h2d", "pinned", "1"), "bandwidth", "GB/s", higher, true,
-               "pcie_per_direction", gpu.pinned_h2d * f, 0.001);
+               "pcie_per_direction", gpu.pinned_h2d * f, 0.001 * gpu.pinned_h2d_scatter);
     add_metric(rows, spec.run_id, "copy", "bandwidth", g, copy("d2h", "pinned", "1"), "bandwidth", "GB/s", higher, true,
                "pcie_per_direction", gpu.pinned_d2h * f, 0.001);
     add_metric(rows, spec.run_id, "copy", "bandwidth", g, copy("bidir", "pinned", "2"), "bandwidth", "GB/s", higher, false,
@@ -270,6 +271,23 @@ TEST_CASE("check: a figure worse than the band FAILs, a better one WARNs", "[che
   CHECK(warned[0]->label == "d2h 1 B latency (device-timed)");
   CHECK_THAT(warned[0]->reason, hdb_test::contains_text("better than the set's band"));
   CHECK(report.exit_code() == 1);
+}
+
+TEST_CASE("check: a FAIL whose repetitions scattered far wider than the set's says the node was not steady", "[check]") {
+  const fixture_set f;
+  run_spec spec;
+  spec.gpus[0].pinned_h2d *= 0.97;
+  spec.gpus[0].pinned_h2d_scatter = 8;
+  spec.gpus[0].pinned_d2h *= 0.97;  // as low, but as steady as the set's runs
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+  INFO(describe_lines(report));
+  const auto failed = lines_with(report, hdb::grade::fail);
+  REQUIRE(failed.size() == 2);
+  const auto& h2d = failed[0]->label == "pinned h2d 1 GiB" ? failed[0] : failed[1];
+  const auto& d2h = failed[0]->label == "pinned h2d 1 GiB" ? failed[1] : failed[0];
+  CHECK_THAT(h2d->reason, hdb_test::contains_text("; its repetitions scattered 8.0x as widely as the set's runs' did: "
+                                                 "the node was not steady while it ran"));
+  CHECK_THAT(d2h->reason, !hdb_test::contains_text("scattered"));
 }
 
 TEST_CASE("check: a link trained to Gen4 under load is a FAIL naming the GPU", "[check]") {
