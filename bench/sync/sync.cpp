@@ -489,7 +489,7 @@ void register_device_cases(const run_options& options, const device_info& d, con
     if (every && *every != never) params.emplace_back("every", std::to_string(*every));
     case_spec spec = make_case("sync", "trap", std::move(params), on);
     // The asynchronous read-back every 64th step gates (docs/sync.md, "Headline metrics"): the host
-    // never waits for it, so its ratio keeps to 0.969-0.978 on nine H200 machines. The stalls do
+    // never waits for it, so its ratio keeps to 0.969-0.978 on ten H200 machines. The stalls do
     // not: every step they follow the host's level (CV up to 6.9 % over 10 repetitions), and even
     // every 64th step the pageable one read 0.940-0.959 on eight machines and 0.916 on the ninth,
     // where each wait cost twice as much (a sync alone 14 us instead of 7); that one is a check figure.
