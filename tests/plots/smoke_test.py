@@ -59,7 +59,7 @@ NODE_TWO_GPU_FIGURES = (
     "node_copy_latency_api_async_direction_h2d_host_kind_pinned_size_bytes_1_b_streams_1",
     "node_copy_latency_api_async_direction_d2h_host_kind_pinned_size_bytes_1_b_streams_1",
     "node_overlap_pipeline_efficiency_api_nonblocking_chunks_32_host_kind_pinned_regime_balanced_size_bytes_1_gib_streams_4",
-    "node_sync_trap_relative_throughput_api_readback_pageable_every_1",
+    "node_sync_trap_relative_throughput_api_readback_async_every_64",
     "node_p2p_bandwidth_api_staged_direction_uni_size_bytes_1_gib",
     "node_p2p_bandwidth_api_staged_direction_loopback_size_bytes_1_gib",
     "node_p2p_bandwidth_api_ce_peer_direction_uni_size_bytes_1_gib",
