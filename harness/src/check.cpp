@@ -118,7 +118,8 @@ void grade_against_band(check_line& line, const std::optional<expected_band>& ba
 // throttling), which the user should hear before suspecting the GPU. Factor 3 on the standard
 // deviation: a healthy run of the set's kind rarely comes near it (its repetitions' spread has
 // df >= 9), and the H200 runs that met a busy host scattered 3-9x (pinned 1 GiB copies
-// 51.8-55.3 GB/s where healthy runs held 55.2-55.5).
+// 51.8-55.3 GB/s where healthy runs held 55.2-55.5). Compared as the variance of the median, which
+// is the sample variance's ratio only at the members' repetition count: not for a --quick run.
 constexpr double unsteady_scatter_factor = 3.0;
 
 void note_unsteady_repetitions(check_line& line, const metric_noise* noise, const std::vector<double>& samples) {
@@ -278,7 +279,9 @@ std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const
       const auto key = key_of(row);
       grade_against_band(line, band_for(*set, key, direction, tests, alpha), direction);
       const auto own = samples.find(key);
-      note_unsteady_repetitions(line, set->model.find(key), own == samples.end() ? std::vector<double>{} : own->second);
+      if (!meta.value("quick", false)) {
+        note_unsteady_repetitions(line, set->model.find(key), own == samples.end() ? std::vector<double>{} : own->second);
+      }
     } else {
       grade_against_peak(line, row, meta, f);
     }

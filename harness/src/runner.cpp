@@ -473,8 +473,9 @@ int print_plan(const suite_run_options& options, std::ostream& out) {
   }
   std::vector<std::string> listing;
   std::string assumed;
-  const auto paired = options.assume_gpus > 1 || node.value("gpus", nlohmann::json::array()).size() > 1
-                          ? paired_reference_for(node) : std::nullopt;
+  const std::size_t planned_gpus =
+      options.assume_gpus > 0 ? static_cast<std::size_t>(options.assume_gpus) : node.value("gpus", nlohmann::json::array()).size();
+  const auto paired = planned_gpus > 1 ? paired_reference_for(node) : std::nullopt;
   if (options.assume_gpus > 0) {
     // Pairs of an assumed node are joined like the pairs of a reference run of the same GPU that has them.
     const nlohmann::json link = paired ? paired->pair_link : nlohmann::json();
