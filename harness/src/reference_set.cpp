@@ -148,6 +148,25 @@ std::optional<reference_set> find_reference_set(const json& run_meta, const std:
   return std::nullopt;
 }
 
+std::optional<reference_set> find_reference_set_of_gpu_model(const json& run_meta, const std::optional<fs::path>& explicit_dir) {
+  const auto kind = kind_of(run_meta);
+  const auto place = reference_place_for(explicit_dir);
+  if (!fs::is_directory(place.dir)) {
+    if (place.named) throw harness_error("reference directory " + place.dir.string() + " does not exist");
+    return std::nullopt;
+  }
+  std::optional<fs::path> best;
+  int best_gpus = 0;
+  for (const auto& dir : reference_sets_in(place.dir)) {
+    const auto other = read_noise_model(dir / noise_file).kind;
+    if (other.gpu_name != kind.gpu_name || (best && other.gpus >= best_gpus)) continue;
+    best = dir;
+    best_gpus = other.gpus;
+  }
+  if (!best) return std::nullopt;
+  return load_reference_set(*best);
+}
+
 std::optional<expected_band> band_for(const reference_set& set, const metric_key& key, better direction,
                                       std::size_t tests, double alpha, double threshold) {
   const auto* noise = set.model.find(key);

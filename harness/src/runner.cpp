@@ -67,10 +67,15 @@ std::string gpu_list(const std::vector<int>& gpus) {
   return text;
 }
 
-// The set whose runs price the plan: the one matching the node, or --reference.
+// The set whose runs price the plan: --reference when it names a set (of any kind: pricing needs
+// the same cases, not the same node), else the set of the node's kind, else the set of its GPU
+// model with the fewest GPUs (an eight-GPU node beside a one-GPU set).
 std::optional<reference_set> cost_set_for(const nlohmann::json& node, const suite_run_options& options) {
+  if (options.reference && is_reference_set(*options.reference)) return load_reference_set(*options.reference);
+  const nlohmann::json meta{{"node", node}};
   try {
-    return find_reference_set(nlohmann::json{{"node", node}}, options.reference);
+    if (auto set = find_reference_set(meta, options.reference)) return set;
+    return find_reference_set_of_gpu_model(meta, options.reference);
   } catch (const harness_error&) {
     if (options.reference) throw;
     return std::nullopt;  // a node without a kind: documented defaults

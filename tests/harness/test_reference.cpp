@@ -371,6 +371,19 @@ TEST_CASE("find_reference_set: by kind among sets, an explicit set of another ki
   CHECK_THROWS_AS(hdb::find_reference_set(nlohmann::json::object(), root), hdb::harness_error);
 }
 
+TEST_CASE("find_reference_set_of_gpu_model: a plan's prices for a node whose own kind has no set", "[reference]") {
+  const synthetic_set set;
+  const auto root = set.tmp.path();
+  // The same GPU on a Gen4 link: another kind, no set of its own, priced by the H200 set.
+  const auto gen4 = hdb::find_reference_set_of_gpu_model(meta_of({"x", {}, 0, 4}), root);
+  REQUIRE(gen4);
+  CHECK(gen4->dir == set.set_dir);
+  auto other_model = meta_of({"x", {}});
+  other_model["node"]["gpus"][0]["name"] = "NVIDIA A100-SXM4-80GB";
+  CHECK_FALSE(hdb::find_reference_set_of_gpu_model(other_model, root));
+  CHECK_THROWS_WITH(hdb::find_reference_set_of_gpu_model(other_model, root / "missing"), hdb_test::contains_text("does not exist"));
+}
+
 TEST_CASE("validate: leave-one-out and an extra run quiet, planted 5 % caught on every headline", "[reference]") {
   const synthetic_set set;
   hdb::validate_options options;

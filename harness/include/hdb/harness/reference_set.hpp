@@ -51,6 +51,13 @@ struct reference_place {
 [[nodiscard]] std::optional<reference_set> find_reference_set(const nlohmann::json& run_meta,
                                                               const std::optional<std::filesystem::path>& explicit_dir);
 
+// The set of the run's GPU model with the fewest GPUs (the first in name order among equals),
+// whatever its kind otherwise: what prices a plan where no set of the node's own kind exists (an
+// eight-GPU node beside a one-GPU set), never what a verdict is graded against. nullopt when
+// none; throws harness_error for a run without a node or a named directory that does not exist.
+[[nodiscard]] std::optional<reference_set> find_reference_set_of_gpu_model(
+    const nlohmann::json& run_meta, const std::optional<std::filesystem::path>& explicit_dir);
+
 // What a single healthy run of this kind reads for one metric: values inside [low, high] are
 // what compare against the whole set calls SAME (the prediction interval of one new run at level
 // alpha / tests, widened where the threshold says a smaller change does not matter). For
