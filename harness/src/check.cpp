@@ -260,9 +260,11 @@ std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const
     }
     figures.push_back(std::move(f));
   }
-  std::map<metric_key, std::vector<double>> samples;  // each figure's repetitions
-  for (const auto& row : rows) {
-    if (row.stat == statistic::sample && row.status == row_status::ok && row.value) samples[key_of(row)].push_back(*row.value);
+  std::map<metric_key, std::vector<double>> samples;  // each figure's repetitions, for the scatter note
+  if (set != nullptr) {
+    for (const auto& row : rows) {
+      if (row.stat == statistic::sample && row.status == row_status::ok && row.value) samples[key_of(row)].push_back(*row.value);
+    }
   }
   // Bonferroni over the figures held against the set, as compare's m.
   const std::size_t tests = std::max<std::size_t>(figures.size(), 1);

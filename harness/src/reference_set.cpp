@@ -126,23 +126,32 @@ std::vector<fs::path> reference_sets_in(const fs::path& place) {
   return sets;
 }
 
+namespace {
+
+// Where to look for sets, when it exists; a directory the user named must.
+std::optional<fs::path> existing_reference_place(const std::optional<fs::path>& explicit_dir) {
+  const auto place = reference_place_for(explicit_dir);
+  if (fs::is_directory(place.dir)) return place.dir;
+  if (place.named) throw harness_error("reference directory " + place.dir.string() + " does not exist");
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<reference_set> find_reference_set(const json& run_meta, const std::optional<fs::path>& explicit_dir) {
   const auto kind = kind_of(run_meta);
-  const auto place = reference_place_for(explicit_dir);
-  if (!fs::is_directory(place.dir)) {
-    if (place.named) throw harness_error("reference directory " + place.dir.string() + " does not exist");
-    return std::nullopt;
-  }
-  if (is_reference_set(place.dir)) {
-    auto set = load_reference_set(place.dir);
+  const auto place = existing_reference_place(explicit_dir);
+  if (!place) return std::nullopt;
+  if (is_reference_set(*place)) {
+    auto set = load_reference_set(*place);
     if (set.model.kind == kind) return set;
     if (explicit_dir) {
-      throw harness_error("reference set " + place.dir.string() + " is for " + describe(set.model.kind) + "; this run is " +
+      throw harness_error("reference set " + place->string() + " is for " + describe(set.model.kind) + "; this run is " +
                           describe(kind));
     }
     return std::nullopt;
   }
-  for (const auto& dir : reference_sets_in(place.dir)) {
+  for (const auto& dir : reference_sets_in(*place)) {
     if (read_noise_model(dir / noise_file).kind == kind) return load_reference_set(dir);
   }
   return std::nullopt;
@@ -150,14 +159,11 @@ std::optional<reference_set> find_reference_set(const json& run_meta, const std:
 
 std::optional<reference_set> find_reference_set_of_gpu_model(const json& run_meta, const std::optional<fs::path>& explicit_dir) {
   const auto kind = kind_of(run_meta);
-  const auto place = reference_place_for(explicit_dir);
-  if (!fs::is_directory(place.dir)) {
-    if (place.named) throw harness_error("reference directory " + place.dir.string() + " does not exist");
-    return std::nullopt;
-  }
+  const auto place = existing_reference_place(explicit_dir);
+  if (!place) return std::nullopt;
   std::optional<fs::path> best;
   int best_gpus = 0;
-  for (const auto& dir : reference_sets_in(place.dir)) {
+  for (const auto& dir : reference_sets_in(*place)) {
     const auto other = read_noise_model(dir / noise_file).kind;
     if (other.gpu_name != kind.gpu_name || (best && other.gpus >= best_gpus)) continue;
     best = dir;
