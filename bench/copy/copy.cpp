@@ -337,6 +337,12 @@ cudaMemPool_t create_caching_pool(int device) {
   return pool;
 }
 
+// std::free as a deleter type (decltype(&std::free) would carry its attributes into a template
+// argument, which g++ 13 warns about).
+struct free_deleter {
+  void operator()(void* p) const noexcept { std::free(p); }
+};
+
 // What the stream-ordered allocator needs: its own pool and a stream. Empty for the others.
 struct allocator_context {
   explicit allocator_context(alloc_api api) {
@@ -370,7 +376,7 @@ alloc_timing time_allocation(alloc_api api, std::size_t bytes, const allocator_c
       break;
     case alloc_api::host_register: {
       // The pages exist before pinning (touched outside the timer): this times the pinning alone.
-      auto pages = std::unique_ptr<void, decltype(&std::free)>(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096), &std::free);
+      auto pages = std::unique_ptr<void, free_deleter>(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096));
       if (!pages) throw std::bad_alloc();
       std::memset(pages.get(), 1, bytes);
       t.acquire_us = host_time_us([&] { HDB_CUDA_CALL(cudaHostRegister(pages.get(), bytes, cudaHostRegisterDefault)); });
