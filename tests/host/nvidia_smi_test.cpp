@@ -75,6 +75,8 @@ TEST_CASE("query_gpus runs nvidia-smi from PATH and retries the old reason name"
   hdb_test::temp_dir dir;
   const hdb_test::scoped_env path("PATH", dir.path().string() + ":/usr/bin:/bin");
   SECTION("no nvidia-smi") {
+    // Only the empty folder: a GPU node has a real nvidia-smi in /usr/bin.
+    const hdb_test::scoped_env only_empty("PATH", dir.path().string());
     const auto q = hdb::query_gpus(fields);
     CHECK(q.gpus.empty());
     CHECK(q.error == "nvidia-smi not found in PATH");
