@@ -7,8 +7,10 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "hdb/harness/compare_model.hpp"
+#include "hdb/harness/declaration.hpp"
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/noise_model.hpp"
@@ -79,37 +81,58 @@ std::string signed_percent(double fraction) {
   return (fraction >= 0 ? "+" : "") + format_fixed(fraction * 100, 1) + " %";
 }
 
-// One figure: a median row and how it prints.
+// One figure: a median row, how it prints and the tolerance that judges it.
 struct figure {
   const result_row* row;
   std::string label;
   bool graded_by_peak = true;
   std::string peak_note;  // why % of peak does not grade it
+  std::optional<double> tolerance;
+  bool host_bound = false;
 };
 
-void grade_against_band(check_line& line, const std::optional<expected_band>& band, better direction) {
-  line.expected.band = band;
-  if (!band) {
+// A figure's line against the set: compare's decision (band and all), then the rule.
+void grade_against_set(check_line& line, const comparison* compared, better direction, const figure& f) {
+  if (compared == nullptr || !compared->decision.band_low || !compared->decision.band_high) {
     line.result = grade::warn;
-    line.reason = "no reference entry: the set's runs did not measure it";
+    line.reason = compared == nullptr ? "no reference entry: the set's runs did not measure it"
+                                      : "no band: fewer than 2 of the set's runs measured it";
     return;
   }
+  const auto& decision = compared->decision;
+  line.expected.band = expected_band{compared->reference, *decision.band_low, *decision.band_high,
+                                     compared->baselines.size(), decision.detectable.value_or(0)};
   const double value = *line.value;
-  const double change = value / band->centre - 1;
-  const bool below = value < band->low, above = value > band->high;
-  const bool worse = direction == better::higher ? below : above;
-  const bool better_than = direction == better::higher ? above : below;
-  const auto from_centre = signed_percent(change) + " from the set's centre " + format_figure(band->centre);
-  if (worse) {
-    line.result = grade::fail;
-    line.reason = from_centre + ", worse than a healthy node of this kind reads (detectable " +
-                  percent_text(band->detectable) + ")";
-  } else if (better_than) {
-    line.result = grade::warn;
-    line.reason = from_centre + ", better than the set's band: a faster node than the set's runs, or a set to renew";
+  const double worse = worse_by(value, compared->reference, direction);
+  line.result = judge_figure(decision.result, worse, f.tolerance, f.host_bound);
+  const auto centre = " the set's centre " + format_figure(compared->reference);
+  const auto percent = [](double fraction) { return format_fixed(fraction * 100, 1) + " %"; };
+  const std::string host = f.host_bound ? "host line: " : "";
+  const std::string host_why =
+      f.host_bound ? ": the host's CPU, memory and neighbours set this figure, not the GPU or its link" : "";
+  const std::string worse_word = line.unit == "GB/s" || line.unit == "us" ? "slower" : "worse";
+  switch (decision.result) {
+    case verdict::same:
+      line.reason = host + "within the band (" + signed_percent(decision.change) + " from" + centre + ")";
+      return;
+    case verdict::faster:
+      line.reason = host + signed_percent(decision.change) + " from" + centre + ", better than the set's band" +
+                    (f.host_bound ? ": a faster host than the set's" : ": a faster node than the set's runs, or a set to renew");
+      return;
+    case verdict::slower:
+      break;
+  }
+  if (!f.tolerance) {
+    line.reason = signed_percent(decision.change) + " from" + centre +
+                  ", worse than a healthy node of this kind reads; no tolerance is declared for it, so the band alone decides";
+  } else if (line.result == grade::fail) {
+    line.reason = host + worse_word + " than" + centre + " by " + percent(worse) +
+                  ": outside the band of healthy nodes of this kind and beyond the " + format_figure(*f.tolerance * 100) + " %" +
+                  " that matters for a node" + host_why;
   } else {
-    line.result = grade::pass;
-    line.reason = "within the band (" + from_centre + ")";
+    line.reason = host + worse_word + " than the set's machines by " + percent(worse) + " (centre " +
+                  format_figure(compared->reference) + "), outside their band but within the " + format_figure(*f.tolerance * 100) + " %" +
+                  " that matters for a node" + host_why;
   }
 }
 
@@ -122,15 +145,18 @@ void grade_against_band(check_line& line, const std::optional<expected_band>& ba
 // is the sample variance's ratio only at the members' repetition count: not for a --quick run.
 constexpr double unsteady_scatter_factor = 3.0;
 
-void note_unsteady_repetitions(check_line& line, const metric_noise* noise, const std::vector<double>& samples) {
-  if (line.result != grade::fail || noise == nullptr || !noise->within_variance || !(*noise->within_variance > 0)) return;
+void note_unsteady_repetitions(check_line& line, const comparison* compared, const metric_noise* noise,
+                               const std::vector<double>& samples) {
+  if (compared == nullptr || compared->decision.result != verdict::slower) return;
+  if (noise == nullptr || !noise->within_variance || !(*noise->within_variance > 0)) return;
   const double own = repetition_variance({run_metric{samples, *line.value}});
   if (!(own > 0)) return;
   const double factor = std::sqrt(own / *noise->within_variance);
   if (factor < unsteady_scatter_factor) return;
   line.reason += "; its repetitions scattered " + format_fixed(factor, 1) +
                  "x as widely as the set's runs' did: the node was not steady while it ran (another tenant of the "
-                 "host, its memory or the link; throttling)";
+                 "host, its memory or the link; throttling)" +
+                 (line.result == grade::warn ? ": re-run it" : "");
 }
 
 void grade_against_peak(check_line& line, const result_row& row, const json& meta, const figure& f) {
@@ -204,14 +230,55 @@ std::string_view to_string(grade value) {
   return "?";
 }
 
+double worse_by(double value, double centre, better direction) {
+  switch (direction) {
+    case better::higher: return 1 - value / centre;
+    case better::lower: return value / centre - 1;
+    case better::neutral: return 0;
+  }
+  return 0;
+}
+
+grade judge_figure(verdict decision, double worse, std::optional<double> tolerance, bool host_bound) {
+  switch (decision) {
+    case verdict::same: return grade::pass;
+    case verdict::faster: return host_bound ? grade::pass : grade::warn;
+    case verdict::slower: return !tolerance || worse > *tolerance ? grade::fail : grade::warn;
+  }
+  return grade::fail;
+}
+
 std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const json& meta, const reference_set* set,
-                                      double alpha) {
+                                      double alpha, const fs::path& schema_dir) {
   std::map<std::string, family_declaration> declarations;
   for (const auto& row : rows) {
     if (!declarations.contains(row.family)) {
       if (auto d = declaration_in(meta, row.family)) declarations.emplace(row.family, std::move(*d));
     }
   }
+  // The tolerances: the judging hdbench's declaration of the family where it has one.
+  std::map<std::string, family_declaration> rules;
+  for (const auto& [family, declaration] : declarations) {
+    const auto installed = schema_dir.empty() ? fs::path() : schema_dir / (family + ".json");
+    if (!installed.empty() && fs::exists(installed)) {
+      try {
+        rules.emplace(family, read_declaration(installed));
+        continue;
+      } catch (const harness_error&) {
+        // an unreadable installed declaration: the run's own judges
+      }
+    }
+    rules.emplace(family, declaration);
+  }
+  const auto tolerance_of = [&](const std::string& family, const check_decl* check, const std::string& metric) {
+    const auto& rule = rules.at(family);
+    const check_decl* same_check = nullptr;
+    if (check != nullptr) {
+      const auto it = std::find_if(rule.checks.begin(), rule.checks.end(), [&](const check_decl& c) { return c.label == check->label; });
+      if (it != rule.checks.end()) same_check = &*it;
+    }
+    return std::pair{rule.tolerance(same_check, metric), same_check != nullptr ? same_check->host_bound : check != nullptr && check->host_bound};
+  };
   // The figures, in file order: a row a check selects prints under the check's label (a
   // headline included); any other gating headline under a label made of its parameters.
   std::vector<figure> figures;
@@ -241,7 +308,8 @@ std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const
     }
     const bool gates = row.headline && row.better_direction && *row.better_direction != better::neutral;
     if (check == nullptr && !gates) continue;
-    figure f{&row, {}, true, {}};
+    figure f{&row, {}, true, {}, {}, false};
+    if (declarations.contains(row.family)) std::tie(f.tolerance, f.host_bound) = tolerance_of(row.family, check, row.metric);
     if (check != nullptr) {
       checks_found.insert(row.family + "/" + check->label);
       const auto rest = generic_label(row, check->parameters);
@@ -261,13 +329,25 @@ std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const
     figures.push_back(std::move(f));
   }
   std::map<metric_key, std::vector<double>> samples;  // each figure's repetitions, for the scatter note
+  // The run compared with the set's members, every metric, as `hdbench compare SET RUN --all`.
+  std::vector<indexed_run> members;
+  comparison_set compared;
+  std::map<metric_key, const comparison*> decisions;
   if (set != nullptr) {
     for (const auto& row : rows) {
       if (row.stat == statistic::sample && row.status == row_status::ok && row.value) samples[key_of(row)].push_back(*row.value);
     }
+    for (const auto& member : set->runs) members.push_back(index_run(member));
+    loaded_run current;
+    current.name = meta.value("run_id", std::string("current"));
+    current.rows = rows;
+    current.meta = meta;
+    judge_options options;
+    options.alpha = alpha;
+    options.all = true;
+    compared = build_comparisons(members, index_run(std::move(current)), options, &set->model);
+    for (const auto& c : compared.compared) decisions[c.key] = &c;
   }
-  // Bonferroni over the figures held against the set, as compare's m.
-  const std::size_t tests = std::max<std::size_t>(figures.size(), 1);
   for (const auto& f : figures) {
     const auto& row = *f.row;
     check_line line;
@@ -279,10 +359,12 @@ std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const
     const auto direction = row.better_direction.value_or(better::higher);
     if (set != nullptr) {
       const auto key = key_of(row);
-      grade_against_band(line, band_for(*set, key, direction, tests, alpha), direction);
+      const auto decision = decisions.find(key);
+      const comparison* c = decision == decisions.end() ? nullptr : decision->second;
+      grade_against_set(line, c, direction, f);
       const auto own = samples.find(key);
       if (!meta.value("quick", false)) {
-        note_unsteady_repetitions(line, set->model.find(key), own == samples.end() ? std::vector<double>{} : own->second);
+        note_unsteady_repetitions(line, c, set->model.find(key), own == samples.end() ? std::vector<double>{} : own->second);
       }
     } else {
       grade_against_peak(line, row, meta, f);
@@ -354,7 +436,7 @@ check_report check_run(const fs::path& run_dir, const check_options& options) {
                            format_figure(peak_pass_percent) + " %, WARN >= " + format_figure(peak_warn_percent) +
                            " %, FAIL below, of the traffic class's theoretical rate); figures without a peak are not graded");
   }
-  report.lines = grade_figures(run.rows, meta, set ? &*set : nullptr, options.alpha);
+  report.lines = grade_figures(run.rows, meta, set ? &*set : nullptr, options.alpha, options.schema_dir);
   auto health = health_lines(meta, set ? &set->model.kind : nullptr, report.lines);
   report.lines.insert(report.lines.end(), std::make_move_iterator(health.begin()), std::make_move_iterator(health.end()));
   count(report);

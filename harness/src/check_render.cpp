@@ -42,7 +42,8 @@ std::string render_text(const check_report& report) {
   std::string out = "hdbench check: run " + report.run + " on " + report.node_kind + "\n";
   if (report.set) {
     out += "reference: set " + *report.set + " (" + display_path(report.set_dir) + ", " + std::to_string(report.set_runs) +
-           " runs); FAIL = worse than the band a healthy node of this kind reads, WARN = better than it or no entry\n";
+           " runs); FAIL = outside the band healthy nodes of this kind read and worse than its centre by more than the "
+           "figure's tolerance, WARN = outside the band within it (or better, or no entry)\n";
   }
   for (const auto& note : report.notes) out += "note: " + note + "\n";
   table_rows rows;

@@ -43,12 +43,6 @@ void install_interrupt_handler() {
   ::sigaction(SIGTERM, &action, nullptr);
 }
 
-fs::path own_directory() {
-  std::error_code ec;
-  const auto exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::current_path() : exe.parent_path();
-}
-
 fs::path existing_run_dir(const std::string& text) {
   const fs::path dir(text);
   if (!fs::is_directory(dir)) throw harness_error("not a directory: " + text);

@@ -456,9 +456,13 @@ metric_decision decide_against_runs(const std::vector<run_metric>& baselines, co
   const auto limits = flag_limits_for(half_width, threshold);
   if (direction == better::neutral) {
     d.detectable = std::expm1(half_width);
+    d.band_low = std::exp(mean_log - half_width);
+    d.band_high = std::exp(mean_log + half_width);
     d.note = neutral_note;
     return d;
   }
+  d.band_low = std::exp(mean_log + limits.low);
+  d.band_high = std::exp(mean_log + limits.high);
   d.detectable = direction == better::higher ? -std::expm1(limits.low) : std::expm1(limits.high);
   if (std::abs(d_log) <= half_width) return d;  // within run-to-run noise
   // The interval d_log +- half_width, as relative changes in the bad and the good direction.

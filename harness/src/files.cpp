@@ -104,4 +104,10 @@ std::string display_path(const std::filesystem::path& path) {
   return relative.string();
 }
 
+std::filesystem::path own_directory() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::current_path() : exe.parent_path();
+}
+
 }  // namespace hdb

@@ -169,3 +169,35 @@ TEST_CASE("Google Benchmark's own JSON keys are known", "[schema]") {
   CHECK_FALSE(hdb::is_benchmark_field("bandwidth"));
   CHECK_FALSE(hdb::is_benchmark_field("waiter_cpu_time"));
 }
+
+TEST_CASE("tolerances: a fraction per metric or check, and every figure check grades has one", "[schema]") {
+  const std::string tolerant =
+      R"("bandwidth": {"unit": "GB/s", "better": "higher", "tolerance": 0.03, "description": "d", "traffic": ["pcie_per_direction"]},
+         "time": {"unit": "us", "better": "lower", "description": "t"})";
+  const std::string host_check =
+      R"(, "checks": [{"label": "slow h2d", "case": "bandwidth", "parameters": {"direction": "h2d"}, "metric": "bandwidth",
+                       "tolerance": 0.5, "host_bound": true, "description": "d"},
+                      {"label": "any", "case": "bandwidth", "metric": "bandwidth", "description": "d"}])";
+  const auto d = hdb::parse_declaration(std::string_view(declaration(parameters, tolerant, cases, host_check)));
+  REQUIRE(d.checks.size() == 2);
+  CHECK(d.tolerance(&d.checks[0], "bandwidth") == 0.5);
+  CHECK(d.checks[0].host_bound);
+  CHECK(d.tolerance(&d.checks[1], "bandwidth") == 0.03);  // the metric's
+  CHECK_FALSE(d.checks[1].host_bound);
+  CHECK(d.tolerance(nullptr, "bandwidth") == 0.03);
+  CHECK_FALSE(d.tolerance(nullptr, "time"));
+  CHECK_NOTHROW(hdb::require_documented(d));
+
+  check_rejected(declaration(parameters, R"("b": {"unit": "us", "better": "lower", "tolerance": 3, "description": "d"})", ""),
+                 "metric 'b'.tolerance: must be a fraction between 0 and 1");
+  check_rejected(declaration(parameters, tolerant, cases,
+                             R"(, "checks": [{"label": "x", "case": "bandwidth", "metric": "bandwidth", "host_bound": 1}])"),
+                 "check 'x'.host_bound: is not true or false");
+  // A gating headline without a tolerance, and a check of a metric without one, are not documented.
+  CHECK_THROWS_WITH(hdb::require_documented(valid()),
+                    hdb_test::contains_text("metric 'bandwidth': is a headline of case kind 'bandwidth', so it needs a \"tolerance\""));
+  const auto untolerated = hdb::parse_declaration(std::string_view(declaration(
+      parameters, tolerant, cases, R"(, "checks": [{"label": "t", "case": "other", "metric": "time", "description": "d"}])")));
+  CHECK_THROWS_WITH(hdb::require_documented(untolerated),
+                    hdb_test::contains_text("check 't': needs a \"tolerance\", its own or its metric's"));
+}

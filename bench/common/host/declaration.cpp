@@ -93,6 +93,16 @@ parameter_decl read_parameter(const reader& r, const std::string& name, const or
   return p;
 }
 
+// "tolerance": a fraction in (0, 1); absent is nullopt.
+std::optional<double> read_tolerance(const reader& r, const ordered_json& j, const std::string& where) {
+  const auto it = j.find("tolerance");
+  if (it == j.end()) return std::nullopt;
+  if (!it->is_number() || !(it->get<double>() > 0) || !(it->get<double>() < 1)) {
+    r.fail(where + ".tolerance", "must be a fraction between 0 and 1 (0.03 for 3 %)");
+  }
+  return it->get<double>();
+}
+
 metric_decl read_metric(const reader& r, const std::string& name, const ordered_json& j) {
   const std::string where = "metric '" + name + "'";
   if (!j.is_object()) r.fail(where, "is not an object");
@@ -111,6 +121,7 @@ metric_decl read_metric(const reader& r, const std::string& name, const ordered_
   m.direction = directions.at(direction);
   m.description = r.text(j, "description", where, false);
   m.traffic = r.list(j, "traffic", where);
+  m.tolerance = read_tolerance(r, j, where);
   return m;
 }
 
@@ -167,7 +178,8 @@ check_decl read_check(const reader& r, const family_declaration& d, std::size_t 
   std::string where = "check " + std::to_string(index);
   if (!j.is_object()) r.fail(where, "is not an object");
   for (const auto& [key, value] : j.items()) {
-    static const std::array<std::string_view, 6> known = {"label", "case", "parameters", "metric", "graded_by_peak", "description"};
+    static const std::array<std::string_view, 8> known = {"label",     "case",       "parameters", "metric", "graded_by_peak",
+                                                          "tolerance", "host_bound", "description"};
     if (std::find(known.begin(), known.end(), key) == known.end()) r.fail(where, "unknown field \"" + key + "\"");
   }
   check_decl c;
@@ -192,6 +204,11 @@ check_decl read_check(const reader& r, const family_declaration& d, std::size_t 
   if (const auto it = j.find("graded_by_peak"); it != j.end()) {
     if (!it->is_boolean()) r.fail(where + ".graded_by_peak", "is not true or false");
     c.graded_by_peak = it->get<bool>();
+  }
+  c.tolerance = read_tolerance(r, j, where);
+  if (const auto it = j.find("host_bound"); it != j.end()) {
+    if (!it->is_boolean()) r.fail(where + ".host_bound", "is not true or false");
+    c.host_bound = it->get<bool>();
   }
   c.description = r.text(j, "description", where, false);
   return c;
@@ -238,6 +255,12 @@ const traffic_class* find_traffic_class(std::string_view name, const family_decl
 
 const parameter_decl* family_declaration::parameter(std::string_view name) const { return find_named(parameters, name); }
 const metric_decl* family_declaration::metric(std::string_view name) const { return find_named(metrics, name); }
+
+std::optional<double> family_declaration::tolerance(const check_decl* check, std::string_view metric_name) const {
+  if (check != nullptr && check->tolerance) return check->tolerance;
+  const auto* m = metric(metric_name);
+  return m != nullptr ? m->tolerance : std::nullopt;
+}
 const case_decl* family_declaration::case_kind(std::string_view name) const { return find_named(cases, name); }
 
 family_declaration parse_declaration(const ordered_json& document) {
@@ -297,6 +320,15 @@ void require_documented(const family_declaration& d) {
   }
   for (const auto& c : d.cases) {
     if (c.description.empty()) r.fail("case '" + c.name + "'", "needs a \"description\"");
+    for (const auto& h : c.headlines) {
+      const auto* m = d.metric(h);
+      if (m->direction != better::neutral && !m->tolerance) {
+        r.fail("metric '" + h + "'", "is a headline of case kind '" + c.name + "', so it needs a \"tolerance\" for check");
+      }
+    }
+  }
+  for (const auto& c : d.checks) {
+    if (!d.tolerance(&c, c.metric)) r.fail("check '" + c.label + "'", "needs a \"tolerance\", its own or its metric's");
   }
 }
 

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hdb/harness/compare_model.hpp"
+#include "hdb/harness/files.hpp"
 #include "hdb/harness/reference_set.hpp"
 #include "hdb/harness/traffic.hpp"
 
@@ -54,7 +55,11 @@ struct check_line {
 
 struct check_options {
   std::optional<std::filesystem::path> reference;  // --reference: a set or a directory of sets
-  double alpha = 0.05;  // family-wise over the figures graded against the set (band_for's tests)
+  double alpha = 0.05;  // compare's significance level, family-wise over the gating headlines
+  // The declarations whose tolerances judge the figures (schema/<family>.json beside hdbench): the
+  // rule is the judging hdbench's, so a run made before tolerances were declared is judged alike.
+  // A family without one there is judged by its run's own declaration.
+  std::filesystem::path schema_dir = own_directory() / "schema";
 };
 
 struct check_report {
@@ -72,12 +77,26 @@ struct check_report {
 };
 
 // The figures and their grades, without health (check_run adds it): the median rows of the run
-// that gate (headline, better not neutral) and those its declarations' checks select, each graded
-// against `set` (band_for with alpha over every figure judged against it) or, without a set,
-// against its traffic class's peak. Failed cases are FAIL lines; a check whose case was skipped or
-// not measured is WARN. `meta` is the run's meta.json (declarations, node for % of peak).
+// that gate (headline, better not neutral) and those its declarations' checks select. Against
+// `set`, each figure reads compare's decision for it (`hdbench compare SET RUN --all`: the band a
+// healthy node of the kind reads, from the set's spread and this run's own repetitions) and then
+// its tolerance (judge_figure); without a set, its traffic class's peak. Failed cases are FAIL
+// lines; a check whose case was skipped or not measured is WARN. `meta` is the run's meta.json
+// (declarations, node for % of peak); `schema_dir` as check_options'.
 [[nodiscard]] std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const nlohmann::json& meta,
-                                                    const reference_set* set, double alpha);
+                                                    const reference_set* set, double alpha,
+                                                    const std::filesystem::path& schema_dir = {});
+
+// How much worse `value` is than `centre` in the bad direction, as a fraction (0.05: 5 % slower;
+// negative when better); 0 for neutral. compare's sign convention: (1 - v/c) when higher is better,
+// (v/c - 1) when lower is.
+[[nodiscard]] double worse_by(double value, double centre, better direction);
+
+// The one rule of a figure against a set (docs/harness.md, "check"): compare's decision says
+// whether it lies outside the band healthy nodes of the kind read; the tolerance says whether the
+// difference matters for a node. SLOWER and worse by more than the tolerance: FAIL; SLOWER within
+// it: WARN; FASTER: WARN (a host line: PASS, a faster host); SAME: PASS. No tolerance: SLOWER is FAIL.
+[[nodiscard]] grade judge_figure(verdict decision, double worse, std::optional<double> tolerance, bool host_bound);
 
 // The node's health from meta.json (check_health.cpp): PCIe link trained below its maximum or
 // below the kind's (`kind`: the set's, nullptr without one), PCIe replays or NVLink error counters

@@ -65,6 +65,9 @@ struct metric_decision {
   double change = 0;                  // (current - baseline) / baseline of the medians
   std::optional<double> p_value;      // when a test was used (two-sided, not adjusted)
   std::optional<double> detectable;   // minimum detectable change (relative) at this noise level
+  // Against run-to-run spread: the current values this decision calls SAME lie in [low, high]
+  // (below low is SLOWER for better::higher, above high for lower). What check prints as the band.
+  std::optional<double> band_low, band_high;
   std::string note;                   // why a test was not used, etc.
 };
 

@@ -31,4 +31,8 @@ void write_json_file(const std::filesystem::path& path, const nlohmann::json& va
 // committed from a checkout must not carry one machine's directory layout), else unchanged.
 [[nodiscard]] std::string display_path(const std::filesystem::path& path);
 
+// The directory of the running executable (hdbench's: suite.json and schema/ lie beside it);
+// the working directory when /proc/self/exe cannot be read.
+[[nodiscard]] std::filesystem::path own_directory();
+
 }  // namespace hdb

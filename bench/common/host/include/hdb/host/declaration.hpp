@@ -45,6 +45,10 @@ struct metric_decl {
   better direction = better::higher;
   std::string description;
   std::vector<std::string> traffic;  // classes a case may pick for it; empty: it has no peak
+  // The change that matters for a node (a fraction: 0.03 = 3 %): `hdbench check` FAILs a figure of
+  // this metric only when it is outside the set's band and worse than the set's centre by more
+  // than this. A check may declare its own. Every gating headline metric declares one.
+  std::optional<double> tolerance;
 };
 
 struct case_decl {
@@ -88,6 +92,11 @@ struct check_decl {
   // false: % of the traffic class's peak says nothing about the node (a pageable copy is bound by
   // the host's memcpy into a staging buffer), so without a reference set it is not graded.
   bool graded_by_peak = true;
+  // The metric's tolerance for this figure, where it differs (a pageable copy's against a pinned one's).
+  std::optional<double> tolerance;
+  // The host's CPU and memory set this figure's rate (pageable copies, host-staged transfers), not
+  // the GPU or its link: check words its line as the host's ("host_bound": true).
+  bool host_bound = false;
   std::string description;
 };
 
@@ -106,6 +115,8 @@ struct family_declaration {
   [[nodiscard]] const parameter_decl* parameter(std::string_view name) const;
   [[nodiscard]] const metric_decl* metric(std::string_view name) const;
   [[nodiscard]] const case_decl* case_kind(std::string_view name) const;
+  // The tolerance of a figure: the check's own, else its metric's; nullopt when neither declares one.
+  [[nodiscard]] std::optional<double> tolerance(const check_decl* check, std::string_view metric) const;
 };
 
 // The closed set of units.
@@ -130,8 +141,10 @@ inline constexpr std::string_view metric_units[] = {"GB/s", "us", "us/MiB", "B",
 [[nodiscard]] family_declaration parse_declaration(const nlohmann::ordered_json& document);
 // The same from text (a schema.json, or the context's `hdbench.schema`).
 [[nodiscard]] family_declaration parse_declaration(std::string_view text);
-// What a binary holds its own declaration to beyond the rules: a summary, and a description of
-// every metric and case kind (its --help and the schema doc print them). Throws declaration_error.
+// What a binary holds its own declaration to beyond the rules: a summary, a description of every
+// metric and case kind (its --help and the schema doc print them), and a tolerance for every
+// figure check grades (each check, and each headline metric whose better is not neutral). Throws
+// declaration_error.
 void require_documented(const family_declaration& declaration);
 
 // What is wrong with a case at registration, or nullopt: its kind and every label parameter
