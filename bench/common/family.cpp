@@ -124,9 +124,14 @@ device_info assumed_device(int index) {
   return d;
 }
 
-// Drops what the tier selection does not measure here (hdb/sweep.hpp).
-void keep_sweep(std::vector<case_spec>& cases, const run_options& options, std::size_t selected_devices,
+// Drops what the tier selection does not measure here (hdb/sweep.hpp); a selection naming a GPU
+// that is not selected is a usage error, not a full run.
+void keep_sweep(std::vector<case_spec>& cases, const run_options& options, const std::vector<device_info>& selected,
                 const family_declaration& schema) {
+  std::vector<int> indices;
+  for (const auto& d : selected) indices.push_back(d.index);
+  require_selected(options.sweep, indices);
+  const std::size_t selected_devices = selected.size();
   std::vector<case_shape> shapes;
   for (const case_spec& c : cases) shapes.push_back({&c.kind, &c.labels, &c.devices, !c.headline_metrics.empty()});
   const std::vector<bool> keep = cases_in_sweep(shapes, options.sweep, selected_devices, schema.checks);
@@ -320,7 +325,7 @@ int family_main(int argc, char** argv, const family_spec& family, std::string_vi
       for (int d = 0; d < assumed; ++d) env.devices.push_back(assumed_device(d));
       case_registry registry(cases);
       family.register_cases(options, env, registry);
-      keep_sweep(cases, options, env.devices.size(), schema);
+      keep_sweep(cases, options, env.devices, schema);
       for (const case_spec& spec : cases) std::printf("%s\n", spec.name.c_str());
       return 0;
     }
@@ -357,7 +362,7 @@ int family_main(int argc, char** argv, const family_spec& family, std::string_vi
     case_registry registry(cases);
     family.register_cases(options, env, registry);
     const std::size_t registered = cases.size();
-    keep_sweep(cases, options, env.devices.size(), schema);
+    keep_sweep(cases, options, env.devices, schema);
     if (!listing) {
       benchmark::AddCustomContext("hdbench.sweep", describe_sweep(options.sweep, cases.size(), registered));
     }

@@ -94,6 +94,25 @@ sweep_selection parse_sweep_selection(std::string_view devices, std::string_view
   return selection;
 }
 
+void require_selected(const sweep_selection& selection, const std::vector<int>& selected) {
+  const auto check = [&](std::string_view flag, int index) {
+    if (std::find(selected.begin(), selected.end(), index) != selected.end()) return;
+    std::string list;
+    for (const int d : selected) list += (list.empty() ? "" : ",") + std::to_string(d);
+    throw usage_error("--" + std::string(flag) + " names GPU " + std::to_string(index) + ", which is not one of this run's GPUs (" +
+                      list + ")");
+  };
+  if (selection.devices) {
+    for (const int d : *selection.devices) check("sweep-devices", d);
+  }
+  if (selection.pairs) {
+    for (const auto& [src, dst] : *selection.pairs) {
+      check("sweep-pairs", src);
+      check("sweep-pairs", dst);
+    }
+  }
+}
+
 std::vector<bool> cases_in_sweep(const std::vector<case_shape>& cases, const sweep_selection& selection,
                                  std::size_t selected_devices, const std::vector<check_decl>& checks) {
   if (!selection.devices && !selection.pairs) return std::vector<bool>(cases.size(), true);

@@ -121,3 +121,12 @@ TEST_CASE("sweep: bad --sweep-devices and --sweep-pairs values name the flag") {
   CHECK_THROWS_WITH(hdb::parse_sweep_selection("", "all"), hdb_test::contains_text("--sweep-devices"));
   CHECK(hdb::parse_sweep_selection("all", "none").pairs->empty());
 }
+
+TEST_CASE("sweep: a GPU the run did not select is refused, naming the flag and the run's GPUs") {
+  CHECK_THROWS_WITH(hdb::require_selected(hdb::parse_sweep_selection("9", "all"), {0}),
+                    "--sweep-devices names GPU 9, which is not one of this run's GPUs (0)");
+  CHECK_THROWS_WITH(hdb::require_selected(hdb::parse_sweep_selection("all", "0>3"), {0, 1}),
+                    "--sweep-pairs names GPU 3, which is not one of this run's GPUs (0,1)");
+  CHECK_NOTHROW(hdb::require_selected(hdb::parse_sweep_selection("1", "0>1"), {0, 1}));
+  CHECK_NOTHROW(hdb::require_selected(hdb::parse_sweep_selection("all", "none"), {4}));
+}

@@ -25,6 +25,10 @@ struct sweep_selection {
 // "0>1,0>4". Throws usage_error naming the flag.
 [[nodiscard]] sweep_selection parse_sweep_selection(std::string_view devices, std::string_view pairs);
 
+// Throws usage_error naming the flag when the selection names a GPU, or a pair's GPU, that is not
+// among `selected` (the run's GPUs): --sweep-devices=9 on one GPU would otherwise run everything.
+void require_selected(const sweep_selection& selection, const std::vector<int>& selected);
+
 // What the rule needs of a registered case.
 struct case_shape {
   const std::string* kind = nullptr;
