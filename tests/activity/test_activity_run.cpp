@@ -64,6 +64,8 @@ TEST_CASE("a run while another program loads the GPU is flagged", "[activity][ru
   fs::create_directories(out.path() / "smi");
   write_fake_smi(out.path() / "smi");
   const hdb_test::scoped_env path("PATH", (out.path() / "smi").string() + ":/usr/bin:/bin");
+  // Nor the real /proc: on a GPU node a GPU test beside this one holds the GPU's device file.
+  const hdb_test::scoped_env no_proc("HDBENCH_PROC", (out.path() / "no-proc").string());
 
   const auto run = run_good_family(out.path());
   const auto& activity = run.meta["families"]["good"]["activity"];

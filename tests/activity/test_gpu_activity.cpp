@@ -6,8 +6,12 @@
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/gpu_activity.hpp"
 #include "hdb/harness/report.hpp"
+#include "test_helpers.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <tuple>
 
 namespace {
 
@@ -223,4 +227,39 @@ TEST_CASE("activity anomalies", "[activity]") {
     CHECK(anomalies_of(json::object()).empty());
     CHECK(anomalies_of(json()).empty());
   }
+}
+
+TEST_CASE("device file holders name a co-tenant that nvidia-smi cannot list", "[activity]") {
+  namespace fs = std::filesystem;
+  hdb_test::temp_dir proc;
+  const auto gpu = [&](const std::string& bus, const std::string& minor, const std::string& uuid) {
+    fs::create_directories(proc.path() / "driver/nvidia/gpus" / bus);
+    std::ofstream(proc.path() / "driver/nvidia/gpus" / bus / "information")
+        << "Model: \t\t NVIDIA H200\nIRQ:   \t\t 42\nGPU UUID: \t " << uuid << "\nBus Location: \t " << bus
+        << "\nDevice Minor: \t " << minor << "\n";
+  };
+  const auto process = [&](const std::string& pid, const std::string& comm, const std::vector<std::string>& files) {
+    fs::create_directories(proc.path() / pid / "fd");
+    std::ofstream(proc.path() / pid / "comm") << comm << "\n";
+    for (std::size_t i = 0; i < files.size(); ++i) fs::create_symlink(files[i], proc.path() / pid / "fd" / std::to_string(i + 3));
+  };
+  gpu("0000:17:00.0", "0", "GPU-aaaa");
+  gpu("0000:2a:00.0", "1", "GPU-bbbb");
+  process("4242", "pcie-copy-load", {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia1"});
+  process("77", "nvidia-persiste", {"/dev/nvidia0", "/dev/nvidia1"});  // holds them, computes nothing
+  process("88", "bash", {"/dev/pts/0"});
+  process("99", "python3", {"/dev/nvidia0", "/dev/nvidia1", "/dev/nvidia10"});
+  fs::create_directories(proc.path() / "self");  // not a pid
+  auto holders = hdb::device_file_holders(proc.path());
+  std::sort(holders.begin(), holders.end(), [](const auto& a, const auto& b) { return std::tie(a.pid, a.gpu_uuid) < std::tie(b.pid, b.gpu_uuid); });
+  REQUIRE(holders.size() == 3);
+  CHECK(holders[0].pid == 99);
+  CHECK(holders[0].name == "python3");
+  CHECK(holders[0].gpu_uuid == "GPU-aaaa");
+  CHECK(holders[1].gpu_uuid == "GPU-bbbb");  // /dev/nvidia10 is no GPU of this node
+  CHECK(holders[2].pid == 4242);
+  CHECK(holders[2].name == "pcie-copy-load");
+  CHECK(holders[2].gpu_uuid == "GPU-bbbb");
+  CHECK_FALSE(holders[2].used_memory_mib);
+  CHECK(hdb::device_file_holders(proc.path() / "missing").empty());
 }

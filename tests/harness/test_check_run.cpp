@@ -43,6 +43,8 @@ TEST_CASE("check: a run's replay counters are read at its start and end", "[chec
   fs::create_directories(out.path() / "no-sets");
   write_fake_smi(out.path() / "smi");
   const hdb_test::scoped_env path("PATH", (out.path() / "smi").string() + ":/usr/bin:/bin");
+  // Nor the real /proc: on a GPU node a GPU test beside this one holds the GPU's device file.
+  const hdb_test::scoped_env no_proc("HDBENCH_PROC", (out.path() / "no-proc").string());
   auto options = hdb_test::standin_run_options(out.path(), HDB_STANDIN_DIR);
   options.run_dir_file = out.path() / "run-dir";
   std::ostringstream log;

@@ -4,6 +4,7 @@
 // and just after it ends. Another process on a measured GPU, a throttled clock or an SM clock
 // that fell while the family ran become anomalies in report.md. Without nvidia-smi the activity
 // is recorded as unknown, which is not an error.
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -95,8 +96,17 @@ struct link_health_snapshot {
 // Lines with a different number of fields are skipped.
 [[nodiscard]] std::vector<gpu_clock_state> parse_gpu_clock_states(std::string_view csv);
 
-// Runs both nvidia-smi queries (run_nvidia_smi, query_gpus). Processes whose pid is in
-// `own_pids` are marked harness_own. Never throws.
+// The processes that hold a GPU's device file (/dev/nvidia<minor>) open, from `proc`
+// (/proc: driver/nvidia/gpus/*/information maps each minor to its GPU UUID, <pid>/fd/* and
+// <pid>/comm name the holders). Every CUDA process opens the device files of the GPUs it sees, so
+// this names a co-tenant where nvidia-smi lists no compute process, as inside a container, whose
+// PID namespace nvidia-smi cannot map. Daemons that hold the files without computing
+// (nvidia-persistenced, DCGM's nv-hostengine, nvidia-smi) are left out;
+// used_memory_mib is unknown. Unreadable entries are skipped. Never throws.
+[[nodiscard]] std::vector<compute_process> device_file_holders(const std::filesystem::path& proc = "/proc");
+
+// Runs both nvidia-smi queries (run_nvidia_smi, query_gpus) and adds the device file holders
+// nvidia-smi did not list. Processes whose pid is in `own_pids` are marked harness_own. Never throws.
 [[nodiscard]] activity_snapshot take_activity_snapshot(const std::vector<long>& own_pids);
 
 // A family binary of hdbench itself ("/opt/hdbench/bin/hdbench-copy"): it holds the per-GPU lock
