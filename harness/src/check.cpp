@@ -355,6 +355,9 @@ std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const
     line.family = row.family;
     line.label = f.label;
     line.value = row.value;
+    line.key = key_of(row);
+    line.tolerance = f.tolerance;
+    line.host_bound = f.host_bound;
     line.unit = row.unit;
     const auto direction = row.better_direction.value_or(better::higher);
     if (set != nullptr) {

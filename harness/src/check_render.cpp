@@ -100,6 +100,8 @@ std::string render_json(const check_report& report) {
                      {"unit", line.unit},
                      {"reading", line.reading},
                      {"expected", std::move(expected)},
+                     {"tolerance", line.tolerance ? json(*line.tolerance) : json(nullptr)},
+                     {"host_bound", line.host_bound},
                      {"reason", line.reason}});
   }
   const json set = report.set ? json{{"name", *report.set}, {"dir", display_path(report.set_dir)}, {"runs", report.set_runs}}

@@ -1,8 +1,10 @@
 // `hdbench reference validate`: does the set keep quiet on its own healthy runs, and does it see
 // a planted change? Leave-one-out inside the set, extra runs against the whole set, planted copies.
+#include <algorithm>
 #include <cmath>
 #include <map>
 
+#include "hdb/harness/check.hpp"
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/reference_set.hpp"
 #include "hdb/harness/tables.hpp"
@@ -60,6 +62,91 @@ std::vector<indexed_run> all_but(const std::vector<indexed_run>& runs, std::size
   return others;
 }
 
+// `hdbench check` of `run` against `set`: its figures, then its health lines.
+std::vector<check_line> checked(const loaded_run& run, const reference_set& set, const validate_options& options) {
+  auto lines = grade_figures(run.rows, *run.meta, &set, options.alpha, options.schema_dir);
+  auto health = health_lines(*run.meta, &set.model.kind, lines);
+  lines.insert(lines.end(), std::make_move_iterator(health.begin()), std::make_move_iterator(health.end()));
+  return lines;
+}
+
+std::string line_text(const check_line& line) {
+  std::string gpus;
+  for (const int g : line.gpus) gpus += (gpus.empty() ? "GPU " : ",") + std::to_string(g);
+  return std::string(to_string(line.result)) + " " + (gpus.empty() ? "" : gpus + " ") + line.family + " " + line.label + ": " +
+         line.reason;
+}
+
+check_validation summarise(const std::string& run, const std::vector<check_line>& lines) {
+  check_validation v{run, 0, 0, {}};
+  for (const auto& line : lines) {
+    if (line.result == grade::fail) ++v.failed;
+    if (line.result == grade::warn) ++v.warned;
+    if (line.result == grade::fail || line.result == grade::warn) v.lines.push_back(line_text(line));
+  }
+  return v;
+}
+
+reference_set without(const reference_set& set, const std::vector<indexed_run>& others, const noise_model& model) {
+  reference_set rest{set.dir, {}, model};
+  for (const auto& other : others) rest.runs.push_back(other.run);
+  return rest;
+}
+
+// Check's rule against faults planted in a healthy run (validate_reference_set says which).
+std::vector<planted_check> check_planted_faults(const loaded_run& run, const reference_set& set,
+                                                const validate_options& options) {
+  std::vector<planted_check> out;
+  const auto healthy = checked(run, set, options);
+  // Every figure with a tolerance, worse by its planted amount, samples and median alike.
+  std::map<metric_key, std::pair<double, const check_line*>> planted;  // key -> relative change (signed)
+  for (const auto& line : healthy) {
+    if (!line.key || !line.tolerance || !line.value || !line.expected.band) continue;
+    const double worse = line.host_bound ? 0.6 * *line.tolerance : *line.tolerance + 0.02;
+    if (!(worse < 1)) continue;
+    planted[*line.key] = {worse, &line};
+  }
+  loaded_run copy = run;
+  copy.name += "+faults";
+  for (auto& row : copy.rows) {
+    if (!row.value || row.status != row_status::ok || !row.better_direction) continue;
+    const auto it = planted.find({row.family, row.case_name, row.device, row.gpus, row.params, row.metric});
+    if (it == planted.end()) continue;
+    *row.value *= *row.better_direction == better::lower ? 1 + it->second.first : 1 - it->second.first;
+  }
+  const auto faulty = checked(copy, set, options);
+  for (const auto& line : faulty) {
+    if (!line.key || !planted.contains(*line.key)) continue;
+    const auto& [worse, before] = planted.at(*line.key);
+    planted_check p;
+    p.fault = (line.host_bound ? "host line " : "") + format_fixed(worse * 100, 1) + " % worse (tolerance " +
+              format_figure(*line.tolerance * 100) + " %)";
+    p.figure = line.family + " " + line.label + " GPU " + (line.gpus.empty() ? "-" : std::to_string(line.gpus.front()));
+    // Beyond the tolerance, a figure FAILs where the planted value leaves the healthy run's band.
+    const auto& band = *before->expected.band;
+    const double value = *line.value;
+    const bool outside = (line.key && *before->value > 0) && (value < band.low || value > band.high);
+    p.expected = !line.host_bound && outside ? "FAIL" : "not FAIL";
+    p.got = std::string(to_string(line.result));
+    p.as_expected = (line.result == grade::fail) == (p.expected == "FAIL");
+    out.push_back(std::move(p));
+  }
+  // A link one generation below the kind's maximum: the health line FAILs whatever the figures say.
+  if (run.meta && !set.model.kind.pcie.empty() && set.model.kind.pcie.front().gen_max) {
+    auto meta = *run.meta;
+    auto& pcie = meta["node"]["gpus"][0]["pcie"];
+    pcie["gen_max"] = pcie["gen_current"] = *set.model.kind.pcie.front().gen_max - 1;
+    if (!pcie.contains("width_current") && pcie.contains("width_max")) pcie["width_current"] = pcie["width_max"];
+    const auto lines = health_lines(meta, &set.model.kind, {});
+    const auto link = std::find_if(lines.begin(), lines.end(), [](const check_line& l) { return l.label == "PCIe link"; });
+    planted_check p{"PCIe link at Gen" + std::to_string(*set.model.kind.pcie.front().gen_max - 1), "health PCIe link GPU 0",
+                    "FAIL", link == lines.end() ? "none" : std::string(to_string(link->result)), false};
+    p.as_expected = p.got == "FAIL";
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 std::string percent_or_dash(const std::optional<double>& fraction) {
   return fraction ? format_fixed(*fraction * 100, 2) + "%" : "-";
 }
@@ -86,6 +173,11 @@ validation validate_reference_set(const fs::path& set_dir, const std::vector<fs:
     if (options.plant && extra_runs.empty()) {
       counts.planted(build_comparisons(others, index_run(planted_copy(members[i].run, *options.plant)), options, &model));
     }
+    if (members[i].run.meta) {
+      const auto rest = without(set, others, model);
+      result.checks.push_back(summarise(members[i].run.name, checked(members[i].run, rest, options)));
+      if (options.plant && extra_runs.empty() && i == 0) result.planted_checks = check_planted_faults(members[i].run, rest, options);
+    }
   }
   for (const auto& path : extra_runs) {
     auto run = load_run(path);
@@ -94,7 +186,11 @@ validation validate_reference_set(const fs::path& set_dir, const std::vector<fs:
     }
     counts.healthy(build_comparisons(members, index_run(run), options, &set.model));
     if (options.plant) counts.planted(build_comparisons(members, index_run(planted_copy(run, *options.plant)), options, &set.model));
+    result.checks.push_back(summarise(run.name, checked(run, set, options)));
+    if (options.plant && result.planted_checks.empty()) result.planted_checks = check_planted_faults(run, set, options);
   }
+  for (const auto& c : result.checks) result.false_verdicts += c.failed;
+  for (const auto& p : result.planted_checks) result.missed += p.as_expected ? 0 : 1;
 
   // The figures against the whole set, for every gating headline the model knows.
   for (const auto& [key, noise] : set.model.metrics) {
@@ -161,6 +257,23 @@ std::string render_validation(const validation& result) {
     header.push_back("planted missed");
   }
   out += "\n" + text_table(header, rows) + "\n";
+  int check_fails = 0, check_warns = 0;
+  for (const auto& c : result.checks) {
+    check_fails += c.failed;
+    check_warns += c.warned;
+  }
+  out += "\ncheck, as `hdbench check` grades each run against the others: " + std::to_string(result.checks.size()) +
+         " runs, " + std::to_string(check_fails) + " FAIL and " + std::to_string(check_warns) + " WARN lines\n";
+  for (const auto& c : result.checks) {
+    for (const auto& line : c.lines) out += "  " + c.run + ": " + line + "\n";
+  }
+  if (!result.planted_checks.empty()) {
+    table_rows planted;
+    for (const auto& p : result.planted_checks) {
+      planted.push_back({p.figure, p.fault, p.expected, p.got, p.as_expected ? "yes" : "NO"});
+    }
+    out += "\ncheck's rule against planted faults:\n" + text_table({"figure", "planted", "rule says", "check", "as expected"}, planted) + "\n";
+  }
   const bool ok = result.false_verdicts == 0 && result.missed == 0;
   out += "hdbench reference validate: " + std::to_string(result.false_verdicts) + " false verdicts" +
          (result.plant ? ", " + std::to_string(result.missed) + " planted changes missed" : std::string()) + " over " +

@@ -97,13 +97,22 @@ std::vector<hdb::result_row> make_rows(const run_spec& spec) {
   return rows;
 }
 
+// The declaration check reads the headlines' tolerances from: 3 % for a bandwidth, 15 % for a latency.
+const char* const copy_declaration = R"({"family": "copy",
+  "parameters": {"direction": {"type": "text"}, "host_kind": {"type": "text"}},
+  "metrics": {"bandwidth": {"unit": "GB/s", "better": "higher", "tolerance": 0.03},
+              "latency": {"unit": "us", "better": "lower", "tolerance": 0.15}},
+  "cases": {"bandwidth": {"parameters": ["direction", "host_kind"], "metrics": ["bandwidth"], "headlines": ["bandwidth"]},
+            "latency": {"parameters": ["direction", "host_kind"], "metrics": ["latency"], "headlines": ["latency"]}}})";
+
 nlohmann::json meta_of(const run_spec& spec) {
   return {{"run_id", spec.run_id},
           {"node",
            {{"driver_release", "580"},
             {"gpus", nlohmann::json::array({{{"name", "NVIDIA H200"},
                                              {"pcie", {{"gen_max", spec.pcie_gen * 1.0}, {"width_max", 16.0}}},
-                                             {"nvlink", {{"links_active", 0}}}}})}}}};
+                                             {"nvlink", {{"links_active", 0}}}}})}}},
+          {"families", {{"copy", {{"status", "ok"}, {"schema", nlohmann::json::parse(copy_declaration)}}}}}};
 }
 
 fs::path write_run(const fs::path& base, const run_spec& spec) {
@@ -406,6 +415,27 @@ TEST_CASE("validate: leave-one-out and an extra run quiet, planted 5 % caught on
   CHECK(with_extra.headlines.front().same == 7);
   CHECK(with_extra.headlines.front().caught == 1);
   CHECK(hdb_test::contains(hdb::render_validation(with_extra), "0 false verdicts, 0 planted changes missed over 4 headlines; PASS"));
+  // check too: every member against the others and the extra run against the set, without a FAIL;
+  // the planted faults graded as the rule says (the pinned copies FAIL, the link FAILs).
+  CHECK(inside.checks.size() == 6);
+  CHECK(with_extra.checks.size() == 7);
+  for (const auto& c : with_extra.checks) CHECK(c.failed == 0);
+  const auto planted = [&](const std::string& fragment) -> const hdb::planted_check* {
+    for (const auto& p : with_extra.planted_checks) {
+      if (p.figure.find(fragment) != std::string::npos) return &p;
+    }
+    return nullptr;
+  };
+  for (const char* figure : {"bandwidth (direction=h2d host_kind=pinned)", "bandwidth (direction=d2h host_kind=pinned)",
+                             "health PCIe link"}) {
+    INFO(figure);
+    const auto* p = planted(figure);
+    REQUIRE(p != nullptr);
+    CHECK(p->expected == "FAIL");
+    CHECK(p->got == "FAIL");
+    CHECK(p->as_expected);
+  }
+  CHECK(hdb_test::contains(hdb::render_validation(with_extra), "check's rule against planted faults:"));
 
   SECTION("a 0.5 % plant is below what the set can see: missed, and validate says FAIL") {
     options.plant = 0.005;

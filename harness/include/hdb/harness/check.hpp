@@ -51,6 +51,10 @@ struct check_line {
   std::string reading;  // a health line's reading instead of a value: "Gen4 x16", "0 -> 17"
   figure_expectation expected;
   std::string reason;
+  // A figure's: the row it grades, and the tolerance and host wording that judged it.
+  std::optional<metric_key> key;
+  std::optional<double> tolerance;
+  bool host_bound = false;
 };
 
 struct check_options {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hdb/harness/compare_model.hpp"
+#include "hdb/harness/files.hpp"
 #include "hdb/harness/noise_model.hpp"
 
 namespace hdb {
@@ -108,23 +109,47 @@ struct headline_validation {
   int caught = 0, missed = 0;                         // planted changes
 };
 
+// One run's `hdbench check` against the rest of the set (a left-out member) or the whole set (an
+// extra run): its lines that are not PASS. A healthy run of the kind has no FAIL.
+struct check_validation {
+  std::string run;
+  int failed = 0, warned = 0;
+  std::vector<std::string> lines;  // "FAIL GPU 0 copy pinned h2d 1 GiB: <reason>"
+};
+
+// A planted fault and the grade the rule gives it (check_planted_faults).
+struct planted_check {
+  std::string fault;      // "every figure worse than its tolerance by 2 points", ...
+  std::string figure;     // the line's family and label, GPU
+  std::string expected;   // "FAIL", "not FAIL"
+  std::string got;        // the grade check gave
+  bool as_expected = false;
+};
+
 struct validation {
   std::string set_name;
   std::size_t members = 0, extra_runs = 0, tests = 0;
   std::optional<double> plant;
   std::vector<headline_validation> headlines;
+  std::vector<check_validation> checks;
+  std::vector<planted_check> planted_checks;
   std::vector<std::string> notes;
-  int false_verdicts = 0, missed = 0;
+  int false_verdicts = 0, missed = 0;  // check FAILs on healthy runs count as false verdicts
 };
 
 struct validate_options : judge_options {
   std::optional<double> plant;  // make every gating headline worse by this fraction
+  std::filesystem::path schema_dir = own_directory() / "schema";  // as check_options'
 };
 
 // Leave-one-out inside the set (each member against the others, the model re-learned without
 // it), each extra run against the whole set, and with `plant` a copy of each extra run (of each
 // left-out member when there is none) with every gating headline made worse: bandwidth x (1 - p),
-// time x (1 + p). Throws harness_error for a set with fewer than 2 members or an unreadable run.
+// time x (1 + p). Each of those runs is also checked (`hdbench check`: its FAIL and WARN lines),
+// and with `plant` the first of them carries the planted faults of check's rule: every figure
+// that is not a host line worse than its tolerance by 2 points (FAIL), every host line worse by
+// 0.6 of its tolerance (not FAIL), and GPU 0's PCIe link one generation below the kind's (FAIL).
+// Throws harness_error for a set with fewer than 2 members or an unreadable run.
 [[nodiscard]] validation validate_reference_set(const std::filesystem::path& set_dir,
                                                 const std::vector<std::filesystem::path>& extra_runs,
                                                 const validate_options& options);
