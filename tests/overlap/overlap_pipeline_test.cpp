@@ -99,7 +99,9 @@ TEST_CASE("timeline events are ordered within every chunk and inside the pass", 
     for (std::size_t i = 0; i < t.chunks.size(); ++i) {
       INFO("chunk " << i);
       const ov::chunk_timeline& c = t.chunks[i];
-      CHECK(c.h2d.start_us >= 0);
+      // Another lane may start up to one event record before the origin (pipeline.cpp), as the end
+      // may pass the total by the event resolution.
+      CHECK(c.h2d.start_us >= -1);
       CHECK(c.h2d.start_us <= c.h2d.end_us);
       CHECK(c.h2d.end_us <= c.kernel.start_us);
       CHECK(c.kernel.start_us <= c.kernel.end_us);
