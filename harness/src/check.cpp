@@ -106,7 +106,8 @@ void grade_against_set(check_line& line, const comparison* compared, better dire
   const double worse = worse_by(value, compared->reference, direction);
   line.result = judge_figure(decision.result, worse, f.tolerance, f.host_bound);
   const auto centre = " the set's centre " + format_figure(compared->reference);
-  const auto percent = [](double fraction) { return format_fixed(fraction * 100, 1) + " %"; };
+  const auto by = format_fixed(worse * 100, 1) + " %";
+  const auto tolerance = f.tolerance ? format_figure(*f.tolerance * 100) + " %" : std::string();
   const std::string host = f.host_bound ? "host line: " : "";
   const std::string host_why =
       f.host_bound ? ": the host's CPU, memory and neighbours set this figure, not the GPU or its link" : "";
@@ -126,13 +127,11 @@ void grade_against_set(check_line& line, const comparison* compared, better dire
     line.reason = signed_percent(decision.change) + " from" + centre +
                   ", worse than a healthy node of this kind reads; no tolerance is declared for it, so the band alone decides";
   } else if (line.result == grade::fail) {
-    line.reason = host + worse_word + " than" + centre + " by " + percent(worse) +
-                  ": outside the band of healthy nodes of this kind and beyond the " + format_figure(*f.tolerance * 100) + " %" +
-                  " that matters for a node" + host_why;
+    line.reason = host + worse_word + " than" + centre + " by " + by + ": outside the band of healthy nodes of this kind and beyond the " +
+                  tolerance + " that matters for a node" + host_why;
   } else {
-    line.reason = host + worse_word + " than the set's machines by " + percent(worse) + " (centre " +
-                  format_figure(compared->reference) + "), outside their band but within the " + format_figure(*f.tolerance * 100) + " %" +
-                  " that matters for a node" + host_why;
+    line.reason = host + worse_word + " than the set's machines by " + by + " (centre " + format_figure(compared->reference) +
+                  "), outside their band but within the " + tolerance + " that matters for a node" + host_why;
   }
 }
 

@@ -319,6 +319,49 @@ TEST_CASE("check: a figure worse than the band whose repetitions scattered far w
   }
 }
 
+TEST_CASE("check: the scatter note needs 3x the set's scatter, a figure worse than the band and a full run", "[check]") {
+  const fixture_set f;
+  const auto h2d_reason = [&](const std::string& id, double level, double scatter, bool quick) {
+    run_spec spec;
+    spec.run_id = id;
+    spec.gpus[0].pinned_h2d *= level;
+    spec.gpus[0].pinned_h2d_scatter = scatter;
+    const auto dir = write_run(f.dir.path(), spec);
+    if (quick) {
+      auto meta = *hdb::read_meta(dir / "meta.json");
+      meta["quick"] = true;
+      hdb::write_meta(dir / "meta.json", meta);
+    }
+    const auto report = hdb::check_run(dir, {f.set, 0.05});
+    INFO(describe_lines(report));
+    const auto* line = find_line(report, "pinned h2d 1 GiB", 0);
+    REQUIRE(line != nullptr);
+    return line->reason;
+  };
+  CHECK_THAT(h2d_reason("four", 0.96, 4, false), hdb_test::contains_text("scattered 4.0x"));
+  CHECK_THAT(h2d_reason("two", 0.96, 2, false), !hdb_test::contains_text("scattered"));
+  CHECK_THAT(h2d_reason("quick", 0.96, 8, true), !hdb_test::contains_text("scattered"));     // --quick: fewer repetitions
+  CHECK_THAT(h2d_reason("inside", 1.0, 8, false), !hdb_test::contains_text("scattered"));   // PASS
+  CHECK_THAT(h2d_reason("better", 1.05, 8, false), !hdb_test::contains_text("scattered"));  // better than the band
+}
+
+TEST_CASE("check: peaks only, at the cut-offs: PASS from 75 %, WARN from 50 %, FAIL below", "[check]") {
+  hdb_test::temp_dir dir;
+  write_set(dir.path() / "reference", "h200-x2", std::vector<gpu_spec>(2));
+  const double peak = 63.015;  // Gen5 x16, one direction
+  const auto grade_at = [&](const std::string& id, double percent) {
+    run_spec spec;
+    spec.run_id = id;
+    spec.gpus[0].pinned_h2d = peak * percent / 100;
+    const auto report = hdb::check_run(write_run(dir.path(), spec), {dir.path() / "reference", 0.05});
+    return find_line(report, "pinned h2d 1 GiB", 0)->result;
+  };
+  CHECK(grade_at("p76", 76) == hdb::grade::pass);
+  CHECK(grade_at("p74", 74) == hdb::grade::warn);
+  CHECK(grade_at("p51", 51) == hdb::grade::warn);
+  CHECK(grade_at("p47", 47) == hdb::grade::fail);
+}
+
 TEST_CASE("check: a host line WARNs outside the band and FAILs only below half the set's centre", "[check]") {
   const fixture_set f;
   run_spec spec;

@@ -63,6 +63,9 @@ TEST_CASE("anomaly: overlap efficiency below 70 % on three or more pinned stream
   CHECK(hdb_test::contains(low.front(), "expected >= 70 %"));
   CHECK(anomalies({pipeline("efficiency", 71, {.streams = 3})}).empty());
   CHECK(anomalies({pipeline("efficiency", 69, {.streams = 3})}).size() == 1);
+  // The boundary itself: 70 % is enough, a tenth below is not.
+  CHECK(anomalies({pipeline("efficiency", 70, {.streams = 3})}).empty());
+  CHECK(anomalies({pipeline("efficiency", 69.9, {.streams = 3})}).size() == 1);
   // Two streams cannot reach the bound, and pageable or other issue modes are not judged.
   CHECK(anomalies({pipeline("efficiency", 40, {.streams = 2})}).empty());
   CHECK(anomalies({pipeline("efficiency", 40, {.host_kind = "pageable"})}).empty());
