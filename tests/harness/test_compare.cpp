@@ -398,6 +398,16 @@ TEST_CASE("decision rule with one baseline: significance and threshold together"
     REQUIRE(d.detectable);
     CHECK(*d.detectable > 0.02);
   }
+  SECTION("beyond the threshold but not significant: SAME") {
+    const std::vector<double> wide = {100, 70, 130, 80, 120, 60, 140, 90, 110, 100};
+    std::vector<double> lower;
+    for (const double v : wide) lower.push_back(v * 0.94);
+    const auto d = hdb::decide(wide, 100, lower, 94, hdb::better::higher, options);
+    REQUIRE(d.p_value);
+    CHECK(*d.p_value > 0.05);
+    CHECK(d.change == hdb_test::Approx(-0.06));
+    CHECK(d.result == hdb::verdict::same);
+  }
   SECTION("significant but below the threshold: SAME") {
     std::vector<double> slightly_worse;
     for (const double v : tight) slightly_worse.push_back(v * 0.98);
