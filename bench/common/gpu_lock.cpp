@@ -1,5 +1,7 @@
 #include "hdb/gpu_lock.hpp"
 
+#include "hdb/host/process.hpp"  // unique_fd
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -23,22 +25,6 @@ constexpr std::size_t max_holder_bytes = 256;
 std::string errno_text(const std::string& what, const fs::path& path) {
   return what + " " + path.string() + ": " + std::strerror(errno);
 }
-
-// A file descriptor closed on scope exit unless handed over with release().
-class unique_fd {
- public:
-  explicit unique_fd(int fd) noexcept : fd_(fd) {}
-  ~unique_fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  unique_fd(const unique_fd&) = delete;
-  unique_fd& operator=(const unique_fd&) = delete;
-  [[nodiscard]] int get() const noexcept { return fd_; }
-  [[nodiscard]] int release() noexcept { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
 
 // Opens (creating if needed) the lock file. O_NOFOLLOW: in /tmp another user could plant a
 // symlink to one of our files, which the holder record would then overwrite. An existing file

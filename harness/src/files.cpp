@@ -11,26 +11,10 @@
 #include <utility>
 
 #include "hdb/harness/error.hpp"
+#include "hdb/host/process.hpp"  // unique_fd
 
 namespace hdb {
 namespace {
-
-// Closes a POSIX descriptor on scope exit.
-class fd_owner {
- public:
-  explicit fd_owner(int fd) : fd_(fd) {}
-  fd_owner(const fd_owner&) = delete;
-  fd_owner& operator=(const fd_owner&) = delete;
-  ~fd_owner() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  [[nodiscard]] int get() const { return fd_; }
-  // Closes now so that a failing close (deferred write error) is reported.
-  [[nodiscard]] bool close() { return ::close(std::exchange(fd_, -1)) == 0; }
-
- private:
-  int fd_;
-};
 
 [[noreturn]] void throw_io(const std::string& what, const std::filesystem::path& path) {
   throw harness_error(what + " " + path.string() + ": " + std::strerror(errno));
@@ -67,7 +51,7 @@ std::string read_file_tail(const std::filesystem::path& path, std::size_t max_by
 void atomic_write_file(const std::filesystem::path& path, std::string_view content) {
   const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   std::string tmp = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
-  fd_owner fd(::mkstemp(tmp.data()));
+  unique_fd fd(::mkstemp(tmp.data()));
   if (fd.get() < 0) throw_io("cannot create a temporary file for", path);
   const auto remove_tmp = [&] { ::unlink(tmp.c_str()); };
   for (std::size_t done = 0; done < content.size();) {
@@ -79,8 +63,9 @@ void atomic_write_file(const std::filesystem::path& path, std::string_view conte
     }
     done += static_cast<std::size_t>(n);
   }
-  // mkstemp creates 0600; published results are ordinary files.
-  if (::fchmod(fd.get(), 0644) != 0 || ::fsync(fd.get()) != 0 || !fd.close()) {
+  // mkstemp creates 0600; published results are ordinary files. A failing close is a deferred
+  // write error, so it is closed here, not by the owner.
+  if (::fchmod(fd.get(), 0644) != 0 || ::fsync(fd.get()) != 0 || ::close(fd.release()) != 0) {
     remove_tmp();
     throw_io("cannot write", path);
   }
@@ -89,7 +74,7 @@ void atomic_write_file(const std::filesystem::path& path, std::string_view conte
     throw_io("cannot replace", path);
   }
   // The rename itself is durable only once the directory is synced; best effort.
-  fd_owner dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY));
+  unique_fd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY));
   if (dir_fd.get() >= 0) ::fsync(dir_fd.get());
 }
 
