@@ -1,13 +1,24 @@
-// Citation syntax (docs/teaching.md): an HTML comment right after the number it backs,
+// Citation syntax (docs/teaching.md): an HTML comment right after the number it backs. Two kinds:
 //
-//   55.3 GB/s<!-- cite h200 copy/bandwidth direction=h2d host_kind=pinned api=async size_bytes=1G metric=bandwidth -->
+//   55.3 GB/s<!-- cite h200-x2 p2p/bandwidth api=staged ... metric=bandwidth -->
 //
-// i.e. `cite <kind> <family>/<case> key=value ...`: the one row of
+// `cite <kind> <family>/<case> key=value ...` is one run: the one row of
 // <reference_root>/<kind>/results.csv with that family and case, statistic median (unless
 // statistic= says otherwise), metric= and every other key (a parameter column, device, gpus)
 // equal to its value; `1G`, `16M`, `4K` stand for binary multiples. The number is compared with
 // the row's value rounded to the decimals written, in the unit written after the number (µs, ms,
-// s for a `us` row; GB/s, TB/s for a `GB/s` row). Comments inside code are examples, not citations.
+// s for a `us` row; GB/s, TB/s for a `GB/s` row). A kind that is a reference set (it has runs/)
+// cannot be cited this way: one member is not typical of the set, so it is cited as a set.
+//
+//   4.4 µs (3.4–5.3 over 12 machines)<!-- cite-set h200 sync/launch api=empty_kernel metric=launch_time -->
+//
+// `cite-set` is the same query over every member <reference_root>/<kind>/runs/<run>/results.csv:
+// the first number is the median of the members' values (the mean of the middle two for an even
+// count), the range their minimum and maximum, each rounded to the decimals written, in the unit
+// written after the median (the range may repeat it), and N the members that hold the row. The
+// count may be left out, "(3.4–5.3)", only where every member holds the row, so a short range is
+// never over fewer machines than the page says the set has. Comments inside code are examples,
+// not citations.
 //
 // Lessons are the `## ` sections. Each needs a citation, a link to a plot and an `hdbench run`
 // command in code whose --families and --benchmark_filter run every cited row's case, unless it
@@ -39,9 +50,12 @@ struct segment {
 
 struct citation {
   int line = 0;
-  std::string body;    // the comment's text after "cite "
-  std::string number;  // as written
+  std::string body;    // the comment's text after "cite " or "cite-set "
+  std::string number;  // as written (a set citation: the median)
   std::string unit;    // as written after the number, "" when none
+  bool set = false;    // cite-set: the number is the members' median, with their range
+  std::string low, high;  // cite-set: the range as written
+  std::string count;      // cite-set: N of "over N machines", "" when left out
 };
 
 struct command {
@@ -104,6 +118,26 @@ std::optional<std::pair<std::string, std::string>> trailing_number(std::string_v
   if (number.empty() || !std::isdigit(static_cast<unsigned char>(number.back()))) return std::nullopt;
   if (start > 0 && std::isalnum(static_cast<unsigned char>(rest[start - 1]))) return std::nullopt;
   return std::pair{number, unit};
+}
+
+// A set citation's range at the end of text: "4.4 µs (3.4–5.3 over 12 machines)" -> 3.4, 5.3,
+// "12", and the text before the parenthesis (which must end with the median). The dash may be an
+// en dash or a hyphen; the range may repeat the median's unit; "over N machines" may be left out.
+struct written_range {
+  std::string before, low, high, unit, count;
+};
+
+std::optional<written_range> trailing_range(const std::string& text) {
+  // Only the last parenthesis is matched, so the regex never walks a whole line.
+  static const std::regex range(
+      R"(\(\s*([0-9]+(?:\.[0-9]+)?)\s*(?:–|-)\s*([0-9]+(?:\.[0-9]+)?)\s*(GB/s|TB/s|µs|us|ms|s|%|×)?)"
+      R"((?:\s+over\s+([0-9]+)\s+machines)?\s*\)\s*)");
+  const auto open = text.rfind('(');
+  if (open == std::string::npos) return std::nullopt;
+  const std::string tail = text.substr(open);
+  std::smatch m;
+  if (!std::regex_match(tail, m, range)) return std::nullopt;
+  return written_range{text.substr(0, open), m[1], m[2], m[3], m[4]};
 }
 
 // What the row's value is multiplied by to be in the written unit; nullopt when they do not fit.
@@ -219,20 +253,42 @@ page parse_page(std::string_view markdown, const fs::path& page_dir) {
           if (current) current->pending = true;
           continue;
         }
-        if (!body.starts_with("cite ")) {
-          parsed.problems.push_back(where + ": comment '" + body + "' is neither 'cite ...' nor 'pending issue N'");
+        const bool set = body.starts_with("cite-set ");
+        if (!set && !body.starts_with("cite ")) {
+          parsed.problems.push_back(where + ": comment '" + body + "' is neither 'cite ...', 'cite-set ...' nor 'pending issue N'");
           continue;
         }
-        const auto cited = trailing_number(before);
+        citation c{number, body.substr(set ? 9 : 5), "", "", set, "", "", ""};
+        std::string number_text = before;
+        if (set) {
+          const auto range = trailing_range(before);
+          if (!range) {
+            parsed.problems.push_back(where + ": '" + body + "' follows no 'median unit (low–high over N machines)'");
+            continue;
+          }
+          number_text = range->before;
+          c.low = range->low;
+          c.high = range->high;
+          c.count = range->count;
+          if (!range->unit.empty()) c.unit = range->unit;  // compared with the median's below
+        }
+        const auto cited = trailing_number(number_text);
         if (!cited) {
           parsed.problems.push_back(where + ": '" + body + "' follows no number");
+          continue;
+        }
+        if (set && !c.unit.empty() && c.unit != cited->second) {
+          parsed.problems.push_back(where + ": '" + body + "' writes the median in '" + cited->second + "' and the range in '" +
+                                    c.unit + "'");
           continue;
         }
         if (!current) {
           parsed.problems.push_back(where + ": '" + body + "' stands before the first lesson");
           continue;
         }
-        current->citations.push_back({number, body.substr(5), cited->first, cited->second});
+        c.number = cited->first;
+        c.unit = cited->second;
+        current->citations.push_back(std::move(c));
       }
     }
   }
@@ -264,45 +320,24 @@ class checker {
   explicit checker(const sources& where) : where_(where) {}
 
   void check(const lesson& l, const citation& c, std::vector<std::string>& problems) {
-    const std::string where = "line " + std::to_string(c.line) + ": cite " + c.body;
-    std::istringstream words(c.body);
-    std::string kind, family_case;
-    words >> kind >> family_case;
-    const auto slash = family_case.find('/');
-    if (kind.empty() || slash == std::string::npos) {
-      problems.push_back(where + ": needs '<kind> <family>/<case> key=value ...'");
+    const std::string where = "line " + std::to_string(c.line) + (c.set ? ": cite-set " : ": cite ") + c.body;
+    const auto q = parse_query(c.body, where, problems);
+    if (!q) return;
+    if (c.set) {
+      check_set(l, c, *q, where, problems);
       return;
     }
-    const results_table* table = reference(kind, problems);
-    if (!table) return;
-    const std::string family = family_case.substr(0, slash);
-    const std::string case_kind = family_case.substr(slash + 1);
-    std::map<std::string, std::string> wanted = {{"statistic", "median"}};
-    for (std::string pair; words >> pair;) {
-      const auto eq = pair.find('=');
-      if (eq == std::string::npos) {
-        problems.push_back(where + ": '" + pair + "' is not key=value");
-        return;
-      }
-      wanted[pair.substr(0, eq)] = expand_size(pair.substr(eq + 1));
-    }
-    if (!wanted.contains("metric")) {
-      problems.push_back(where + ": names no metric=");
+    const auto& members = set_members(q->kind, problems);
+    if (!members.empty()) {
+      problems.push_back(where + ": reference '" + q->kind + "' is a set of " + std::to_string(members.size()) +
+                         " machines; one run is not typical of it, so cite its median and range with 'cite-set'");
       return;
     }
-    for (const auto& [key, value] : wanted) {
-      const bool core = key == "metric" || key == "statistic" || key == "device" || key == "gpus";
-      if (!core && std::find(table->param_columns.begin(), table->param_columns.end(), key) == table->param_columns.end()) {
-        problems.push_back(where + ": " + kind + "/results.csv has no column '" + key + "'");
-        return;
-      }
-    }
-    std::vector<const result_row*> rows;
-    for (const auto& row : table->rows) {
-      if (row.family == family && row.case_name == case_kind && matches(row, wanted)) rows.push_back(&row);
-    }
+    const results_table* table = reference(q->kind, problems);
+    if (!table || !has_columns(*q, *table, q->kind + "/results.csv", where, problems)) return;
+    const auto rows = matching_rows(*q, *table);
     if (rows.empty()) {
-      problems.push_back(where + ": no such row in " + kind + "/results.csv");
+      problems.push_back(where + ": no such row in " + q->kind + "/results.csv");
       return;
     }
     if (rows.size() > 1) {
@@ -324,6 +359,157 @@ class checker {
   }
 
  private:
+  // What a citation asks for: `<kind> <family>/<case> key=value ...`, the same for both kinds.
+  struct query {
+    std::string kind, family, case_kind;
+    std::map<std::string, std::string> wanted;  // statistic, metric and the other keys
+  };
+
+  static std::optional<query> parse_query(const std::string& body, const std::string& where, std::vector<std::string>& problems) {
+    std::istringstream words(body);
+    std::string kind, family_case;
+    words >> kind >> family_case;
+    const auto slash = family_case.find('/');
+    if (kind.empty() || slash == std::string::npos) {
+      problems.push_back(where + ": needs '<kind> <family>/<case> key=value ...'");
+      return std::nullopt;
+    }
+    query q{kind, family_case.substr(0, slash), family_case.substr(slash + 1), {{"statistic", "median"}}};
+    for (std::string pair; words >> pair;) {
+      const auto eq = pair.find('=');
+      if (eq == std::string::npos) {
+        problems.push_back(where + ": '" + pair + "' is not key=value");
+        return std::nullopt;
+      }
+      q.wanted[pair.substr(0, eq)] = expand_size(pair.substr(eq + 1));
+    }
+    if (!q.wanted.contains("metric")) {
+      problems.push_back(where + ": names no metric=");
+      return std::nullopt;
+    }
+    return q;
+  }
+
+  static bool has_columns(const query& q, const results_table& table, const std::string& file, const std::string& where,
+                          std::vector<std::string>& problems) {
+    for (const auto& [key, value] : q.wanted) {
+      const bool core = key == "metric" || key == "statistic" || key == "device" || key == "gpus";
+      if (!core && std::find(table.param_columns.begin(), table.param_columns.end(), key) == table.param_columns.end()) {
+        problems.push_back(where + ": " + file + " has no column '" + key + "'");
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static std::vector<const result_row*> matching_rows(const query& q, const results_table& table) {
+    std::vector<const result_row*> rows;
+    for (const auto& row : table.rows) {
+      if (row.family == q.family && row.case_name == q.case_kind && matches(row, q.wanted)) rows.push_back(&row);
+    }
+    return rows;
+  }
+
+  // The set's members, <kind>/runs/<run>/results.csv in name order; empty when <kind> has no runs/
+  // (a single-run reference). A member that cannot be read is a problem, once.
+  struct member {
+    std::string run;
+    results_table table;
+  };
+
+  const std::vector<member>& set_members(const std::string& kind, std::vector<std::string>& problems) {
+    auto found = sets_.find(kind);
+    if (found != sets_.end()) return found->second;
+    std::vector<member> members;
+    const fs::path runs = where_.reference_root / kind / "runs";
+    if (fs::is_directory(runs)) {
+      std::vector<fs::path> dirs;
+      for (const auto& entry : fs::directory_iterator(runs)) {
+        if (entry.is_directory()) dirs.push_back(entry.path());
+      }
+      std::sort(dirs.begin(), dirs.end());
+      for (const auto& dir : dirs) {
+        try {
+          members.push_back({dir.filename().string(), read_results_csv(read_text_file(dir / "results.csv"))});
+        } catch (const std::exception& e) {
+          problems.push_back("set '" + kind + "', member " + dir.filename().string() + ": " + e.what());
+        }
+      }
+    }
+    return sets_.emplace(kind, std::move(members)).first->second;
+  }
+
+  // The written number against value rounded to the decimals written; the rounded text when they differ.
+  static std::optional<std::string> differs_at_precision(const std::string& written, double value) {
+    const auto dot = written.find('.');
+    const int decimals = dot == std::string::npos ? 0 : static_cast<int>(written.size() - dot - 1);
+    char rounded[64];
+    std::snprintf(rounded, sizeof rounded, "%.*f", decimals, value);
+    if (written == rounded) return std::nullopt;
+    return std::string(rounded);
+  }
+
+  static double median_of(std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    const std::size_t n = values.size();
+    return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  }
+
+  void check_set(const lesson& l, const citation& c, const query& q, const std::string& where, std::vector<std::string>& problems) {
+    const auto& members = set_members(q.kind, problems);
+    if (members.empty()) {
+      problems.push_back(where + ": reference '" + q.kind + "' is no set (no " + q.kind +
+                         "/runs/<run>/results.csv); a single run is cited with 'cite', and the page says it is one run");
+      return;
+    }
+    std::vector<double> values;
+    const result_row* first = nullptr;
+    for (const auto& m : members) {
+      if (!has_columns(q, m.table, q.kind + "/runs/" + m.run + "/results.csv", where, problems)) return;
+      const auto rows = matching_rows(q, m.table);
+      if (rows.size() > 1) {
+        problems.push_back(where + ": " + std::to_string(rows.size()) + " rows of member " + m.run +
+                           " match; tell them apart by " + differing(rows, m.table));
+        return;
+      }
+      if (rows.empty() || !rows.front()->value) continue;  // this machine did not measure it
+      if (!first) first = rows.front();
+      values.push_back(*rows.front()->value);
+    }
+    if (!first) {
+      problems.push_back(where + ": no member of set '" + q.kind + "' holds the row");
+      return;
+    }
+    const auto factor = unit_factor(first->unit, c.unit);
+    if (!factor) {
+      problems.push_back(where + ": written in '" + c.unit + "', the row is in " + first->unit);
+      return;
+    }
+    const double median = median_of(values) * *factor;
+    const double low = *std::min_element(values.begin(), values.end()) * *factor;
+    const double high = *std::max_element(values.begin(), values.end()) * *factor;
+    const std::string holders = std::to_string(values.size()) + " of the " + std::to_string(members.size()) +
+                                " members of set '" + q.kind + "' hold the row";
+    if (const auto rounded = differs_at_precision(c.number, median)) {
+      problems.push_back(where + ": the page says a median of " + c.number + " " + c.unit + ", the members' median is " +
+                         format_value(median) + " (" + *rounded + " at the precision written; " + holders + ")");
+    }
+    const auto low_rounded = differs_at_precision(c.low, low);
+    const auto high_rounded = differs_at_precision(c.high, high);
+    if (low_rounded || high_rounded) {
+      problems.push_back(where + ": the page says a range of " + c.low + "–" + c.high + " " + c.unit + ", the members span " +
+                         format_value(low) + "–" + format_value(high) + " (" + low_rounded.value_or(c.low) + "–" +
+                         high_rounded.value_or(c.high) + " at the precision written)");
+    }
+    if (!c.count.empty() && c.count != std::to_string(values.size())) {
+      problems.push_back(where + ": the page says over " + c.count + " machines, " + holders);
+    } else if (c.count.empty() && values.size() != members.size()) {
+      problems.push_back(where + ": a range without 'over N machines' is over every member, but only " + holders +
+                         ": write 'over " + std::to_string(values.size()) + " machines'");
+    }
+    check_command(l, *first, where, problems);
+  }
+
   const results_table* reference(const std::string& kind, std::vector<std::string>& problems) {
     auto found = tables_.find(kind);
     if (found == tables_.end()) {
@@ -415,6 +601,7 @@ class checker {
 
   sources where_;
   std::map<std::string, std::optional<results_table>> tables_;
+  std::map<std::string, std::vector<member>> sets_;
   std::map<std::string, std::optional<family_declaration>> declarations_;
 };
 

@@ -1,6 +1,8 @@
 // docs/teaching.md against the committed references (every number, plot link and command), and
-// the checker itself on small pages over tests/teaching/fixtures/reference/mini: one that holds,
-// and one for each way a page can drift.
+// the checker itself on small pages over tests/teaching/fixtures/reference: `mini`, a single run,
+// and `miniset`, a set of four made-up members (launch 3.41, 4.18, 4.62, 5.34 µs: median 4.40;
+// h2d 55.1, 55.4, 55.5 GB/s, the fourth member lacks the row): one page that holds, and one for
+// each way a page can drift.
 #include <string>
 #include <vector>
 
@@ -24,6 +26,18 @@ std::string good_page() {
          "metric=bandwidth -->.\n"
          "Plot: [h2d](reference/mini/plots/copy_bandwidth_h2d.png).\n\n"
          "`hdbench run --families copy -- --benchmark_filter='copy/bandwidth/h2d/pinned/async/size:1073741824/'`\n";
+}
+
+// A page citing the set: one figure every member holds, one that three of the four hold.
+std::string good_set_page() {
+  return "# set\n\n"
+         "## 1. Launch and copy\n"
+         "An empty launch costs 4.4 µs (3.4–5.3 over 4 machines)<!-- cite-set miniset sync/launch api=empty_kernel "
+         "metric=launch_time -->.\n"
+         "Pinned h2d moves 55.4 GB/s (55.1–55.5 over 3 machines)<!-- cite-set miniset copy/bandwidth direction=h2d "
+         "host_kind=pinned api=async size_bytes=1G metric=bandwidth -->.\n"
+         "Plot: [h2d](reference/mini/plots/copy_bandwidth_h2d.png).\n\n"
+         "`hdbench run --families sync,copy -- --benchmark_filter='sync/launch/|copy/bandwidth/h2d/pinned/async/size:1073741824/'`\n";
 }
 
 std::string replaced(std::string text, const std::string& from, const std::string& to) {
@@ -112,7 +126,7 @@ TEST_CASE("teaching check: a comment that is not a citation, and a citation afte
   const auto problems = hdb::teaching::check_page(replaced(good_page(), "<!-- cite", "<!-- cit"), fixture_sources);
   REQUIRE(problems.size() == 2);  // and so the lesson cites nothing
   CHECK(hdb_test::contains(problems[0], "line 5: comment 'cit mini copy/bandwidth"));
-  CHECK(hdb_test::contains(problems[0], "is neither 'cite ...' nor 'pending issue N'"));
+  CHECK(hdb_test::contains(problems[0], "is neither 'cite ...', 'cite-set ...' nor 'pending issue N'"));
   const auto unbacked = hdb::teaching::check_page(replaced(good_page(), "55.3 GB/s<!--", "fast<!--"), fixture_sources);
   REQUIRE(unbacked.size() == 2);
   CHECK(hdb_test::contains(unbacked[0], "line 5: 'cite mini copy/bandwidth"));
@@ -122,4 +136,54 @@ TEST_CASE("teaching check: a comment that is not a citation, and a citation afte
 TEST_CASE("teaching check: the page must name the run it cites") {
   CHECK(hdb_test::contains(only_problem(replaced(good_page(), "Run 20261201T160834Z-vm.", "")),
                            "never names run 20261201T160834Z-vm of reference 'mini'"));
+}
+
+TEST_CASE("teaching check: a set citation holds with the members' median, range and count") {
+  CHECK(hdb::teaching::check_page(good_set_page(), fixture_sources).empty());
+  // A hyphen for the dash, the unit repeated in the range, and no count where every member holds the row.
+  CHECK(hdb::teaching::check_page(replaced(good_set_page(), "(3.4–5.3 over 4", "(3.4-5.3 µs over 4"), fixture_sources).empty());
+  CHECK(hdb::teaching::check_page(replaced(good_set_page(), "(3.4–5.3 over 4 machines)", "(3.4–5.3)"), fixture_sources).empty());
+  // The median of an even count is the mean of the middle two, (4.18 + 4.62) / 2.
+  CHECK(hdb::teaching::check_page(replaced(good_set_page(), "4.4 µs (3.4–5.3", "4.40 µs (3.41–5.34"), fixture_sources).empty());
+}
+
+TEST_CASE("teaching check: a set citation with a wrong median fails, naming the members' median") {
+  const auto problem = only_problem(replaced(good_set_page(), "4.4 µs (3.4", "4.5 µs (3.4"));
+  CHECK(hdb_test::contains(problem, "line 4: cite-set miniset sync/launch"));
+  CHECK(hdb_test::contains(problem, "the page says a median of 4.5 µs, the members' median is 4.4"));
+  CHECK(hdb_test::contains(problem, "(4.4 at the precision written; 4 of the 4 members of set 'miniset' hold the row)"));
+}
+
+TEST_CASE("teaching check: a set citation with a wrong range fails, naming the members' span") {
+  const auto problem = only_problem(replaced(good_set_page(), "(3.4–5.3 over", "(3.4–5.4 over"));
+  CHECK(hdb_test::contains(problem, "line 4: cite-set miniset sync/launch"));
+  CHECK(hdb_test::contains(problem, "the page says a range of 3.4–5.4 µs, the members span 3.41–5.34"));
+  CHECK(hdb_test::contains(problem, "(3.4–5.3 at the precision written)"));
+  CHECK(hdb_test::contains(only_problem(replaced(good_set_page(), "(3.4–5.3 over", "(3.3–5.3 over")), "(3.4–5.3 at the precision"));
+}
+
+TEST_CASE("teaching check: a set citation with a wrong machine count fails") {
+  CHECK(hdb_test::contains(only_problem(replaced(good_set_page(), "over 4 machines", "over 5 machines")),
+                           "the page says over 5 machines, 4 of the 4 members of set 'miniset' hold the row"));
+  // Over the members that hold the row, not over the whole set.
+  CHECK(hdb_test::contains(only_problem(replaced(good_set_page(), "over 3 machines", "over 4 machines")),
+                           "the page says over 4 machines, 3 of the 4 members of set 'miniset' hold the row"));
+  // A range without a count claims every member.
+  const auto problem = only_problem(replaced(good_set_page(), "(55.1–55.5 over 3 machines)", "(55.1–55.5)"));
+  CHECK(hdb_test::contains(problem, "a range without 'over N machines' is over every member, but only 3 of the 4 members"));
+  CHECK(hdb_test::contains(problem, "write 'over 3 machines'"));
+}
+
+TEST_CASE("teaching check: a set is cited as a set, a single run as one run") {
+  // One member quoted as if typical.
+  const std::string single = "An empty launch costs 3.4 µs<!-- cite miniset sync/launch";
+  CHECK(hdb_test::contains(only_problem(replaced(good_set_page(), "An empty launch costs 4.4 µs (3.4–5.3 over 4 machines)<!-- cite-set miniset sync/launch", single)),
+                           "reference 'miniset' is a set of 4 machines; one run is not typical of it"));
+  CHECK(hdb_test::contains(only_problem(replaced(good_page(), "55.3 GB/s<!-- cite mini", "55.3 GB/s (55.3–55.3 over 1 machines)<!-- cite-set mini")),
+                           "reference 'mini' is no set"));
+  // A set citation needs its range.
+  CHECK(hdb_test::contains(only_problem(replaced(good_set_page(), "4.4 µs (3.4–5.3 over 4 machines)<!--", "4.4 µs<!--")),
+                           "follows no 'median unit (low–high over N machines)'"));
+  CHECK(hdb_test::contains(only_problem(replaced(good_set_page(), "(3.4–5.3 over", "(3.4–5.3 ms over")),
+                           "writes the median in 'µs' and the range in 'ms'"));
 }
