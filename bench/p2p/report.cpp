@@ -14,6 +14,7 @@
 
 #include "hdb/harness/family_rules.hpp"
 #include "hdb/harness/tables.hpp"
+#include "hdb/host/stats.hpp"
 
 namespace hdb {
 namespace {
@@ -283,12 +284,6 @@ std::string link_class(const json& topology, int src, int dst) {
   return what;
 }
 
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 void p2p_anomalies(const std::vector<result_row>& rows, const json& meta, std::vector<std::string>& out) {
   const json& topology = topology_of(meta);
   const auto largest = largest_uni_size(rows);
@@ -305,7 +300,7 @@ void p2p_anomalies(const std::vector<result_row>& rows, const json& meta, std::v
           }
         }
         if (peers.empty()) continue;
-        const double reference = median_of(peers);
+        const double reference = median(peers);
         if (v.value < peer_shortfall * reference) {
           out.push_back("GPU " + std::to_string(v.src) + " -> GPU " + std::to_string(v.dst) + " " + api + at + ": " +
                         format_figure(v.value) + " GB/s, " + format_figure(100 * (1 - v.value / reference)) +

@@ -5,6 +5,7 @@
 
 #include "hdb/cuda_check.hpp"
 #include "hdb/host/process.hpp"
+#include "hdb/host/stats.hpp"
 #include "hdb/stream.hpp"
 
 #include <nlohmann/json.hpp>
@@ -104,9 +105,9 @@ bare_figures bare_call_times(const std::string& executable, int device, int call
     }
   }
   bare_figures figures;
-  for (auto& [call, values] : per_call) {
-    std::sort(values.begin(), values.end());
-    figures[call] = {values[values.size() / 2], values.front(), values.back()};
+  for (const auto& [call, values] : per_call) {
+    const auto [low, high] = std::minmax_element(values.begin(), values.end());
+    figures[call] = {median(values), *low, *high};
   }
   return figures;
 }
