@@ -16,7 +16,9 @@ figures, every GPU side by side (hdbplots.node); without one, one line says so.
 One figure that fails is reported on stderr and the others are still drawn. Written figure
 paths go to stdout, one per line, so the harness (or a shell) can collect them, and
 OUTDIR/figures.json lists every figure drawn with its title ({"figures": [{"name", "family",
-"title", "files"}]}); --list-expected prints the file names (no extension) the run must produce
+"title", "title_lines", "panels", "claims", "files"}]}: the title, how many lines it wraps to,
+the panels' titles, and where the title's numbers come from, hdbplots.common.claim);
+--list-expected prints the file names (no extension) the run must produce
 instead.
 
 Exit status: 0 = at least one figure written (with --strict: every expected figure written);
@@ -35,8 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: fin
 try:
     import matplotlib
 
-    from hdbplots import load_module, node
-    from hdbplots.common import InputError, Planned, Row, Run, check_figures, format_bytes, load_run, plan
+    from hdbplots import load_module, node, teaching
+    from hdbplots.common import (InputError, Planned, Row, Run, check_figures, format_bytes, load_run, panel_titles,
+                                  plan)
 except ImportError as missing:  # e.g. a venv without matplotlib: say so in one line
     print(f"plot_run: {missing}; needs matplotlib and numpy (apt install python3-matplotlib, "
           f"or point HDBENCH_PYTHON at a Python that has them)", file=sys.stderr)
@@ -122,6 +125,7 @@ def expected_figures(run: Run, every_gpu: bool = False) -> tuple[list[Planned], 
             problems.append(f"family {family}: plot module {name} is broken: {type(error).__name__}: {error}")
             continue
         planned += plan(run, family, figures, every_gpu)
+    planned += teaching.plan(run)
     node_figures, notes = node.plan(run)
     planned += node_figures
     problems += notes
@@ -134,21 +138,22 @@ def expected_figures(run: Run, every_gpu: bool = False) -> tuple[list[Planned], 
     return list(unique.values()), problems
 
 
-def save(job: Planned, output: Path, formats: list[str], dpi: int = 150) -> tuple[list[Path], str]:
+def save(job: Planned, output: Path, formats: list[str], dpi: int = 150) -> tuple[list[Path], dict]:
     """Draw one figure and write it in every format; its paths ([] when the draw found nothing
-    to draw) and its title."""
+    to draw) and what figures.json says of it (title, title_lines, panels, claims)."""
     figure = job.figure.draw(job.scope)
     if figure is None:
         print(f"plot_run: {job.file_name}: nothing to draw although its data is there "
               f"(a defect of plot module for {job.family})", file=sys.stderr)
-        return [], ""
+        return [], {}
     paths = []
     for fmt in formats:
         path = output / f"{job.file_name}.{fmt}"
         metadata = {"Date": None} if fmt in ("svg", "pdf") else None  # reproducible files
         figure.savefig(path, dpi=dpi, metadata=metadata)
         paths.append(path)
-    return paths, figure.get_label()
+    return paths, {"title": figure.get_label(), "title_lines": getattr(figure, "hdb_title_lines", None),
+                   "panels": panel_titles(figure), "claims": getattr(figure, "hdb_claims", [])}
 
 
 def write_index(output: Path, drawn: list[dict]) -> None:
@@ -183,14 +188,14 @@ def main(argv: list[str] | None = None) -> int:
     with matplotlib.rc_context(STYLE):
         for job in planned:
             try:
-                paths, title = save(job, output, args.format, args.dpi)
+                paths, described = save(job, output, args.format, args.dpi)
             except Exception as error:  # one bad figure must not stop the others
                 print(f"plot_run: {job.file_name} failed: {type(error).__name__}: {error}", file=sys.stderr)
                 continue
             for path in paths:
                 print(path)
             if paths:
-                drawn.append({"name": job.file_name, "family": job.family, "title": title,
+                drawn.append({"name": job.file_name, "family": job.family, **described,
                               "files": [p.name for p in paths]})
     write_index(output, drawn)
     drawn_names = {d["name"] for d in drawn}

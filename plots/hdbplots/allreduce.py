@@ -21,9 +21,9 @@ from typing import Sequence
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.patches import Patch
 
-from .common import (Figure, GpuInfo, Need, Row, Scope, axes_handles, by_size, figure_legend, finish,
+from .common import (Figure, GpuInfo, Need, Row, Scope, axes_handles, by_size, cite, claim, figure_legend, finish,
                      format_bytes, format_number, format_time_us, new_figure, plot_band, reference_line,
-                     size_axis)
+                     select, size_axis)
 
 RANK_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 COLLECTIVES = ("all_reduce", "reduce_scatter", "all_gather")
@@ -80,6 +80,21 @@ def draw_line_rate(ax, scope: Scope, rows: Sequence[Row]) -> float | None:
 
 # ---------------------------------------------------------------- busbw vs size per n
 
+def with_sample_range(curve: Sequence[Row], metric: str) -> list[Row]:
+    """The curve's rows plus min and max rows made from its samples where the CSV has none, so
+    the min–max band the legend promises is drawn for an MPI run that wrote samples only."""
+    have = {r["size_bytes"] for r in curve if r.metric == metric and r.statistic in ("min", "max")}
+    samples: dict[int, list[Row]] = {}
+    for r in curve:
+        if r.metric == metric and r.statistic == "sample" and r.get("size_bytes") not in have:
+            samples.setdefault(r["size_bytes"], []).append(r)
+    made = []
+    for rows in samples.values():
+        low, high = min(rows, key=lambda r: r.value), max(rows, key=lambda r: r.value)
+        made += [low.replace(statistic="min", sample_index=None), high.replace(statistic="max", sample_index=None)]
+    return list(curve) + made
+
+
 def busbw_figure(scope: Scope) -> MplFigure | None:
     rows = scope.rows
     counts = rank_counts(lesson_rows(rows, 2))
@@ -88,7 +103,7 @@ def busbw_figure(scope: Scope) -> MplFigure | None:
     fig, (ax,) = new_figure()
     best: tuple[int, int, float] | None = None
     for i, n in enumerate(counts):
-        curve = select_curve(rows, n=n)
+        curve = with_sample_range(select_curve(rows, n=n), "busbw")
         plot_band(ax, curve, "busbw", color=RANK_COLORS[i % len(RANK_COLORS)], linestyle="-", marker="o",
                   label=f"n = {n} GPUs")
         top = largest(by_size(curve, "busbw", "median"))
@@ -96,23 +111,40 @@ def busbw_figure(scope: Scope) -> MplFigure | None:
             best = (n, top[0], top[1])
     line = draw_line_rate(ax, scope, lesson_rows(rows, 2))
     size_axis(ax, [r["size_bytes"] for r in lesson_rows(rows, 2) if r.get("size_bytes")], label="message size S (bytes)")
-    ax.set_ylabel("busbw (GB/s) = S / time × 2(n−1)/n")
-    ax.set_ylim(0, max([line or 0] + [r.value for r in lesson_rows(rows, 2) if r.metric == "busbw"]) * 1.12)
-    legend = figure_legend(fig, *axes_handles([ax]), title="float sum, out of place; median, band: min–max")
-    return finish(fig, busbw_lesson(rows, best, line), scope.subtitle, legend)
+    ax.set_ylabel("busbw (GB/s, log scale) = S / time × 2(n−1)/n")
+    # Log: the latency-bound sizes (MB/s at 8 B) and the plateau (hundreds of GB/s) both show.
+    values = [r.value for r in lesson_rows(rows, 2) if r.metric == "busbw" and r.statistic != "sample" and r.value > 0]
+    ax.set_yscale("log")
+    ax.set_ylim(min(values) / 2, max([line or 0] + values) * 2)
+    ax.grid(True, which="minor", axis="y", color="0.94", linewidth=0.6)
+    legend = figure_legend(fig, *axes_handles([ax]),
+                           title="float sum, out of place; line: median, band: min–max of the repetitions")
+    text, claims = busbw_lesson(rows, best, line)
+    return finish(fig, text, scope.subtitle, legend, claims)
 
 
-def busbw_lesson(rows: Sequence[Row], best: tuple[int, int, float] | None, line: float | None) -> str:
+def busbw_lesson(rows: Sequence[Row], best: tuple[int, int, float] | None, line: float | None
+                 ) -> tuple[str, list[dict]]:
     if best is None:
-        return "All-reduce bus bandwidth vs message size"
+        return "All-reduce bus bandwidth vs message size", []
     n, size, value = best
+    top = [r for r in select_curve(rows, n=n) if r.metric == "busbw" and r.statistic == "median" and r["size_bytes"] == size]
     text = f"All-reduce on {n} GPUs reaches {format_number(value)} GB/s busbw at {format_bytes(size)}"
+    claims = [claim(format_number(value), value, [cite(top[0])])] if len(top) == 1 else []
     if line:
-        text += f", {value / line * 100:.0f} % of the NVLink line rate"
-    small = by_size(select_curve(rows, n=n), "time", "median")
+        share = f"{value / line * 100:.0f}"
+        text += f", {share} % of the NVLink line rate"
+        if len(top) == 1:
+            claims.append(claim(share, value / line * 100, [cite(top[0]), {"const": line, "source": "NVLink line rate from meta.json"}],
+                                "a/b*100"))
+    small = {r["size_bytes"]: r for r in select_curve(rows, n=n) if r.metric == "time" and r.statistic == "median"}
     if small:
-        text += f"; small messages are latency-bound ({format_time_us(small[min(small)])} at {format_bytes(min(small))})"
-    return text
+        first = small[min(small)]
+        shown = format_time_us(first.value)
+        text += f"; small messages are latency-bound ({shown} at {format_bytes(min(small))})"
+        if shown.endswith(" µs"):
+            claims.append(claim(shown.split()[0], first.value, [cite(first)]))
+    return text, claims
 
 
 # ---------------------------------------------------------------- the two halves

@@ -940,20 +940,76 @@ def figure_legend(fig: MplFigure, handles: Sequence, labels: Sequence[str], titl
     return None
 
 
-def finish(fig: MplFigure, lesson: str, subtitle: str, legend: Legend | None = None) -> MplFigure:
+def claim(text: str, value: float, cites: Sequence[Mapping[str, Any]], formula: str = "a") -> dict:
+    """One number a title states, and where it comes from, for plots/figures.json: `text` as it
+    stands in the title ("7.7"), the value it rounds, and the results.csv rows it is computed
+    from (`cites`: each a dict of column → value naming exactly one row, e.g. {"family": "copy",
+    "case": "bandwidth", "direction": "h2d", "metric": "bandwidth", "statistic": "median", ...};
+    or {"const": 63.0, "source": "PCIe Gen5 x16 from meta.json"} for a limit from meta.json).
+    `formula` combines them (a, b, c, … in order; + − × ÷ only). tests/plots/figure_list_test.py
+    looks every cited row up in the run's results.csv, recomputes the formula and fails when the
+    title's text is not that number rounded."""
+    return {"text": text, "value": float(value), "cites": [dict(c) for c in cites], "formula": formula}
+
+
+def cite(row: Row, **extra: Any) -> dict[str, Any]:
+    """The columns that name one results.csv row (family, case, device, its parameters, metric,
+    statistic): what a claim cites."""
+    named = {"family": row.family, "case": row.case, "metric": row.metric, "statistic": row.statistic}
+    if row.device is not None:
+        named["device"] = row.device
+    named.update(row.params())
+    named.update(extra)
+    return named
+
+
+TITLE_SIZES = (12.5, 11.5, 10.5)  # pt: the largest at which the title fits in two lines
+
+
+def title_lines(lesson: str, width_inches: float, size: float = TITLE_SIZES[0]) -> list[str]:
+    """The title as finish() wraps it at `size` pt: about 8.2 characters per inch at 12.5 pt."""
+    return textwrap.wrap(lesson, width=max(40, int(width_inches * 8.2 * TITLE_SIZES[0] / size)))
+
+
+def title_layout(lesson: str, width_inches: float) -> tuple[float, list[str]]:
+    """(size, lines): the largest title size at which the lesson takes two lines (a slide's
+    title), else the smallest size and as many lines as it takes."""
+    for size in TITLE_SIZES:
+        lines = title_lines(lesson, width_inches, size)
+        if len(lines) <= 2:
+            return size, lines
+    return TITLE_SIZES[-1], lines
+
+
+def finish(fig: MplFigure, lesson: str, subtitle: str, legend: Legend | None = None,
+           claims: Sequence[Mapping[str, Any]] | None = None) -> MplFigure:
     """Title band on top (the lesson, bold and wrapped, then the run identity), the figure
-    legend's band at the bottom, and a tight layout of the axes in between."""
+    legend's band at the bottom, and a tight layout of the axes in between. `claims` (see
+    claim()) say where the title's numbers come from; plot_run writes them to figures.json."""
     width, height = fig.get_size_inches()
     bottom = 0.0
     if legend is not None:
         legend_height = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi
         bottom = (legend_height + 0.1) / height
     fig.set_label(lesson)  # the title plot_run lists in plots/figures.json, unwrapped
-    lines = textwrap.wrap(lesson, width=max(40, int(width * 8.2)))
+    size, lines = title_layout(lesson, width)
+    fig.hdb_title_lines = len(lines)  # type: ignore[attr-defined]
+    fig.hdb_claims = [dict(c) for c in claims or ()]  # type: ignore[attr-defined]
     band = 0.16 + 0.25 * len(lines) + 0.26
     fig.text(0.5, 1 - 0.1 / height, "\n".join(lines), ha="center", va="top",
-             fontsize=12.5, fontweight="bold")
+             fontsize=size, fontweight="bold")
     fig.text(0.5, 1 - (0.12 + 0.25 * len(lines)) / height, subtitle, ha="center", va="top",
              fontsize=8.5, color="0.35")
     fig.tight_layout(rect=(0, bottom, 1, 1 - band / height))
     return fig
+
+
+def panel_titles(fig: MplFigure) -> list[str]:
+    """Every axes' title (left, centre, right), in axes order: what figures.json lists as `panels`."""
+    found = []
+    for ax in fig.axes:
+        for loc in ("left", "center", "right"):
+            text = ax.get_title(loc=loc)
+            if text:
+                found.append(text)
+    return found

@@ -25,7 +25,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from .common import (REFERENCE_LINE, Figure, GpuInfo, Need, Row, Scope, api_label, api_style,
-                     axes_handles, by_size, figure_legend, finish, format_bytes, format_number,
+                     axes_handles, by_size, cite, claim, figure_legend, finish, format_bytes, format_number,
                      format_time_us, group, host_color, line_label, new_figure, ordered, plot_band,
                      reference_line, select, size_axis)
 
@@ -239,7 +239,13 @@ def fit_figure(scope: Scope, direction: str) -> MplFigure | None:
     legend = figure_legend(fig, *axes_handles([ax_bw]), max_cols=2,
                            title="host memory · API:   α (fixed cost per copy),   β (bandwidth limit),   "
                                  "n½ = α·β (size reaching β/2)")
-    return finish(fig, fit_lesson(fits, direction), gpu.subtitle, legend)
+    return finish(fig, *_text_claims(fit_lesson(fits, direction, gpu.rows), gpu.subtitle, legend))
+
+
+def _text_claims(lesson: tuple[str, list[dict]], subtitle: str, legend) -> tuple:
+    """finish()'s arguments after the figure, from a lesson that returns (title, claims)."""
+    text, claims = lesson
+    return text, subtitle, legend, claims
 
 
 def draw_fit(ax_time: Axes, ax_bw: Axes, key: tuple[str, str, str], params: dict[str, float],
@@ -265,15 +271,29 @@ def draw_fit(ax_time: Axes, ax_bw: Axes, key: tuple[str, str, str], params: dict
                linestyle="none", zorder=5)
 
 
-def fit_lesson(fits: dict[tuple[str, str, str], dict[str, float]], direction: str) -> str:
-    """Phrase α and n½ of the fastest path: the size below which latency, not bandwidth, rules."""
-    (host_kind, api, _detail), best = max(fits.items(), key=lambda kv: kv[1]["fit_bandwidth"])
+def fit_lesson(fits: dict[tuple[str, str, str], dict[str, float]], direction: str,
+               rows: Sequence[Row] = ()) -> tuple[str, list[dict]]:
+    """Phrase α and n½ of the path a program should use, pinned cudaMemcpyAsync (the fastest
+    path when the run has no such fit): the size below which latency, not bandwidth, rules."""
+    preferred = ("pinned", "async", "")  # d2d has none: its fastest path
+    key = preferred if preferred in fits else max(fits, key=lambda k: fits[k]["fit_bandwidth"])
+    host_kind, api, _detail = key
+    best = fits[key]
     alpha, beta = best["fit_latency"], best["fit_bandwidth"]
     n_half = best.get("fit_n_half", alpha * beta * 1e3)
     nbsp = "\u00a0"  # keeps "β = 56 GB/s" on one line when the title wraps
-    return (f"Each copy pays a fixed α{nbsp}={nbsp}{format_time_us(alpha)} ({host_kind}, {api_label(api)}): "
+    alpha_text, beta_text = format_time_us(alpha), format_number(beta)
+    text = (f"Each copy pays a fixed α{nbsp}={nbsp}{alpha_text} ({host_kind}, {api_label(api)}): "
             f"{direction} copies below n½{nbsp}={nbsp}{format_bytes(n_half)} get less than half of "
-            f"β{nbsp}={nbsp}{format_number(beta)}{nbsp}GB/s").replace(" µs", f"{nbsp}µs")
+            f"β{nbsp}={nbsp}{beta_text}{nbsp}GB/s").replace(" µs", f"{nbsp}µs")
+    claims = []
+    for metric, shown in (("fit_latency", alpha_text), ("fit_bandwidth", beta_text)):
+        found = [r for r in select(rows, case="bandwidth", direction=direction, statistic="fit", metric=metric)
+                 if line_key(r) == key]
+        number = shown.split()[0]
+        if len(found) == 1 and (metric != "fit_latency" or shown.endswith(" µs")):
+            claims.append(claim(number, found[0].value, [cite(found[0])]))  # type: ignore[arg-type]
+    return text, claims
 
 
 # ---------------------------------------------------------------- pinned vs pageable
@@ -296,7 +316,8 @@ def speedup_curves(bandwidth: Sequence[Row]) -> dict[tuple[str, str], dict[int, 
 def speedup_figure(scope: Scope) -> MplFigure:
     """How many times faster pinned memory is than pageable, at each size."""
     gpu = Target.of(scope)
-    ratios = speedup_curves(select(gpu.rows, case="bandwidth"))
+    bandwidth = select(gpu.rows, case="bandwidth")
+    ratios = speedup_curves(bandwidth)
     fig, (ax,) = new_figure()
     for (direction, api), ratio in ratios.items():
         sizes = sorted(ratio)
@@ -304,25 +325,55 @@ def speedup_figure(scope: Scope) -> MplFigure:
         ax.plot(sizes, [ratio[s] for s in sizes], color=DIRECTION_COLORS.get(direction, "0.3"),
                 linestyle=linestyle, marker=marker, markersize=4, linewidth=1.6,
                 label=f"{direction} · {api_label(api)}")
-    reference_line(ax, 1.0, "1× = no gain", color="0.2", linestyle="-", linewidth=0.9)
+    ax.axhline(1.0, color="0.2", linewidth=0.9)
+    ax.annotate("1× = no gain (below: pageable is faster)", xy=(0.99, 1.0), xycoords=("axes fraction", "data"),
+                xytext=(0, -3), textcoords="offset points", fontsize=8.5, color="0.25", ha="right", va="top")
     size_axis(ax, [s for r in ratios.values() for s in r])
     all_ratios = [v for r in ratios.values() for v in r.values()]
     ax.set_ylim(0, max(all_ratios) * 1.15)
     ax.set_ylabel("speedup: pinned ÷ pageable median bandwidth (×)")
-    legend = figure_legend(fig, *axes_handles([ax]), title="direction · API")
-    return finish(fig, speedup_lesson(ratios), gpu.subtitle, legend)
+    text, claims, marked = speedup_lesson(ratios, bandwidth)
+    for direction, size, value in marked:  # the points the title quotes
+        ax.plot([size], [value], marker="o", markersize=11, markerfacecolor="none", linestyle="none",
+                markeredgecolor=DIRECTION_COLORS.get(direction, "0.3"), markeredgewidth=1.6)
+        ax.annotate(f"{value:.1f}×", (size, value), xytext=(-9, 0), textcoords="offset points",
+                    ha="right", va="center", fontsize=9, fontweight="bold",
+                    color=DIRECTION_COLORS.get(direction, "0.3"))
+    legend = figure_legend(fig, *axes_handles([ax]), title="direction · API; circled: the title's numbers")
+    return finish(fig, text, gpu.subtitle, legend, claims)
 
 
-def speedup_lesson(ratios: dict[tuple[str, str], dict[int, float]]) -> str:
-    """Where pinning pays most, and what is left of the gain at the largest size."""
-    (direction, _api), best = max(ratios.items(), key=lambda kv: max(kv[1].values()))
-    peak_size = max(best, key=best.get)
-    largest = max(best)
-    if min(v for r in ratios.values() for v in r.values()) < 1.1:
-        return (f"Pinned memory is up to {best[peak_size]:.1f}× faster than pageable "
-                f"({direction}, {format_bytes(peak_size)})")
-    return (f"Pinned memory beats pageable at every size: {best[peak_size]:.1f}× at {format_bytes(peak_size)}, "
-            f"still {best[largest]:.1f}× at {format_bytes(largest)} ({direction})")
+def speedup_lesson(ratios: dict[tuple[str, str], dict[int, float]], bandwidth: Sequence[Row]
+                   ) -> tuple[str, list[dict], list[tuple[str, int, float]]]:
+    """The robust gain: pinned ÷ pageable cudaMemcpyAsync at the largest size both measured, per
+    direction (the plateau, not the peak of a noisy curve); the title, its claims and the points."""
+    api = "async" if any(a == "async" for _d, a in ratios) else next(iter(ratios))[1]
+    parts, claims, marked = [], [], []
+    for direction in DIRECTIONS:
+        ratio = ratios.get((direction, api))
+        if not ratio:
+            continue
+        size = max(ratio)
+        rows = [median_row(bandwidth, "bandwidth", direction=direction, api=api, host_kind=k, size_bytes=size)
+                for k in ("pinned", "pageable")]
+        text = f"{ratio[size]:.1f}"
+        parts.append((direction, size, text))
+        marked.append((direction, size, ratio[size]))
+        if all(rows):
+            claims.append(claim(text, ratio[size], [cite(r) for r in rows], "a/b"))  # type: ignore[arg-type]
+    sizes = {size for _d, size, _t in parts}
+    at = f"At {format_bytes(next(iter(sizes)))}" if len(sizes) == 1 else "At the largest size"
+    named = [f"{t}× {DIRECTION_NAMES.get(d, d)}" + ("" if len(sizes) == 1 else f" ({format_bytes(s)})")
+             for d, s, t in parts]
+    text = (f"{at}, pinned memory is {named[0]} faster than pageable"
+            + (f", {', '.join(named[1:])}" if named[1:] else "") + f" ({api_label(api)} medians)")
+    return text, claims, marked
+
+
+def median_row(rows: Sequence[Row], metric: str, **criteria: object) -> Row | None:
+    """The one median row of `metric` whose columns equal `criteria` (None when not exactly one)."""
+    found = [r for r in select(plain(rows), **criteria) if r.metric == metric and r.statistic == "median"]
+    return found[0] if len(found) == 1 else None
 
 
 # ---------------------------------------------------------------- latency
@@ -472,23 +523,39 @@ def mark_pool_speedup(ax: Axes, data: Sequence[Row], speedups: dict[int, float])
 
 
 def per_call_title(pool: dict[int, float]) -> str:
-    """The pool's gain over cudaMalloc when both were measured, else what the per-call costs show."""
+    """Where the cached pool beats cudaMalloc, and where it does not, when both were measured."""
     if not pool:
         return "per call: grows with size — the driver locks and maps every page"
-    low, high = min(pool.values()), max(pool.values())
-    gain = f"{format_number(low, 2)}×" if high < 1.5 * low else f"{format_number(low, 2)}–{format_number(high, 2)}×"
-    if high < 1.5:
+    faster = {s: v for s, v in pool.items() if v >= 1.05}
+    if not faster:
         return "per call: the cached cudaMallocAsync pool is no faster than cudaMalloc here"
-    return f"per call: cudaMallocAsync from a cached pool\nis {gain} faster than cudaMalloc"
+    low, high = min(faster.values()), max(faster.values())
+    gain = f"{format_number(low, 2)}×" if high < 1.5 * low else f"{format_number(low, 2)}–{format_number(high, 2)}×"
+    where = (f"at {format_bytes(min(faster))}" if len(faster) == 1 else
+             f"from {format_bytes(min(faster))} up" if max(faster) == max(pool) else
+             f"at {format_bytes(min(faster))}–{format_bytes(max(faster))}")
+    text = f"per call: cudaMallocAsync from a cached pool is {gain}\nfaster than cudaMalloc {where}"
+    slower = {s: v for s, v in pool.items() if v < 1.05}
+    if slower:
+        size = min(slower)
+        text += (f"; at {format_bytes(size)} it is not ({format_number(slower[size], 2)}×)" if slower[size] >= 0.95
+                 else f"; at {format_bytes(size)} cudaMalloc is faster ({format_number(1 / slower[size], 2)}×)")
+    return text
 
 
 def per_mib_title(data: Sequence[Row], copy_us_per_mib: float | None) -> str:
-    """Compare pinning a MiB with copying it, when both were measured."""
+    """Compare pinning a MiB with copying it at the largest and the smallest size measured."""
     per_mib = by_size(select(data, api="cudaMallocHost"), "time_per_mib", "median")
     if not per_mib or not copy_us_per_mib:
         return "per MiB: the cost of each allocated MiB"
-    ratio = per_mib[max(per_mib)] / copy_us_per_mib
-    return f"per MiB: pinning a MiB costs {ratio:.0f}× copying it"
+    large, small = max(per_mib), min(per_mib)
+    ratio = per_mib[large] / copy_us_per_mib
+    text = f"per MiB: pinning {format_bytes(large)} costs {ratio:.0f}× copying it"
+    if small != large:
+        cheap = per_mib[small] / copy_us_per_mib
+        text += (f",\npinning {format_bytes(small)} only {format_number(cheap, 2)}× (cheaper than the copy)" if cheap < 1
+                 else f",\npinning {format_bytes(small)} {format_number(cheap, 2)}× too")
+    return text
 
 
 def pinned_copy_us_per_mib(rows: Sequence[Row]) -> float | None:
@@ -605,7 +672,7 @@ def all_gpus_lesson(results: dict[str, tuple[float | None, float | None]], count
     shared = [d for d, (_total, share) in shares.items() if share < SCALING_LIMIT]
     if not shared:
         return (f"{count} GPUs copying at once each keep their full speed: together they reach {detail} "
-                "of their alone bandwidths added up — no shared bottleneck on the way to host memory")
+                "of their alone bandwidths added up: no shared bottleneck")
     if len(shared) == len(shares):
         return (f"{count} GPUs copying at once share the host's bandwidth: together they reach only {detail} "
                 "of their alone bandwidths added up")

@@ -32,10 +32,13 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from .common import (REFERENCE_LINE, Figure, Planned, Run, Scope, figure_legend, finish, format_number,
+from .common import (REFERENCE_LINE, Figure, Planned, Run, Scope, claim, figure_legend, finish, format_number,
                      new_figure)
 
 CHECK_FILE = "check.json"
+# Parameters whose value says what it is ("pinned", "1 GiB"): the glance's labels leave their names out.
+UNNAMED_KEYS = {"api", "direction", "host_kind", "size_bytes", "regime", "dtype", "placement", "interconnect", "launch"}
+GLANCE = "node_at_a_glance"  # every checked figure of the run on one axis, against its band or peak
 FAMILY = "node"  # what plot_run reports these figures under
 GRADE_COLORS = {"PASS": "#009E73", "WARN": "#E69F00", "FAIL": "#D55E00", "INFO": "#999999"}
 GRADE_RANK = {"PASS": 0, "INFO": 0, "WARN": 1, "FAIL": 2}  # INFO: not graded, so never worse
@@ -116,12 +119,16 @@ def plan(run: Run) -> tuple[list[Planned], list[str]]:
     if check is None:
         return [], [f"no node figures: {why}"]
     groups = node_groups(run, check["lines"])
-    if not groups:
-        return [], [f"no node figures: no figure of {path} was measured on more than one GPU or GPU pair"]
     graded_against = reference_text(check)
-    return [Planned(g.file_name, FAMILY, Figure(g.file_name, needs=(), draw=partial(draw, group=g,
-                                                                                    graded_against=graded_against)),
-                    Scope(run, ())) for g in groups], []
+    glance = [Planned(GLANCE, FAMILY, Figure(GLANCE, needs=(), draw=partial(glance_figure, check=check)), Scope(run, ()))
+              if glance_lines(check["lines"]) else None]
+    if not groups:
+        return [g for g in glance if g], [f"no node figures: no figure of {path} was measured on more than one "
+                                          f"GPU or GPU pair" + (f" (only {GLANCE} is drawn)" if glance[0] else "")]
+    return [g for g in glance if g] + [
+        Planned(g.file_name, FAMILY, Figure(g.file_name, needs=(), draw=partial(draw, group=g,
+                                                                                graded_against=graded_against)),
+                Scope(run, ())) for g in groups], []
 
 
 def read_check(path: Path) -> tuple[dict | None, str]:
@@ -288,7 +295,7 @@ def axis_label(group: NodeGroup) -> str:
 def bars(group: NodeGroup, graded_against: str) -> MplFigure:
     """One bar per GPU, coloured by grade; the band or the peak drawn over each GPU's own bar."""
     members = group.members
-    fig, (ax,) = new_figure(width=max(7.5, 2.5 + 0.75 * len(members)), height=5.2)
+    fig, (ax,) = new_figure(width=max(9.5, 2.5 + 0.75 * len(members)), height=5.2)
     x = np.arange(len(members))
     ax.bar(x, [m.value for m in members], width=0.7, color=[GRADE_COLORS.get(m.grade, GRADE_COLORS["INFO"]) for m in members],
            edgecolor="0.25", linewidth=0.6, zorder=2)
@@ -391,3 +398,140 @@ def legend_entries(group: NodeGroup) -> tuple[list, list[str]]:
 
 def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+# ---------------------------------------------------------------- the node at a glance
+
+@dataclass(frozen=True)
+class Checked:
+    """One numeric line of check.json: where it is (index in `lines`), what it is, and what it
+    is measured from (the band's centre, else the theoretical peak, else nothing)."""
+    index: int
+    family: str
+    figure: str
+    gpus: tuple[int, ...]
+    value: float
+    unit: str
+    grade: str
+    tolerance: float | None
+    host_bound: bool
+    band: tuple[float, float, float] | None
+    peak: float | None
+
+    @property
+    def reference(self) -> float | None:
+        return self.band[1] if self.band else self.peak
+
+    @property
+    def label(self) -> str:
+        """'copy: bandwidth (async, h2d, pinned, 1 GiB, streams=1) · GPU 0', parameters' names
+        left out where the value says what it is."""
+        figure = self.figure
+        head, _, inside = figure.partition(" (")
+        if inside.endswith(")"):
+            items = re.split(r"\s+(?=[a-z_]+=)", inside[:-1].strip())
+            shown = [item.split("=", 1)[1] if item.split("=", 1)[0] in UNNAMED_KEYS else item for item in items]
+            figure = f"{head} ({', '.join(shown)})"
+        where = f"GPU {self.gpus[0]}" if len(self.gpus) == 1 else f"GPUs {','.join(map(str, self.gpus))}"
+        return f"{self.family}: {figure} · {where}"
+
+
+def glance_lines(lines: Sequence[Any]) -> list[Checked]:
+    """Every line of check.json with a value (health lines carry none), in its order."""
+    found = []
+    for index, line in enumerate(lines):
+        if not isinstance(line, dict) or line.get("family") in (None, "", "health") or not _number(line.get("value")):
+            continue
+        gpus = tuple(g for g in line.get("gpus") or [] if isinstance(g, int) and not isinstance(g, bool))
+        member = Member(gpus, None, float(line["value"]), str(line.get("grade") or "INFO"),
+                        line.get("expected") if isinstance(line.get("expected"), dict) else None)
+        found.append(Checked(index, str(line["family"]), str(line.get("figure") or ""), gpus, member.value,
+                             str(line.get("unit") or ""), member.grade,
+                             float(line["tolerance"]) if _number(line.get("tolerance")) else None,
+                             bool(line.get("host_bound")), member.band, member.peak))
+    return found
+
+
+def glance_figure(scope: Scope, check: Mapping[str, Any]) -> MplFigure | None:
+    """One row per checked figure: its value as a share of its band's centre (circle) or of its
+    theoretical peak (diamond), the band shaded, the tolerance marked, coloured by grade."""
+    lines = glance_lines(check["lines"])
+    if not lines:
+        return None
+    run = scope.run
+    fig, (ax,) = new_figure(width=14.0, height=2.4 + 0.3 * len(lines))
+    y = np.arange(len(lines))[::-1]
+    shares = []
+    for yi, line in zip(y, lines):
+        color = GRADE_COLORS.get(line.grade, GRADE_COLORS["INFO"])
+        if yi % 2 == 0:
+            ax.axhspan(yi - 0.5, yi + 0.5, color="0.965", zorder=0, linewidth=0)
+        reference = line.reference
+        value_text = f"{format_number(line.value)} {line.unit}".strip()
+        if reference:
+            share = line.value / reference * 100
+            shares.append(share)
+            if line.band:
+                low, centre, high = line.band
+                shares += [low / centre * 100, high / centre * 100]
+                ax.add_patch(Rectangle((low / centre * 100, yi - 0.32), (high - low) / centre * 100, 0.64,
+                                       color=BAND_COLOR, alpha=0.3, linewidth=0, zorder=2))
+                if line.tolerance:
+                    better = declared_metric(run, line.family, line.figure)[1]
+                    limit = {"higher": 100 * (1 - line.tolerance), "lower": 100 * (1 + line.tolerance)}.get(better)
+                    if limit is not None:
+                        ax.vlines(limit, yi - 0.36, yi + 0.36, color=GRADE_COLORS["FAIL"], linewidth=1.2, zorder=3)
+                        shares.append(limit)
+            ax.plot([share], [yi], marker="o" if line.band else "D", markersize=8, color=color,
+                    markeredgecolor="0.2", linestyle="none", zorder=5)
+            basis = "of the band's centre" if line.band else "of the peak"
+            value_text += f"  ({format_number(share, 3)} % {basis})"
+        else:
+            value_text += "  (no band, no peak)"
+        text = f"{grade_word(line.grade)}  {value_text}" + (", host-bound" if line.host_bound else "")
+        ax.annotate(text, (1.01, yi), xycoords=("axes fraction", "data"), ha="left", va="center", fontsize=8,
+                    color=color if line.grade in ("WARN", "FAIL") else "0.2",
+                    fontweight="bold" if line.grade in ("WARN", "FAIL") else "normal", annotation_clip=False)
+    ax.axvline(100, color="0.2", linewidth=1.0, zorder=1)
+    low = min(shares + [60.0])
+    high = max(shares + [110.0])
+    ax.set_xlim(max(0.0, low - 8), high + 6)
+    ax.set_yticks(y, [line.label for line in lines], fontsize=8)
+    ax.set_ylim(-0.6, len(lines) - 0.4)
+    ax.grid(False, axis="y")
+    ax.set_xlabel("value ÷ what it is held to (%): the reference band's centre (●), else the theoretical peak (◆)")
+    ax.set_title(f"{len(lines)} checked figures · {reference_text(check)}", loc="left", fontsize=9, color="0.3")
+    handles = [Patch(facecolor=GRADE_COLORS[g], edgecolor="0.25") for g in GRADE_COLORS
+               if any(line.grade == g for line in lines)]
+    labels = [grade_word(g) for g in GRADE_COLORS if any(line.grade == g for line in lines)]
+    if any(line.band for line in lines):
+        handles += [Patch(facecolor=BAND_COLOR, alpha=0.3, edgecolor="none"),
+                    Line2D([], [], color=GRADE_COLORS["FAIL"], linewidth=1.2)]
+        labels += ["reference band (low–high)", "tolerance: worse than this FAILs"]
+    legend = figure_legend(fig, handles, labels, max_cols=6)
+    fig.tight_layout()
+    text, claims = glance_lesson(check, lines)
+    finish(fig, text, run.subtitle(), legend, claims)
+    fig.subplots_adjust(right=0.74)
+    return fig
+
+
+def glance_lesson(check: Mapping[str, Any], lines: Sequence[Checked]) -> tuple[str, list[dict]]:
+    """How many checked figures got each grade, and the worst one, as far below its reference."""
+    counts = {g: sum(1 for line in lines if line.grade == g) for g in GRADE_COLORS}
+    tally = ", ".join(f"{n} {grade_word(g)}" for g, n in counts.items() if n)
+    text = f"The node at a glance: {len(lines)} checked figures, {tally}"
+    claims: list[dict] = []
+    graded = [line for line in lines if line.grade in ("WARN", "FAIL") and line.reference]
+    if graded:
+        worst = max(graded, key=lambda line: (GRADE_RANK.get(line.grade, 0), -line.value / line.reference))
+        share = worst.value / worst.reference * 100  # type: ignore[operator]
+        basis = "of its band's centre" if worst.band else "of its peak"
+        shown = format_number(share, 2)
+        text += f"; worst: {worst.family} {worst.figure.split(' (')[0]} at {shown} % {basis} ({worst.grade})"
+        field = "expected.centre" if worst.band else "expected.peak"
+        claims.append(claim(shown, share, [{"check_line": worst.index, "field": "value"},
+                                           {"check_line": worst.index, "field": field}], "a/b*100"))
+    else:
+        text += "; none WARN or FAIL"
+    return text, claims

@@ -13,6 +13,7 @@ Figures (FIGURES at the end says when each is drawn; each title states what the 
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -33,6 +34,10 @@ METHOD_LABELS = {
 METHOD_COLORS = {"ce_peer": "#0072B2", "ce_no_peer": "#E69F00", "staged": "#009E73",
                  "sm_read": "#CC79A7", "sm_write": "#D55E00"}
 METHOD_MARKERS = {"ce_peer": "o", "ce_no_peer": "s", "staged": "D", "sm_read": "^", "sm_write": "v"}
+METHOD_SHORT = {"ce_peer": "ce_peer: cudaMemcpyPeerAsync, peer on",
+                "ce_no_peer": "ce_no_peer: peer access off",
+                "staged": "staged: through host memory", "sm_read": "sm_read: kernel reads peer",
+                "sm_write": "sm_write: kernel writes peer"}
 PAIR = {"direction": "uni"}          # one GPU to another, one direction
 LOOPBACK = {"direction": "loopback"}  # one GPU to itself through host memory
 
@@ -140,16 +145,25 @@ def heatmap_figure(scope: Scope) -> MplFigure | None:
     if not devices or not methods:
         return None
     index = {d: i for i, d in enumerate(devices)}
-    fig, axes = new_figure(ncols=len(methods), width=max(8.5, 3.3 * len(methods)), height=4.6)
-    spread = []
-    for ax, api in zip(axes, methods):
+    grids = {}
+    for api in methods:
         grid = np.full((len(devices), len(devices)), np.nan)
         for r in uni:
             if (r.get("api") == api and r["size_bytes"] == largest and r.statistic == "median"
                     and r.get("src") in index and r.get("dst") in index):
                 grid[index[r["src"]], index[r["dst"]]] = r.value
-        vmax = float(np.nanmax(grid)) if np.any(~np.isnan(grid)) else 1.0
-        ax.imshow(np.ma.masked_invalid(grid), cmap="viridis", vmin=0, vmax=vmax)
+        grids[api] = grid
+    # One colour scale for every panel, from zero: a 53 GB/s staged pair and a 396 GB/s NVLink
+    # pair must not both be the top colour of their own panel.
+    vmax = max((float(np.nanmax(g)) for g in grids.values() if np.any(~np.isnan(g))), default=1.0)
+    side = 1.0 + 0.55 * len(devices)
+    fig, axes = new_figure(ncols=len(methods), width=max(8.5, (side + 0.6) * len(methods) + 1.6),
+                           height=side + 2.6)
+    spread = []
+    image = None
+    for ax, api in zip(axes, methods):
+        grid = grids[api]
+        image = ax.imshow(np.ma.masked_invalid(grid), cmap="viridis", vmin=0, vmax=vmax)
         ax.grid(False)
         for (i, j), value in np.ndenumerate(grid):
             text = "—" if i == j else ("n/a" if math.isnan(value) else format_number(value))
@@ -159,12 +173,17 @@ def heatmap_figure(scope: Scope) -> MplFigure | None:
         ax.set_xticks(range(len(devices)), [f"GPU {d}" for d in devices], fontsize=8)
         ax.set_yticks(range(len(devices)), [f"GPU {d}" for d in devices], fontsize=8)
         ax.set_xlabel("destination")
-        ax.set_title(api, loc="left")
+        ax.set_title(METHOD_SHORT.get(api, api), loc="left", fontsize=9.5)
         values = grid[~np.isnan(grid)]
         if values.size:
             spread.append((api, float(values.min()), float(values.max())))
     axes[0].set_ylabel("source")
-    return finish(fig, heatmap_lesson(spread, largest), run.subtitle())
+    text = heatmap_lesson(spread, largest)
+    finish(fig, text, run.subtitle())
+    if image is not None:  # after the layout: one shared scale to the right of the panels
+        bar = fig.colorbar(image, ax=list(axes), fraction=0.025, pad=0.02)
+        bar.set_label(f"GB/s at {format_bytes(largest)}, one scale for every panel")
+    return fig
 
 
 def heatmap_lesson(spread: list[tuple[str, float, float]], size: int) -> str:
@@ -172,11 +191,17 @@ def heatmap_lesson(spread: list[tuple[str, float, float]], size: int) -> str:
     if direct is None:
         return "No pair was measured"
     api, low, high = direct
+
+    def span(a: float, b: float) -> str:
+        return format_number(a) if format_number(a) == format_number(b) else f"{format_number(a)}–{format_number(b)}"
+
+    staged = next((s for s in spread if s[0] == "staged" and s[0] != api), None)
+    versus = (f", {format_number(low / staged[2], 2)}× the {span(staged[1], staged[2])} GB/s staged through host memory"
+              if staged and staged[2] > 0 else "")
     if high > 0 and low / high < 0.8:
         return (f"Pairs are not equal: {api} ranges from {format_number(low)} to {format_number(high)} GB/s "
-                f"at {format_bytes(size)}; the slow pairs take a longer path")
-    return (f"Every pair moves {format_number(low)}–{format_number(high)} GB/s with {api} at {format_bytes(size)}: "
-            f"the links are uniform")
+                f"at {format_bytes(size)}{versus}; the slow pairs take a longer path")
+    return f"Every pair moves {span(low, high)} GB/s with {api} at {format_bytes(size)}{versus}: the links are uniform"
 
 
 # ---------------------------------------------------------------- topology
@@ -207,14 +232,33 @@ def topology_figure(scope: Scope) -> MplFigure | None:
                      format_number(float(peak)) if peak else "n/a",
                      "yes" if pair.get("can_access_peer") else "no", str(pair.get("performance_rank", "n/a")),
                      "yes" if pair.get("native_atomics") else "no", str(link.get("source", "unknown"))])
-    fig, (ax,) = new_figure(width=9.5, height=1.6 + 0.32 * len(rows))
+    columns = ["pair", "link", "GB/s per\ndirection", "peer\naccess", "perf.\nrank", "native\natomics", "source"]
+    fig, (ax,) = new_figure(width=11.0, height=2.3 + 0.5 * (len(rows) + 1.6))
     ax.axis("off")
-    table = ax.table(cellText=rows, colLabels=["pair", "link", "GB/s per dir.", "peer access", "rank", "atomics",
-                                               "source"], loc="center", cellLoc="left")
+    widths = [0.09, 0.37, 0.12, 0.09, 0.08, 0.09, 0.16]
+    table = ax.table(cellText=rows, colLabels=columns, colWidths=widths, loc="upper center",
+                     cellLoc="center", bbox=(0, 0, 1, 1))
     table.auto_set_font_size(False)
-    table.set_fontsize(8.5)
-    table.auto_set_column_width(list(range(7)))
-    return finish(fig, topology_lesson(topology), run.subtitle())
+    table.set_fontsize(11)
+    for (row, col), cell in table.get_celld().items():
+        cell.set_edgecolor("0.75")
+        cell.set_linewidth(0.6)
+        if row == 0:
+            cell.set_facecolor("#DCE6F0")
+            cell.set_text_props(fontweight="bold", fontsize=10)
+        elif row % 2 == 0:
+            cell.set_facecolor("#F4F6F8")
+        if row > 0 and col == 1:
+            cell.set_text_props(ha="left")
+            cell.PAD = 0.03
+    legend_text = ("link: what meta.json's topology found between the pair (NVLink count, and the PCIe path between "
+                   "their root ports: PHB = through the host bridge); perf. rank: cudaDeviceGetP2PAttribute "
+                   "(0 = best); source: where the link type was read")
+    fig.text(0.5, 0.02, "\n".join(textwrap.wrap(legend_text, 150)), ha="center", va="bottom", fontsize=8.5,
+             color="0.3")
+    finish(fig, topology_lesson(topology), run.subtitle())
+    fig.subplots_adjust(bottom=0.16)
+    return fig
 
 
 def topology_lesson(topology: Mapping[str, Any]) -> str:
@@ -226,7 +270,7 @@ def topology_lesson(topology: Mapping[str, Any]) -> str:
         peaks = [float(link["peak_GBps"]) for link in nvlink if link.get("peak_GBps")]
         count_text = "/".join(str(c) for c in counts) or "?"
         peak_text = f" ({format_number(min(peaks))} GB/s per direction)" if peaks else ""
-        return f"All {gpus} GPUs reach each other over {count_text} NVLinks{peak_text}; each also has its own PCIe link"
+        return f"{'Both' if gpus == 2 else f'All {gpus}'} GPUs reach each other over {count_text} NVLinks{peak_text}; each also has its own PCIe link"
     if nvlink:
         return f"{len(nvlink)} of {len(links)} GPU pairs have NVLink; the others go through PCIe"
     paths = sorted({link.get("pcie_path") for link in links if link.get("pcie_path")})
@@ -294,9 +338,9 @@ def loopback_figure(scope: Scope) -> MplFigure | None:
     largest = max(r["size_bytes"] for r in loop)
     best = max(v for r in loop if r["size_bytes"] == largest and r.statistic == "median" for v in [r.value])
     lesson = (f"Through host memory a GPU reaches {format_number(best)} GB/s at {format_bytes(largest)}: "
-              f"the D2H and H2D halves overlap on the full-duplex PCIe link")
+              f"its D2H and H2D halves overlap on full-duplex PCIe")
     if direct:
-        lesson += f"; a direct copy within the GPU's memory: {format_number(max(direct))} GB/s"
+        lesson += f"; a copy within its own memory: {format_number(max(direct))} GB/s"
     return finish(fig, lesson, run.subtitle(), legend)
 
 

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 from matplotlib.figure import Figure as MplFigure
 
-from .common import (Figure, Need, Row, Scope, axes_handles, figure_legend, finish, format_number,
+from .common import (Figure, Need, Row, Scope, axes_handles, cite, claim, figure_legend, finish, format_number,
                      format_time_us, new_figure, ordered, reference_line, select)
 
 MODES = ("auto", "spin", "yield", "blocking_sync")
@@ -100,7 +100,6 @@ def wakeup_figure(scope: Scope) -> MplFigure | None:
         bars(ax_cost, [j + shift for j in range(len(cost_apis))],
              [whisker(select(cost, api=a), "call_time_retired") for a in cost_apis], 0.38, "0.8",
              "after one cudaDeviceSynchronize")
-        ax_cost.legend(fontsize=8, loc="upper right")
     ax_cost.set_xticks(range(len(cost_apis)))
     ax_cost.set_xticklabels([WAIT_LABELS.get(a, a) for a in cost_apis], fontsize=8)
     ax_cost.set_ylabel("host time per call (µs)")
@@ -133,7 +132,8 @@ def wakeup_figure(scope: Scope) -> MplFigure | None:
     legend = figure_legend(fig, *axes_handles([ax_cost, ax_wake]), max_cols=5,
                            title="bars: median of repetitions, whiskers: min–max; each mode ran in its own process"
                                  + device_note(wake))
-    return finish(fig, wakeup_lesson(wake), scope.subtitle, legend)
+    text, claims = wakeup_lesson(wake)
+    return finish(fig, text, scope.subtitle, legend, claims)
 
 
 def median_of(rows: Sequence[Row], metric: str) -> float | None:
@@ -141,16 +141,30 @@ def median_of(rows: Sequence[Row], metric: str) -> float | None:
     return float(np.median(values)) if values else None
 
 
-def wakeup_lesson(wake: Sequence[Row]) -> str:
-    spin = stat(select(wake, api="cudaStreamSynchronize"), "wakeup_latency", mode="spin")
-    spin_cpu = stat(select(wake, api="cudaStreamSynchronize"), "cpu_busy", mode="spin")
-    block = stat(select(wake, api="cudaStreamSynchronize"), "wakeup_latency", mode="blocking_sync")
-    block_cpu = stat(select(wake, api="cudaStreamSynchronize"), "cpu_busy", mode="blocking_sync")
-    if None in (spin, spin_cpu, block, block_cpu):
-        return "Waiting has two prices: how late the host wakes up, and how much CPU it burns meanwhile"
-    return (f"Spinning wakes the host {format_number(spin, 2)} µs after the kernel ends but burns "
-            f"{spin_cpu:.0f} % of a core; blocking-sync sleeps ({block_cpu:.0f} % CPU) and wakes "
-            f"{format_number(block, 2)} µs late")
+def stat_row(rows: Sequence[Row], metric: str, **params: Any) -> Row | None:
+    """The one median row of a metric among rows whose parameters match (None: not exactly one)."""
+    found = [r for r in rows if r.metric == metric and r.statistic == "median"
+             and all(r.get(k) == v for k, v in params.items())]
+    return found[0] if len(found) == 1 else None
+
+
+def wakeup_lesson(wake: Sequence[Row]) -> tuple[str, list[dict]]:
+    """cudaStreamSynchronize in the default (auto) mode, spin where auto was not measured, against
+    blocking-sync: the rows docs/teaching.md cites; the title and its claims."""
+    stream = select(wake, api="cudaStreamSynchronize")
+    default = "auto" if stat_row(stream, "wakeup_latency", mode="auto") else "spin"
+    rows = [stat_row(stream, metric, mode=mode) for mode, metric in
+            ((default, "wakeup_latency"), (default, "cpu_busy"), ("blocking_sync", "cpu_busy"),
+             ("blocking_sync", "wakeup_latency"))]
+    if None in rows:
+        return "Waiting has two prices: how late the host wakes up, and how much CPU it burns meanwhile", []
+    wake_up, busy, block_busy, block = rows  # type: ignore[misc]
+    texts = [format_number(wake_up.value, 2), f"{busy.value:.0f}", format_number(block_busy.value, 2),
+             format_number(block.value, 2)]
+    who = "By default (auto) cudaStreamSynchronize spins here" if default == "auto" else "Spinning"
+    text = (f"{who}: it wakes {texts[0]} µs after the kernel ends but keeps a core {texts[1]} % busy; "
+            f"blocking-sync sleeps ({texts[2]} % busy) and wakes {texts[3]} µs late")
+    return text, [claim(t, r.value, [cite(r)]) for t, r in zip(texts, rows)]  # type: ignore[union-attr]
 
 
 # ---------------------------------------------------------------- waiting for what you need

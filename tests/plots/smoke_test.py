@@ -27,14 +27,17 @@ from typing import Callable
 
 # Every figure the copy fixture must produce; a missing one means a figure silently broke.
 # A single-GPU run keeps these names (no _gpu0), so it stays comparable with results/reference/.
-EXPECTED_FIGURES = (
+COPY_FIGURES = (
     "copy_bandwidth_h2d", "copy_bandwidth_d2h", "copy_bandwidth_bidir", "copy_bandwidth_d2d",
     "copy_fit_h2d", "copy_fit_d2h", "copy_fit_d2d",
     "copy_pinned_speedup", "copy_latency", "copy_alloc",
 )
+LADDER = "ladder_moving_data"  # hdbplots.teaching: every run with a pinned h2d copy draws it
+GLANCE = "node_at_a_glance"    # hdbplots.node: every run with a check.json draws it, one GPU or more
+EXPECTED_FIGURES = COPY_FIGURES + (LADDER,)
 # The two-GPU fixture: each single-GPU figure once per GPU, plus all GPUs copying at once.
-EXPECTED_TWO_GPU_FIGURES = tuple(f"{name}_gpu{gpu}" for gpu in (0, 1) for name in EXPECTED_FIGURES) + (
-    "copy_bandwidth_all_gpus",
+EXPECTED_TWO_GPU_FIGURES = tuple(f"{name}_gpu{gpu}" for gpu in (0, 1) for name in COPY_FIGURES) + (
+    "copy_bandwidth_all_gpus", LADDER,
 )
 
 
@@ -118,6 +121,64 @@ def check_figures(ctx: argparse.Namespace) -> None:
     expect(result.returncode == 0, f"exit {result.returncode}, expected 0")
     expect(result.stdout.split() == list(EXPECTED_FIGURES), f"expected figures: {result.stdout.split()}")
     expect("skipped: copy/alloc" in result.stderr, "the skipped fixture case is not listed on stderr")
+    check_docs_table(ctx)
+
+
+DOC_ROW = re.compile(r"^\|\s*([a-z0-9_]+)\s*\|([^|]*)\|")
+PLACEHOLDER = re.compile(r"`([a-z0-9_]*)<([a-z]+)>([a-z0-9_]*)`\s*\(([^)]*)\)")
+
+
+def docs_table(path: Path) -> dict[str, str]:
+    """docs/plots.md's figure table ("Figures per family"): figure name → family, with
+    `copy_fit_<dir>` (h2d, d2h, …) expanded; names left as a pattern (`node_<family>_<figure>`,
+    drawn from check.json lines) are kept as written."""
+    text = path.read_text(encoding="utf-8")
+    start = text.index("## Figures per family")
+    table: dict[str, str] = {}
+    for line in text[start:].splitlines()[1:]:
+        if line.startswith("## "):
+            break
+        match = DOC_ROW.match(line)
+        if not match or match.group(1) == "family":
+            continue
+        family, cell = match.groups()
+        for head, _slot, tail, values in PLACEHOLDER.findall(cell):
+            for value in (v.strip() for v in values.split(",")):
+                table[f"{head}{value}{tail}"] = family
+        for name in re.findall(r"`([^`]+)`", PLACEHOLDER.sub("", cell)):
+            table[name] = family
+    return table
+
+
+def module_figures(plot_run: Path) -> dict[str, str]:
+    """Every figure name the plot modules can draw: each family module's FIGURES, the teaching
+    figures and the node figures (node_<family>_<figure> as its pattern)."""
+    sys.path.insert(0, str(plot_run.resolve().parent))
+    import importlib
+
+    from hdbplots import node, teaching
+    found: dict[str, str] = {}
+    for path in sorted((plot_run.resolve().parent / "hdbplots").glob("[a-z]*.py")):
+        module = importlib.import_module(f"hdbplots.{path.stem}")
+        for figure in getattr(module, "FIGURES", None) or ():
+            found[figure.name] = path.stem
+    found.update({name: teaching.FAMILY for name in teaching.FIGURE_NAMES})
+    found[node.GLANCE] = node.FAMILY
+    found["node_<family>_<figure>"] = node.FAMILY
+    return found
+
+
+def check_docs_table(ctx: argparse.Namespace) -> None:
+    """docs/plots.md's figure table lists exactly the figures the modules declare, each under its
+    family: a figure added or renamed without the table fails here."""
+    docs = ctx.references.resolve().parent.parent / "docs" / "plots.md"
+    table, modules = docs_table(docs), module_figures(ctx.plot_run)
+    missing = sorted(set(modules) - set(table))
+    extra = sorted(set(table) - set(modules))
+    moved = sorted(n for n in set(table) & set(modules) if table[n] != modules[n])
+    expect(not missing and not extra and not moved,
+           f"{docs} figure table vs the plot modules: not in the table {missing}, not drawn by any module "
+           f"{extra}, under another family {moved}")
 
 
 def check_output_and_format(ctx: argparse.Namespace) -> None:
@@ -133,7 +194,9 @@ def check_output_and_format(ctx: argparse.Namespace) -> None:
            f"{sorted(p.name for p in out.iterdir())}")
     index = json.loads((out / "figures.json").read_text(encoding="utf-8"))["figures"]
     expect([(f["name"], f["files"]) for f in index] == [(n, [f"{n}.svg"]) for n in EXPECTED_FIGURES]
-           and all(f["title"] and f["family"] == "copy" for f in index), f"figures.json: {index}")
+           and all(f["title"] and f["family"] == ("teaching" if f["name"] == LADDER else "copy") for f in index)
+           and all(isinstance(f["title_lines"], int) and isinstance(f["panels"], list) and isinstance(f["claims"], list)
+                   for f in index), f"figures.json: {index}")
     printed = {Path(line) for line in result.stdout.split()}
     for name in EXPECTED_FIGURES:
         path = out / f"{name}.svg"
@@ -320,8 +383,10 @@ def check_discovery(ctx: argparse.Namespace) -> None:
     meta["families"]["copy"]["plots"] = "no_such_module"
     (renamed / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
     other = plot(ctx.plot_run, str(renamed), "--format", "png")
-    expect(other.returncode == 1 and "no plots for family copy: plot module 'no_such_module' not found" in other.stderr,
-           f"the copy module was imported by the family column: exit {other.returncode}")
+    drawn = sorted(p.stem for p in (renamed / "plots").glob("*.png"))
+    expect("no plots for family copy: plot module 'no_such_module' not found" in other.stderr and drawn == [LADDER],
+           f"the copy module was imported by the family column: exit {other.returncode}, drew {drawn} "
+           f"(only the run-wide {LADDER} may be drawn)")
     # Undeclared columns: all digits -> int, else text ('007' keeps `label` text).
     guessed = standin_run(ctx, "discovery_guessed", "standin_plots", None)
     typed = plot(ctx.plot_run, str(guessed), "--format", "png", "--strict", env=env)
@@ -371,9 +436,10 @@ def check_node_figures(ctx: argparse.Namespace) -> None:
     expect(result.returncode == 0, f"exit {result.returncode}, expected 0")
     index = json.loads((run_dir / "plots" / "figures.json").read_text(encoding="utf-8"))["figures"]
     titles = {f["name"]: f["title"] for f in index if f["family"] == "node"}
-    expect(sorted(titles) == sorted(NODE8_FIGURES), f"node figures: {sorted(titles)}")
+    expect(sorted(titles) == sorted(NODE8_FIGURES + (GLANCE,)), f"node figures: {sorted(titles)}")
     name, title = NODE8_SLOW
     expect(titles[name] == title, f"{name}: title {titles[name]!r}, expected {title!r}")
+    expect("FAIL" in titles[GLANCE] and "worst:" in titles[GLANCE], f"glance: {titles[GLANCE]!r}")
     for other in set(NODE8_FIGURES) - {name}:
         expect(titles[other].endswith(("all 8 GPUs within the band", "all 56 pairs within the band")),
                f"{other}: a healthy figure names an outlier: {titles[other]!r}")
@@ -400,11 +466,13 @@ def check_node_tiers(ctx: argparse.Namespace) -> None:
 
 
 def check_node_one_gpu(ctx: argparse.Namespace) -> None:
-    """One GPU (results/reference/h200 and its check.json): no node figure, one line saying why."""
+    """One GPU (results/reference/h200 and its check.json): no side-by-side node figure, one line
+    saying why, but the node at a glance (every checked figure against its band)."""
     run_dir = run_with_check(ctx, "h200", "node_one_gpu")
     result = plot(ctx.plot_run, str(run_dir), "--list-expected")
     expect(result.returncode == 0, f"exit {result.returncode}, expected 0")
-    expect(not [n for n in result.stdout.split() if n.startswith("node_")], f"node figures: {result.stdout.split()}")
+    expect([n for n in result.stdout.split() if n.startswith("node_")] == [GLANCE],
+           f"node figures: {result.stdout.split()}")
     lines = node_lines(result.stderr)
     expect(len(lines) == 1 and "more than one GPU" in lines[0], f"why no node figures: {lines}")
 
@@ -424,6 +492,8 @@ def check_node_two_gpus(ctx: argparse.Namespace) -> None:
         expect(not notes, f"notes: {notes}")
         drawn = {}
         for job in jobs:
+            if job.file_name == GLANCE:
+                continue
             figure = job.figure.draw(job.scope)
             pairs = job.file_name.startswith("node_p2p") and "loopback" not in job.file_name
             expect(bool(figure.axes[0].images) == pairs, f"{job.file_name}: heatmap for pairs, bars for GPUs")
