@@ -350,7 +350,6 @@ class session : public std::enable_shared_from_this<session> {
     const std::size_t local = mode_ == launch_mode::local ? std::clamp<std::size_t>(c.ranks, 1, devices.size()) : 1;
     case_spec spec = make_case("allreduce", kind_name(c.kind), std::move(params),
                                std::vector<int>(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(local)));
-    if (!c.headline.empty()) spec.headline_metrics = {c.headline};
     // What bounds the bytes: between GPUs, the slowest GPU's NVLinks, or with P2P disabled its
     // PCIe link (every byte goes through host memory); on one GPU an out-of-place all-reduce is a
     // device copy, each byte read and written in HBM.
@@ -383,13 +382,12 @@ class session : public std::enable_shared_from_this<session> {
     request.shape.straggler_rank = c.kind == case_kind::straggler ? c.straggler_rank : -1;
     request.shape.delay_ns = static_cast<std::uint64_t>(c.delay_us) * 1000;
 
-    std::string skip = c.skip_reason;
-    if (skip.empty() && mode_ == launch_mode::mpi && request.profile.p2p_disabled) {
-      skip = "NCCL reads NCCL_P2P_DISABLE when a process starts; under MPI run a second job with "
-             "NCCL_P2P_DISABLE=1 exported to compare";
+    spec.skip_reason = c.skip_reason;
+    if (spec.skip_reason.empty() && mode_ == launch_mode::mpi && request.profile.p2p_disabled) {
+      spec.skip_reason = "NCCL reads NCCL_P2P_DISABLE when a process starts; under MPI run a second job with "
+                         "NCCL_P2P_DISABLE=1 exported to compare";
     }
-    spec.body = [self = shared_from_this(), request, planned = c, skip](benchmark::State& state) {
-      if (!skip.empty()) throw skip_case(skip);
+    spec.body = [self = shared_from_this(), request, planned = c](benchmark::State& state) {
       const repetition_result r = self->driver().run(request);
       switch (planned.kind) {
         case case_kind::collective: report_collective(state, planned, r); break;

@@ -46,7 +46,7 @@ std::vector<int> parse_straggler_delays(const std::string& flag, const std::stri
   // An empty item (",," or "") is refused by name like any other.
   for (const std::string& item : split_list(text)) {
     // Digits only: no sign, no unit, no fraction; at most 6 of them so stoi cannot overflow.
-    const bool digits = !item.empty() && item.size() <= 6 && item.find_first_not_of("0123456789") == std::string::npos;
+    const bool digits = all_digits(item) && item.size() <= 6;
     if (!digits || std::stoi(item) > max_straggler_delay_us) {
       throw usage_error("bad value for --" + flag + ": '" + item + range);
     }

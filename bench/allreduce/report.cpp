@@ -20,6 +20,7 @@
 
 #include "hdb/harness/family_rules.hpp"
 #include "hdb/harness/tables.hpp"
+#include "hdb/host/lists.hpp"  // all_digits
 
 namespace hdb {
 namespace {
@@ -35,7 +36,7 @@ constexpr double straggler_wait_share = 0.9;
 
 std::optional<long long> number_param(const result_row& row, std::string_view key) {
   const auto& text = row.param(key);
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  if (!all_digits(text)) return std::nullopt;
   return std::stoll(text);
 }
 

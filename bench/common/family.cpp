@@ -4,6 +4,7 @@
 #include "hdb/cuda_check.hpp"
 #include "hdb/fingerprint.hpp"
 #include "hdb/gpu_lock.hpp"
+#include "hdb/host/lists.hpp"  // all_digits
 #include "hdb/sizes.hpp"
 #include "hdb/sweep.hpp"
 #include "hdb/warmup.hpp"
@@ -82,7 +83,9 @@ void run_guarded(benchmark::State& state, const case_spec& spec, const family_de
         placement.applied_for = device;
       }
     }
-    spec.body(state);
+    if (!spec.skip_reason.empty()) throw skip_case(spec.skip_reason);
+    if (spec.headline_aware_body) spec.headline_aware_body(state, spec.headline_metrics);
+    else spec.body(state);
     if (!state.error_occurred()) check_declared(state, spec, schema, record);
   } catch (const skip_case& e) {
     state.SkipWithError(("skipped: " + std::string(e.what())).c_str());
@@ -236,13 +239,22 @@ std::string format_label(const case_spec& spec, const family_env& env) {
   return label;
 }
 
+void set_headlines(const family_declaration& schema, std::vector<case_spec>& cases) {
+  std::vector<gate_candidate> candidates;
+  for (const case_spec& c : cases) candidates.push_back({c.kind, &c.labels, &c.devices, !c.skip_reason.empty()});
+  const std::vector<std::string> metrics = gated_metrics(schema, candidates);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    cases[i].headline_metrics.clear();
+    if (!metrics[i].empty()) cases[i].headline_metrics.push_back(metrics[i]);
+  }
+}
+
 case_spec make_case(std::string_view family, std::string_view kind, label_list params, std::vector<int> devices) {
   case_spec spec;
   spec.name = std::string(family) + "/" + std::string(kind);
   for (const auto& [key, value] : params) {
-    const bool numeric = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
     if (key == "size_bytes") spec.name += "/size:" + value;
-    else if (numeric) spec.name += "/" + key + ":" + value;
+    else if (all_digits(value)) spec.name += "/" + key + ":" + value;
     else spec.name += "/" + value;
   }
   if (!devices.empty()) spec.name += "/gpu:" + join_indices(devices);
@@ -325,6 +337,7 @@ int family_main(int argc, char** argv, const family_spec& family, std::string_vi
       for (int d = 0; d < assumed; ++d) env.devices.push_back(assumed_device(d));
       case_registry registry(cases);
       family.register_cases(options, env, registry);
+      set_headlines(schema, cases);
       keep_sweep(cases, options, env.devices, schema);
       for (const case_spec& spec : cases) std::printf("%s\n", spec.name.c_str());
       return 0;
@@ -361,6 +374,7 @@ int family_main(int argc, char** argv, const family_spec& family, std::string_vi
 
     case_registry registry(cases);
     family.register_cases(options, env, registry);
+    set_headlines(schema, cases);
     const std::size_t registered = cases.size();
     keep_sweep(cases, options, env.devices, schema);
     if (!listing) {

@@ -282,19 +282,7 @@ void register_copy_cases(const char* case_kind, const std::vector<copy_path>& pa
   for (const device_info& device : env.devices) {
     for (const copy_path& path : paths) {
       for (std::size_t bytes : sizes) {
-        case_spec spec = copy_case(case_kind, path, bytes, names, {device.index}, env, cache);
-        const bool pinned_async = path.host == host_kind::pinned && path.api == copy_api::async && path.dir != direction::d2d;
-        // Bidir is reported but does not gate: under load in both directions the h2d share wanders
-        // (41-51 GB/s on an H200 while d2h holds 51), so run medians scatter 3-7 % between processes.
-        const bool gates = pinned_async && path.dir != direction::bidir;
-        if (names.bandwidth && gates && bytes == sizes.back()) spec.headline_metrics = {"bandwidth"};
-        // Host-observed latency is reported but does not gate: it moves 15-20 % between processes
-        // (which core, which clock state) while agreeing to 1 % within one (6 runs on an H200).
-        // The device-timed h2d latency does not gate either: a process lands on a level (2.17, 2.37,
-        // 2.41 us in three processes of one H200; 2.18-2.31 on four machines) while d2h holds 0.5 %.
-        const bool latency_gates = pinned_async && path.dir == direction::d2h;
-        if (!names.bandwidth && latency_gates && bytes == sizes.front()) spec.headline_metrics = {names.device_time};
-        registry.add(std::move(spec));
+        registry.add(copy_case(case_kind, path, bytes, names, {device.index}, env, cache));
       }
     }
   }
@@ -307,10 +295,8 @@ void register_all_gpu_cases(const std::vector<std::size_t>& sizes, family_env& e
   if (env.devices.size() < 2) return;
   for (direction dir : {direction::h2d, direction::d2h}) {
     const copy_path path{dir, host_kind::pinned, copy_api::async};
-    case_spec spec = copy_case("bandwidth_all_gpus", path, sizes.back(), {"time_per_copy", "host_time_per_copy", true},
-                               device_indices(env), env, cache);
-    spec.headline_metrics = {"bandwidth"};
-    registry.add(std::move(spec));
+    registry.add(copy_case("bandwidth_all_gpus", path, sizes.back(), {"time_per_copy", "host_time_per_copy", true},
+                           device_indices(env), env, cache));
   }
 }
 

@@ -49,7 +49,7 @@ std::vector<chunk_rule> parse_chunk_rules(std::string_view text) {
     if (digits.empty() && rule.per_stream) {
       rule.count = 1;
     } else {
-      if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string_view::npos) {
+      if (!all_digits(digits) || digits.size() > 6) {
         throw std::invalid_argument("'" + std::string(item) + "' is neither a chunk count (32) nor a multiple of the "
                                     "stream count (S, 4S)");
       }

@@ -378,13 +378,6 @@ std::map<std::string, std::string> traffic_of(const planned_case& c) {
   return {{"bandwidth", "nvlink_per_direction"}};
 }
 
-std::vector<std::string> headline_metrics(const planned_case& c) {
-  if (!c.headline) return {};
-  // Host-observed latency moves between processes far more than within one (docs/harness.md): reported, not gated.
-  if (c.kind == case_kind::latency) return {"latency"};
-  return {"bandwidth"};
-}
-
 void register_cases(const run_options& options, family_env& env, case_registry& registry) {
   plan_options plan;
   plan.sizes = parse_size_list(options.value("sizes"));
@@ -401,12 +394,11 @@ void register_cases(const run_options& options, family_env& env, case_registry& 
   auto cache = std::make_shared<fixture_cache<p2p_fixture>>();
   for (planned_case& c : plan_cases(devices, plan)) {
     case_spec spec = make_case("p2p", to_string(c.kind), case_params(c), c.devices);
-    spec.headline_metrics = headline_metrics(c);
+    spec.skip_reason = c.skip_reason.value_or("");
     spec.traffic = traffic_of(c);
     spec.iterations = batches_per_repetition(c.bytes * std::max<std::size_t>(c.transfers.size(), 1));
     spec.body = [c = std::move(c), chunk_sizes = plan.chunk_sizes, state, cache, &env,
                  key = spec.name](benchmark::State& st) {
-      if (c.skip_reason) throw skip_case(*c.skip_reason);
       const peer_state need = required_peer_state(c);
       if (need != peer_state::either) state->peers.require(c.transfers, need == peer_state::enabled);
       require_memory(c, env);

@@ -72,6 +72,8 @@ struct planned_case {
   std::string src_label;                // CSV src / dst columns ("" for all-pairs cases and skipped pairs)
   std::string dst_label;
   std::optional<std::string> skip_reason;  // set: registered, reported skipped, never run
+  // Not read by the binary (schema.json's gates decide what gates); kept only for
+  // tests/p2p/plan_test.cpp until it checks the gates instead (registration_test.cpp pins them).
   bool headline = false;
 };
 

@@ -14,6 +14,7 @@
 
 #include "hdb/harness/family_rules.hpp"
 #include "hdb/harness/tables.hpp"
+#include "hdb/host/lists.hpp"  // all_digits
 #include "hdb/host/stats.hpp"
 
 namespace hdb {
@@ -38,13 +39,13 @@ std::string method_title(const std::string& api) {
 }
 
 std::optional<int> to_index(const std::string& text) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  if (!all_digits(text)) return std::nullopt;
   return std::stoi(text);
 }
 
 std::optional<std::size_t> size_of(const result_row& row) {
   const auto& text = row.param("size_bytes");
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  if (!all_digits(text)) return std::nullopt;
   return static_cast<std::size_t>(std::stoull(text));
 }
 

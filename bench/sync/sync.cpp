@@ -445,8 +445,6 @@ void register_device_cases(const run_options& options, const device_info& d, con
     registry.add(std::move(spec));
   }
 
-  // Host-clock launch figures are reported but do not gate: on an H200 VM a process's launch cost
-  // drifts 5-15 % within seconds (3.4-4.8 us), so its repetitions scatter beyond 3 %.
   case_spec launch = make_case("sync", "launch", {{"api", "empty_kernel"}}, on);
   launch.body = measure_launch;
   registry.add(std::move(launch));
@@ -461,10 +459,6 @@ void register_device_cases(const run_options& options, const device_info& d, con
 
   const auto producer_spin_ns = static_cast<std::uint64_t>(single_int_flag(options, "dependency-spin-us")) * 1000;
   auto dependency_cache = std::make_shared<fixture_cache<dependency_fixture>>();
-  // No dependency figure gates. The device-resolved gap depends on the streams a process got: of
-  // 32, an H200 process had fast (1.78 us) and slow (1.93 us) ones, another only slow ones (1.89
-  // us), so run medians differ by 6 % although each run holds its level to 0.2 %. The host round
-  // trip (host_sync) wanders with the host, 8.4-11 us within 20 s, like the launch figures.
   for (dependency how : {dependency::same_stream, dependency::stream_wait_event, dependency::host_sync}) {
     case_spec spec = make_case("sync", "dependency",
                                {{"api", std::string(to_string(how))}, {"streams", how == dependency::same_stream ? "1" : "2"}}, on);
@@ -488,12 +482,6 @@ void register_device_cases(const run_options& options, const device_info& d, con
     // `every` is a number of steps: the loop that never reads back has none.
     if (every && *every != never) params.emplace_back("every", std::to_string(*every));
     case_spec spec = make_case("sync", "trap", std::move(params), on);
-    // The asynchronous read-back every 64th step gates (docs/sync.md, "Headline metrics"): the host
-    // never waits for it, so its ratio keeps to 0.969-0.978 on ten H200 machines. The stalls do
-    // not: every step they follow the host's level (CV up to 6.9 % over 10 repetitions), and even
-    // every 64th step the pageable one read 0.940-0.959 on eight machines and 0.916 on the ninth,
-    // where each wait cost twice as much (a sync alone 14 us instead of 7); that one is a check figure.
-    if (api == trap_api::readback_async && every == 64) spec.headline_metrics = {"relative_throughput"};
     spec.body = [=, &env](benchmark::State& state) {
       trap_fixture& fixture = trap_cache->get(fixture_key, target_ns, steps, *env.gate);
       measure_trap(state, fixture, api, every.value_or(never), steps);

@@ -34,10 +34,6 @@ struct parsed_label {
   std::string problem;
 };
 
-bool all_digits(std::string_view text) {
-  return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
-}
-
 void read_devices(parsed_label& parsed, const std::string& value) {
   std::vector<int> devices;
   for (const auto& item : split_list(value)) {

@@ -60,6 +60,16 @@ std::string family_section(const family_declaration& d) {
     cases.push_back({code(c.name), code_list(c.parameters), code_list(c.metrics), code_list(c.headlines), c.description});
   }
   out += "Case kinds:\n\n" + markdown_table({"case", "parameters", "metrics", "headlines", "description"}, cases) + "\n";
+  table_rows gates;
+  for (const auto& g : d.gates) {
+    std::string selection;
+    for (const auto& [name, value] : g.parameters) selection += (selection.empty() ? "" : ", ") + code(name + "=" + value);
+    gates.push_back({code(g.case_kind), selection, code(g.metric), g.description});
+  }
+  if (!gates.empty()) {
+    out += "Gates (what `hdbench compare` gates; a case takes the first gate that selects it):\n\n" +
+           markdown_table({"case", "parameters", "metric", "description"}, gates) + "\n";
+  }
   if (!d.fit_metric.empty()) out += "Alpha-beta fit of `" + d.fit_metric + "` (statistic `fit`).\n\n";
   if (!d.traffic_classes.empty()) out += "Traffic classes of its own:\n\n" + traffic_table(d.traffic_classes) + "\n";
   return out;

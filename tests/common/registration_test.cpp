@@ -24,6 +24,7 @@
 #include "allreduce.hpp"
 #endif
 
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -95,6 +96,7 @@ TEST_CASE("every family registers only what its schema.json declares", "[schema]
         std::vector<hdb::case_spec> cases;
         hdb::case_registry registry(cases);
         spec.register_cases(options, env, registry);
+        hdb::set_headlines(schema, cases);
         CHECK_FALSE(cases.empty());
         std::set<std::string> names;
         for (const hdb::case_spec& c : cases) {
@@ -113,3 +115,102 @@ TEST_CASE("every family registers only what its schema.json declares", "[schema]
     }
   }
 }
+
+namespace {
+
+// The extra flags of a third run per family: its own size lists (and stream, rank, interval lists),
+// so a gate whose value is relative to the sweep ("largest") is pinned on a run with --sizes too.
+std::vector<std::string> custom_flags(const std::string& family) {
+  if (family == "copy") return {"--sizes=4K,1M,64M", "--latency-sizes=64,4K"};
+  if (family == "overlap") return {"--streams=2,4", "--chunks=S,8"};
+  if (family == "sync") return {"--trap-every=8,64"};
+  if (family == "p2p") return {"--sizes=64K,16M", "--latency-sizes=64", "--aggregate-sizes=64M"};
+  if (family == "allreduce") return {"--sizes=8:1M:x4", "--ranks=1,2"};
+  return {};
+}
+
+// Every case that gates, one line each ("<name> headline=<metrics>"), for each run of the family:
+// 1, 2 and 8 fake GPUs; default, --quick and custom_flags.
+std::string gating_cases(const family_entry& f) {
+  const hdb::family_declaration schema = schema_of(f.name);
+  std::string text;
+  for (int gpus : {1, 2, 8}) {
+    for (const char* run : {"default", "quick", "custom"}) {
+      const hdb::family_spec spec = f.make();
+      std::vector<std::string> args = {"hdbench-" + spec.name, "--benchmark_list_tests"};
+      if (std::string(run) == "quick") args.emplace_back("--quick");
+      if (std::string(run) == "custom") {
+        for (const auto& flag : custom_flags(f.name)) args.push_back(flag);
+      }
+      const hdb::run_options options = hdb::parse_run_options(args, spec.flags);
+      hdb::family_env env = fake_node(gpus);
+      std::vector<hdb::case_spec> cases;
+      hdb::case_registry registry(cases);
+      spec.register_cases(options, env, registry);
+      hdb::set_headlines(schema, cases);
+      text += "# " + std::to_string(gpus) + " GPUs, " + run + "\n";
+      for (const hdb::case_spec& c : cases) {
+        if (c.headline_metrics.empty()) continue;
+        text += c.name + " headline=";
+        for (std::size_t i = 0; i < c.headline_metrics.size(); ++i) text += (i ? "," : "") + c.headline_metrics[i];
+        text += "\n";
+      }
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+// fixtures/gating/<family>.txt was written by the families' own C++ before the headlines moved into
+// schema.json's gates, so the gates are pinned to select exactly what the code did. After an
+// intended change of a gate, regenerate and review:
+//   HDB_UPDATE_GOLDEN=1 build/<preset>/tests/registration_tests "[gates]"
+TEST_CASE("every family gates exactly the cases of its golden list", "[schema][registration][gates]") {
+  for (const family_entry& f : built_families()) {
+    INFO(f.name);
+    const std::string path = std::string(HDB_SOURCE_DIR) + "/tests/common/fixtures/gating/" + f.name + ".txt";
+    const std::string text = gating_cases(f);
+    if (std::getenv("HDB_UPDATE_GOLDEN") != nullptr) std::ofstream(path) << text;
+    std::ifstream in(path);
+    REQUIRE(in.good());
+    std::stringstream golden;
+    golden << in.rdbuf();
+    CHECK(text == golden.str());
+  }
+}
+
+#if defined(HDB_HAS_COPY)
+// What gates is the declaration's alone: the same registered cases, a gate changed in schema.json,
+// and the headline moves with it.
+TEST_CASE("a gate changed in schema.json alone moves the headline", "[schema][registration][gates]") {
+  const hdb::family_declaration schema = schema_of("copy");
+  auto source = schema.source;
+  bool changed = false;
+  for (auto& gate : source["gates"]) {
+    if (gate["case"] == "latency") {
+      gate["parameters"]["size_bytes"] = "largest";
+      gate["parameters"]["direction"] = "h2d";
+      changed = true;
+    }
+  }
+  REQUIRE(changed);
+  const hdb::family_declaration moved = hdb::parse_declaration(source);
+  const hdb::family_spec spec = hdb::copy::family();
+  const hdb::run_options options = hdb::parse_run_options({"hdbench-copy", "--benchmark_list_tests"}, spec.flags);
+  hdb::family_env env = fake_node(1);
+  std::vector<hdb::case_spec> cases;
+  hdb::case_registry registry(cases);
+  spec.register_cases(options, env, registry);
+  const auto latency_headlines = [&](const hdb::family_declaration& d) {
+    hdb::set_headlines(d, cases);
+    std::vector<std::string> names;
+    for (const auto& c : cases) {
+      if (c.kind == "latency" && !c.headline_metrics.empty()) names.push_back(c.name);
+    }
+    return names;
+  };
+  CHECK(latency_headlines(schema) == std::vector<std::string>{"copy/latency/d2h/pinned/async/size:1/streams:1/gpu:0"});
+  CHECK(latency_headlines(moved) == std::vector<std::string>{"copy/latency/h2d/pinned/async/size:4096/streams:1/gpu:0"});
+}
+#endif

@@ -1,7 +1,10 @@
 #include "hdb/host/declaration.hpp"
 
+#include "hdb/host/lists.hpp"  // all_digits
+
 #include <algorithm>
 #include <array>
+#include <charconv>
 
 namespace hdb {
 namespace {
@@ -14,10 +17,6 @@ constexpr std::array<std::string_view, 21> benchmark_fields = {
     "family_index",  "per_family_instance_index",       "label",        "aggregate_name",
     "aggregate_unit", "error_occurred", "error_message", "skipped",     "skip_message",
     "big_o",         "rms"};
-
-bool all_digits(std::string_view text) {
-  return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
-}
 
 bool contains(const std::vector<std::string>& list, std::string_view value) {
   return std::find(list.begin(), list.end(), value) != list.end();
@@ -174,6 +173,17 @@ case_decl read_case(const reader& r, const family_declaration& d, const std::str
   return c;
 }
 
+// A selection's "parameters" (a check's or a gate's): name -> text or a whole number, as labelled.
+label_list read_selection(const reader& r, const ordered_json& j, const std::string& where) {
+  label_list parameters;
+  for (const auto& [name, value] : r.object(j, "parameters", where, false).items()) {
+    if (value.is_string()) parameters.emplace_back(name, value.get<std::string>());
+    else if (value.is_number_unsigned()) parameters.emplace_back(name, std::to_string(value.get<unsigned long long>()));
+    else r.fail(where + ".parameters." + name, "is neither text nor a whole number");
+  }
+  return parameters;
+}
+
 check_decl read_check(const reader& r, const family_declaration& d, std::size_t index, const ordered_json& j) {
   std::string where = "check " + std::to_string(index);
   if (!j.is_object()) r.fail(where, "is not an object");
@@ -193,11 +203,7 @@ check_decl read_check(const reader& r, const family_declaration& d, std::size_t 
   if (!contains(kind->metrics, c.metric)) {
     r.fail(where, "metric '" + c.metric + "' is not a metric of case kind '" + c.case_kind + "'");
   }
-  for (const auto& [name, value] : r.object(j, "parameters", where, false).items()) {
-    if (value.is_string()) c.parameters.emplace_back(name, value.get<std::string>());
-    else if (value.is_number_unsigned()) c.parameters.emplace_back(name, std::to_string(value.get<unsigned long long>()));
-    else r.fail(where + ".parameters." + name, "is neither text nor a whole number");
-  }
+  c.parameters = read_selection(r, j, where);
   // The values a case of this kind could be registered with, so a check can never select nothing
   // by a typo in a parameter or value.
   if (const auto problem = check_registration(d, c.case_kind, c.parameters)) r.fail(where, *problem);
@@ -212,6 +218,101 @@ check_decl read_check(const reader& r, const family_declaration& d, std::size_t 
   }
   c.description = r.text(j, "description", where, false);
   return c;
+}
+
+bool is_relative(std::string_view value) { return value == gate_largest || value == gate_smallest; }
+
+gate_decl read_gate(const reader& r, const family_declaration& d, std::size_t index, const ordered_json& j) {
+  std::string where = "gate " + std::to_string(index);
+  if (!j.is_object()) r.fail(where, "is not an object");
+  for (const auto& [key, value] : j.items()) {
+    static const std::array<std::string_view, 4> known = {"case", "parameters", "metric", "description"};
+    if (std::find(known.begin(), known.end(), key) == known.end()) r.fail(where, "unknown field \"" + key + "\"");
+  }
+  gate_decl g;
+  g.case_kind = r.text(j, "case", where, true);
+  const case_decl* kind = d.case_kind(g.case_kind);
+  if (kind == nullptr) r.fail(where, "case kind '" + g.case_kind + "' is not declared");
+  g.metric = r.text(j, "metric", where, true);
+  where += " (" + g.case_kind + " " + g.metric + ")";
+  if (!contains(kind->headlines, g.metric)) {
+    r.fail(where, "metric '" + g.metric + "' is not a headline of case kind '" + g.case_kind + "'");
+  }
+  if (d.metric(g.metric)->direction == better::neutral) r.fail(where, "metric '" + g.metric + "' is neutral, so it never gates");
+  g.parameters = read_selection(r, j, where);
+  // As a check's: values a case of this kind could be registered with, so a gate never selects
+  // nothing by a typo. A relative value stands for an int parameter's registered values.
+  label_list fixed;
+  std::size_t relative = 0;
+  for (const auto& [name, value] : g.parameters) {
+    if (!is_relative(value)) {
+      fixed.emplace_back(name, value);
+      continue;
+    }
+    ++relative;
+    const parameter_decl* p = d.parameter(name);
+    if (!contains(kind->parameters, name) || p == nullptr) {
+      r.fail(where, "parameter '" + name + "' is not declared for case kind '" + g.case_kind + "'");
+    }
+    if (p->type != param_type::integer) r.fail(where, "parameter '" + name + "' is text, so it cannot be '" + value + "'");
+  }
+  if (relative > 1) r.fail(where, "names more than one parameter \"largest\" or \"smallest\"");
+  if (const auto problem = check_registration(d, g.case_kind, fixed)) r.fail(where, *problem);
+  g.description = r.text(j, "description", where, false);
+  return g;
+}
+
+std::string describe_gate(const gate_decl& g, std::size_t index) {
+  return "gate " + std::to_string(index) + " (" + g.case_kind + " " + g.metric + ")";
+}
+
+const std::string* label_value(const label_list& labels, std::string_view key) {
+  for (const auto& [k, v] : labels) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+// all_digits checked; a value too large for 64 bits (no size is) reads as the largest one.
+unsigned long long whole_number(const std::string& digits) {
+  unsigned long long value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  static_cast<void>(end);
+  return ec == std::errc() ? value : ~0ULL;
+}
+
+// Which candidates one gate selects.
+std::vector<bool> gate_selects(const gate_decl& gate, const std::vector<gate_candidate>& candidates) {
+  std::vector<bool> selected(candidates.size(), false);
+  const std::pair<std::string, std::string>* relative = nullptr;
+  for (const auto& wanted : gate.parameters) {
+    if (is_relative(wanted.second)) relative = &wanted;
+  }
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const gate_candidate& c = candidates[i];
+    if (c.skipped || c.kind != gate.case_kind) continue;
+    selected[i] = std::all_of(gate.parameters.begin(), gate.parameters.end(), [&](const auto& wanted) {
+      const std::string* have = label_value(*c.labels, wanted.first);
+      if (have == nullptr) return false;
+      return is_relative(wanted.second) ? all_digits(*have) : *have == wanted.second;
+    });
+  }
+  if (relative == nullptr) return selected;
+  // The extreme value of the relative parameter per set of GPUs, then only the cases holding it.
+  const bool largest = relative->second == gate_largest;
+  std::map<std::vector<int>, unsigned long long> extreme;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (!selected[i]) continue;
+    const unsigned long long value = whole_number(*label_value(*candidates[i].labels, relative->first));
+    const auto [it, fresh] = extreme.emplace(*candidates[i].devices, value);
+    if (!fresh) it->second = largest ? std::max(it->second, value) : std::min(it->second, value);
+  }
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (selected[i]) {
+      selected[i] = whole_number(*label_value(*candidates[i].labels, relative->first)) == extreme.at(*candidates[i].devices);
+    }
+  }
+  return selected;
 }
 
 }  // namespace
@@ -299,6 +400,10 @@ family_declaration parse_declaration(const ordered_json& document) {
       d.checks.push_back(std::move(check));
     }
   }
+  if (const auto gates = document.find("gates"); gates != document.end()) {
+    if (!gates->is_array()) r.fail("declaration.gates", "is not a list");
+    for (std::size_t i = 0; i < gates->size(); ++i) d.gates.push_back(read_gate(r, d, i, (*gates)[i]));
+  }
   d.fit_metric = r.text(document, "fit_metric", "declaration", false);
   if (!d.fit_metric.empty() && d.metric(d.fit_metric) == nullptr) {
     r.fail("fit_metric", "'" + d.fit_metric + "' is not a declared metric");
@@ -330,6 +435,22 @@ void require_documented(const family_declaration& d) {
   for (const auto& c : d.checks) {
     if (!d.tolerance(&c, c.metric)) r.fail("check '" + c.label + "'", "needs a \"tolerance\", its own or its metric's");
   }
+  for (std::size_t i = 0; i < d.gates.size(); ++i) {
+    const gate_decl& g = d.gates[i];
+    // Its metric's tolerance is asked above: a gate's metric is a non-neutral headline of its kind.
+    if (g.description.empty()) r.fail(describe_gate(g, i), "needs a \"description\" (why this row gates)");
+  }
+}
+
+std::vector<std::string> gated_metrics(const family_declaration& d, const std::vector<gate_candidate>& candidates) {
+  std::vector<std::string> metrics(candidates.size());
+  for (const gate_decl& gate : d.gates) {
+    const std::vector<bool> selected = gate_selects(gate, candidates);
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (selected[i] && metrics[i].empty()) metrics[i] = gate.metric;
+    }
+  }
+  return metrics;
 }
 
 std::optional<std::string> check_registration(const family_declaration& d, std::string_view kind, const label_list& labels) {

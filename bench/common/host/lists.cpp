@@ -41,4 +41,8 @@ std::string join_list(const std::vector<std::string>& items, std::string_view se
   return text;
 }
 
+bool all_digits(std::string_view text) noexcept {
+  return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
 }  // namespace hdb

@@ -35,12 +35,20 @@ struct case_spec {
   label_list labels;                       // direction=..., size_bytes=... (case= and device labels are added)
   std::string kind;                        // the `case` label: bandwidth, latency, pipeline, ...
   std::vector<int> devices;                // CUDA devices it measures; devices.front() is current in the body
-  std::vector<std::string> headline_metrics;  // gate `hdbench compare`; more repetitions
+  // Gate `hdbench compare`, and run more repetitions. Set by the shared main from schema.json's
+  // "gates" (set_headlines), never by a family.
+  std::vector<std::string> headline_metrics;
+  // Non-empty: registered only so the run reports why it cannot run here (one GPU for a pair):
+  // reported as skipped with this reason, its body never runs, and it never gates.
+  std::string skip_reason;
   // metric -> traffic class (the link its bytes cross, for % of peak); one of the classes the
   // schema allows for that metric. A bandwidth without a pick has no peak for this case.
   std::map<std::string, std::string> traffic;
   benchmark::IterationCount iterations = 1;   // fixed: no adaptive iteration count
   std::function<void(benchmark::State&)> body;
+  // Instead of body, where what a case measures depends on whether it gates (overlap's gated
+  // pipeline times its serial twin in every repetition): called with headline_metrics.
+  std::function<void(benchmark::State&, const std::vector<std::string>& headline_metrics)> headline_aware_body;
 };
 
 // A case's name and labels from the same fields, so they can never disagree:
@@ -81,6 +89,11 @@ struct family_spec {
   // no JSON and takes no fingerprint); std::nullopt continues as the driver.
   std::function<std::optional<int>(const run_options&, int argc, char** argv)> before_cuda = {};
 };
+
+// The one place a case becomes a headline: each case's headline_metrics from the declaration's
+// gates (the metric of the first gate selecting it, gated_metrics), after the family registered
+// every case, so a gate's "largest" size is the run's.
+void set_headlines(const family_declaration& schema, std::vector<case_spec>& cases);
 
 // `schema_json` is the family's declaration, hdb::embedded_schema() in a family binary. A
 // declaration that breaks the contract, or a case it does not declare, ends the process with 2.

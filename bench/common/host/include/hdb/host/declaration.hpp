@@ -100,6 +100,24 @@ struct check_decl {
   std::string description;
 };
 
+// A selection of rows that gate `hdbench compare` (schema.json's "gates"; docs/csv-schema.md): the
+// shared main makes `metric` a headline of every case it selects, and no family's C++ names one.
+// It selects as a check does: cases of one kind whose labels have the given values (parameters not
+// named are free). One int parameter may instead be "largest" or "smallest" (gate_largest,
+// gate_smallest): of the cases the other parameters select on one set of GPUs, those with that
+// parameter's largest (smallest) registered value, so a gate follows --sizes. A case gates on the
+// first gate in declaration order that selects it (a narrower gate goes first); a case registered
+// only to say why it cannot run (skipped) never gates.
+struct gate_decl {
+  std::string case_kind;  // "case"
+  label_list parameters;  // "parameters": name -> value, as labelled, or "largest" / "smallest"
+  std::string metric;     // one of the kind's headlines, never a neutral one
+  std::string description;  // why this row gates (and why its neighbours do not)
+};
+
+inline constexpr std::string_view gate_largest = "largest";
+inline constexpr std::string_view gate_smallest = "smallest";
+
 struct family_declaration {
   std::string family;
   std::string summary;
@@ -109,6 +127,7 @@ struct family_declaration {
   std::string fit_metric;                  // "" when the family has no alpha-beta fit
   std::vector<traffic_class> traffic_classes;  // the family's own, beside the built-in ones
   std::vector<check_decl> checks;              // "checks": bring-up figures for `hdbench check`
+  std::vector<gate_decl> gates;                // "gates": what gates `hdbench compare`, in order
   nlohmann::ordered_json source;           // the document as read, key order kept (meta.json, hdbench.schema)
 
   // nullptr when not declared.
@@ -142,9 +161,9 @@ inline constexpr std::string_view metric_units[] = {"GB/s", "us", "us/MiB", "B",
 // The same from text (a schema.json, or the context's `hdbench.schema`).
 [[nodiscard]] family_declaration parse_declaration(std::string_view text);
 // What a binary holds its own declaration to beyond the rules: a summary, a description of every
-// metric and case kind (its --help and the schema doc print them), and a tolerance for every
-// figure check grades (each check, and each headline metric whose better is not neutral). Throws
-// declaration_error.
+// metric, case kind and gate (its --help and the schema doc print them), and a tolerance for every
+// figure check grades (each check, and each headline metric whose better is not neutral, which
+// every gate's metric is). Throws declaration_error.
 void require_documented(const family_declaration& declaration);
 
 // What is wrong with a case at registration, or nullopt: its kind and every label parameter
@@ -152,6 +171,19 @@ void require_documented(const family_declaration& declaration);
 // parameter with values, be one of them. The message names the parameter.
 [[nodiscard]] std::optional<std::string> check_registration(const family_declaration& declaration, std::string_view kind,
                                                             const label_list& labels);
+
+// A registered case as the gates see it.
+struct gate_candidate {
+  std::string_view kind;
+  const label_list* labels = nullptr;
+  const std::vector<int>* devices = nullptr;  // the GPUs it measures: "largest" is taken per set
+  bool skipped = false;  // registered only to report why it cannot run here: never gates
+};
+
+// The headline metric of each candidate from the declaration's gates (gate_decl): the metric of
+// the first gate that selects it, or "" where none does.
+[[nodiscard]] std::vector<std::string> gated_metrics(const family_declaration& declaration,
+                                                     const std::vector<gate_candidate>& candidates);
 
 // What is wrong with a finished case, or nullopt: every counter it set must be declared for its
 // kind (and never be named like a Google Benchmark key), every headline must be one of the kind's
