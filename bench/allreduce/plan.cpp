@@ -157,12 +157,7 @@ std::vector<planned_case> plan_cases(const plan_options& o) {
           }
           const bool lesson = is_lesson_sweep(op, type, where, via);
           for (std::size_t bytes : lesson ? o.sizes : sampled) {
-            planned_case c = make(op, type, where, via, ranks, bytes, launch_for(o, bytes));
-            // Regressions are judged on the lesson sweep's largest message. Its smallest one's time
-            // is a check figure, not a gate: graph-launched it still takes a level per machine
-            // (8 B on one H200: 0.795-0.856 us on four machines, CV 3.2 %, repetitions 0.03 %).
-            if (lesson && bytes == o.sizes.back()) c.headline = ranks > 1 ? "busbw" : "algbw";
-            cases.push_back(std::move(c));
+            cases.push_back(make(op, type, where, via, ranks, bytes, launch_for(o, bytes)));
           }
         }
       }

@@ -69,9 +69,6 @@ struct planned_case {
   // runs beside a compute kernel started from the same event, and at its size launch cost is noise).
   // A case parameter: the CSV row says how its time was taken.
   launch_method launch = launch_method::graph;
-  // Not read by the binary (schema.json's gates decide what gates); kept only for
-  // tests/allreduce/plan_test.cpp until it checks the gates instead (registration_test.cpp pins them).
-  std::string headline;
   std::string skip_reason;      // non-empty: registered to report why it cannot run here
   // The straggler case: one case per (delay, rank), each reporting that rank's time (a row per
   // rank); the late rank is the last one. The other kinds leave these at their defaults.

@@ -159,7 +159,6 @@ class planner {
     } else if (!devices_.empty()) {
       c.devices = {devices_.front()};
     }
-    if (c.skip_reason) c.headline = false;
     plan_.push_back(std::move(c));
   }
 
@@ -182,16 +181,7 @@ class planner {
   void pair_cases(case_kind kind, method how, traffic pattern, const std::vector<std::size_t>& sizes) {
     if (devices_.empty()) return;
     for (const auto& transfers : transfer_sets(pattern)) {
-      for (std::size_t bytes : sizes) {
-        planned_case c = pair_case(kind, how, pattern, transfers, bytes);
-        if (kind == case_kind::bandwidth) {
-          const bool largest = bytes == sizes.back();
-          c.headline = largest && (pattern == traffic::uni ? how != method::ce_no_peer : how == method::ce_peer);
-        } else {
-          c.headline = bytes == sizes.front() && (how == method::ce_peer || how == method::sm_write);
-        }
-        add(std::move(c));
-      }
+      for (std::size_t bytes : sizes) add(pair_case(kind, how, pattern, transfers, bytes));
     }
   }
 
@@ -214,16 +204,13 @@ class planner {
   }
 
   // Each GPU to itself, through host memory (staged) and directly (cudaMemcpyPeerAsync to the same
-  // device: a copy within its memory): the host-staging tax on a node of any size. The direct copy
-  // gates: the staged one rides both directions of the PCIe link at once, whose share wanders
-  // between machines (47.6-49.6 GB/s at 1 GiB on four H200s, 0.1 % within one), so it is a
-  // bring-up figure of `hdbench check`, not a headline (docs/p2p.md).
+  // device: a copy within its memory): the host-staging tax on a node of any size. Which of them
+  // gates is schema.json's (its "gates").
   void loopback_cases(method how) {
     for (int d : devices_) {
       for (std::size_t bytes : options_.sizes) {
         planned_case c = pair_case(case_kind::bandwidth, how, traffic::loopback, {{d, d}}, bytes);
         c.skip_reason.reset();
-        c.headline = how == method::ce_peer && bytes == options_.sizes.back();
         add(std::move(c));
       }
     }
@@ -239,7 +226,6 @@ class planner {
       c.transfers = skip_ ? std::vector<ordered_pair>{} : ordered_pairs(devices_);
       c.bytes = bytes;
       c.skip_reason = skip_;
-      c.headline = bytes == options_.aggregate_sizes.back() && how == method::ce_peer;
       add(std::move(c));
     }
   }

@@ -72,9 +72,6 @@ struct planned_case {
   std::string src_label;                // CSV src / dst columns ("" for all-pairs cases and skipped pairs)
   std::string dst_label;
   std::optional<std::string> skip_reason;  // set: registered, reported skipped, never run
-  // Not read by the binary (schema.json's gates decide what gates); kept only for
-  // tests/p2p/plan_test.cpp until it checks the gates instead (registration_test.cpp pins them).
-  bool headline = false;
 };
 
 // The state a planned case needs: its method's, except a loopback (a GPU never needs peer access to itself).

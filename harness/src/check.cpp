@@ -16,6 +16,7 @@
 #include "hdb/harness/noise_model.hpp"
 #include "hdb/harness/tables.hpp"
 #include "hdb/host/declaration.hpp"
+#include "hdb/host/lists.hpp"  // all_digits
 
 namespace hdb {
 namespace {
@@ -45,7 +46,7 @@ metric_key key_of(const result_row& row) {
 
 // "1073741824" -> "1 GiB" for a size parameter; other values as labelled.
 std::string parameter_text(const std::string& name, const std::string& value) {
-  if (name.ends_with("_bytes") && !value.empty() && value.find_first_not_of("0123456789") == std::string::npos) {
+  if (name.ends_with("_bytes") && all_digits(value)) {
     return format_size(std::stoull(value));
   }
   return value;

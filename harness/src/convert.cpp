@@ -96,10 +96,6 @@ void schema2_version(const std::string& version) {
   }
 }
 
-bool all_digits(std::string_view text) {
-  return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
-}
-
 std::string renamed(const std::map<std::string, std::string>& names, const std::string& name) {
   const auto it = names.find(name);
   return it == names.end() ? name : it->second;

@@ -174,7 +174,7 @@ std::vector<compute_process> device_file_holders(const std::filesystem::path& pr
   static const std::set<std::string> idle_daemons = {"nvidia-persiste", "nv-hostengine", "nvidia-smi"};
   for (const auto& entry : fs::directory_iterator(proc, ec)) {
     const auto pid_text = entry.path().filename().string();
-    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (!all_digits(pid_text)) continue;
     std::set<std::string> gpus;
     std::error_code fd_ec;
     for (const auto& fd : fs::directory_iterator(entry.path() / "fd", fd_ec)) {

@@ -75,10 +75,6 @@ TEST_CASE("the default plan on two GPUs", "[allreduce]") {
   const auto first_p2p = std::find_if(cases.begin(), cases.end(),
                                       [](const planned_case& c) { return c.via == interconnect::p2p_disabled; });
   CHECK(std::all_of(first_p2p, cases.end(), [](const planned_case& c) { return c.via == interconnect::p2p_disabled; }));
-  // Headlines: busbw at the largest size for n = 2, algbw for n = 1, time at the smallest.
-  CHECK(count_if(cases, [](const planned_case& c) { return c.headline == "busbw" && c.ranks == 2 && c.bytes == (4ull << 30); }) == 1);
-  CHECK(count_if(cases, [](const planned_case& c) { return c.headline == "algbw" && c.ranks == 1; }) == 1);
-  CHECK(count_if(cases, [](const planned_case& c) { return c.headline == "time"; }) == 0);  // a check figure
   // 8 B of bfloat16 over 2 ranks is 4 elements: fine; reduce-scatter of 8 B floats: 2 elements.
   // The one skipped case: in place on one rank.
   CHECK(count_if(cases, [](const planned_case& c) { return !c.skip_reason.empty(); }) == 1);
@@ -90,7 +86,6 @@ TEST_CASE("in place on one rank is one skipped case, never a timed no-op", "[all
   REQUIRE(count_if(cases, one_rank_in_place) == 1);
   const planned_case& noted = *std::find_if(cases.begin(), cases.end(), one_rank_in_place);
   CHECK(noted.skip_reason.find("no device work") != std::string::npos);
-  CHECK(noted.headline.empty());
   // Two ranks in place are measured as before.
   CHECK(count_if(cases, [](const planned_case& c) {
           return c.ranks == 2 && c.where == placement::in_place && c.skip_reason.empty();
@@ -190,7 +185,6 @@ TEST_CASE("the straggler case: a row per rank and delay at the largest n, the la
     CHECK(c.via == interconnect::default_transports);
     CHECK(c.bytes == (std::size_t{64} << 20));
     CHECK(c.launch == launch_method::stream);
-    CHECK(c.headline.empty());  // a lesson, not a gate
   }
   // Before the P2P-disabled group: it runs with the default transports' workers.
   const auto first_p2p = std::find_if(cases.begin(), cases.end(),

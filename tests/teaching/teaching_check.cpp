@@ -303,9 +303,8 @@ std::string benchmark_name(const result_row& row, const case_decl& kind) {
   for (const auto& key : kind.parameters) {
     const auto& value = row.param(key);
     if (value.empty()) continue;
-    const bool numeric = value.find_first_not_of("0123456789") == std::string::npos;
     if (key == "size_bytes") name += "/size:" + value;
-    else if (numeric) name += "/" + key + ":" + value;
+    else if (all_digits(value)) name += "/" + key + ":" + value;
     else name += "/" + value;
   }
   if (row.device) {
