@@ -18,6 +18,7 @@
 #include "hdb/harness/declaration.hpp"
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
+#include "hdb/harness/fleet.hpp"
 #include "hdb/harness/plots.hpp"
 #include "hdb/harness/reference_set.hpp"
 #include "hdb/harness/report.hpp"
@@ -65,6 +66,10 @@ struct parsed_cli {
   std::string set_dir, plant;
   std::vector<std::string> reference_runs;
   bool representative = false;
+  // hdbench fleet
+  std::vector<std::string> fleet_dirs;
+  std::string fleet_reference, fleet_format = "text", fleet_out, fleet_learn;
+  bool fleet_nodelist = false, fleet_no_plots = false;
 };
 
 // --threshold is a percentage ("5" or "5%"), unlike --alpha (a fraction): a value that reads like
@@ -109,6 +114,32 @@ int check_command(const parsed_cli& cli) {
   const auto format = parse_check_format(cli.check_format);
   const auto report = check_run(existing_run_dir(cli.run_dir), options);
   std::cout << render_check(report, format);
+  return report.exit_code();
+}
+
+// Many nodes' runs against their kind's set or their peers; exit 1 when any node FAILs. --nodelist
+// prints only the failing hostnames (Slurm's hostlist form, for scontrol); hdbench never drains.
+int fleet_command(const parsed_cli& cli) {
+  fleet_options options;
+  if (!cli.fleet_reference.empty()) options.reference = fs::path(cli.fleet_reference);
+  options.alpha = cli.alpha;
+  options.plots = !cli.fleet_no_plots;
+  const auto format = parse_fleet_format(cli.fleet_format);
+  const std::vector<fs::path> args(cli.fleet_dirs.begin(), cli.fleet_dirs.end());
+  const auto report = grade_fleet(fleet_run_dirs(args), options);
+  const fs::path out = cli.fleet_out.empty() ? default_fleet_out(args.front()) : fs::path(cli.fleet_out);
+  const auto document = to_json(report).dump() + "\n";
+  write_fleet_outputs(report, document, out, options.plots, std::cerr);
+  if (!cli.fleet_learn.empty()) {
+    for (const auto& line : learn_fleet_sets(report, cli.fleet_learn)) std::cerr << line << "\n";
+  }
+  if (cli.fleet_nodelist) {
+    const auto list = slurm_hostlist(report.failing_hostnames());
+    if (!list.empty()) std::cout << list << "\n";
+  } else {
+    std::cout << (format == fleet_format::json ? document : render_fleet(report, format));
+  }
+  std::cerr << fleet_summary_line(report) << "\n";
   return report.exit_code();
 }
 
@@ -159,6 +190,7 @@ int dispatch(const CLI::App& app, parsed_cli& cli) {
   }
   if (app.got_subcommand("schema-doc")) return schema_doc_command(cli);
   if (app.got_subcommand("check")) return check_command(cli);
+  if (app.got_subcommand("fleet")) return fleet_command(cli);
   if (app.got_subcommand("report")) {
     write_report(existing_run_dir(cli.run_dir));
     std::cerr << "hdbench: wrote " << (fs::path(cli.run_dir) / "report.md").string() << "\n";
@@ -220,6 +252,23 @@ void add_check(CLI::App& app, parsed_cli& cli) {
   check->add_option("--alpha", cli.alpha, "significance level, family-wise over the figures graded against the set")
       ->capture_default_str()
       ->check(CLI::Range(1e-9, 0.5));
+}
+
+void add_fleet(CLI::App& app, parsed_cli& cli) {
+  auto* fleet = app.add_subcommand(
+      "fleet", "many nodes' runs (check.json, meta.json) graded against their kind's set or their peers; names the nodes and "
+               "GPUs that differ; exit 1 when any node FAILs (docs/fleet.md)");
+  fleet->add_option("dirs", cli.fleet_dirs, "run directories, or parents of run directories (one per node)")->required();
+  fleet->add_option("--reference", cli.fleet_reference,
+                    "a reference set or a directory of sets (default $HDBENCH_REFERENCE_DIR, else results/reference)");
+  fleet->add_option("--format", cli.fleet_format, "text, junit (one testcase per node) or json")->capture_default_str();
+  fleet->add_option("--alpha", cli.alpha, "family-wise level over every node x figure graded against peers")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-9, 0.5));
+  fleet->add_option("--out", cli.fleet_out, "where fleet.json, fleet.txt and plots/ go (default: the first DIR's parent/fleet-<utc>)");
+  fleet->add_flag("--nodelist", cli.fleet_nodelist, "print only the failing hostnames, in Slurm's hostlist form (for scontrol)");
+  fleet->add_option("--learn", cli.fleet_learn, "write a reference set per kind under this directory from the nodes that did not FAIL");
+  fleet->add_flag("--no-plots", cli.fleet_no_plots, "write fleet.json and fleet.txt only");
 }
 
 void add_compare(CLI::App& app, parsed_cli& cli) {
@@ -293,6 +342,7 @@ int cli_main(int argc, char** argv) {
   }
   add_compare(app, cli);
   add_check(app, cli);
+  add_fleet(app, cli);
   add_reference(app, cli);
   app.add_subcommand("convert", "rewrite a schema-2 results.csv as schema 3 with the current declarations (docs/csv-schema.md)")
       ->add_option("dir", cli.run_dir, "run directory")

@@ -1,0 +1,327 @@
+// hdbench fleet, the outputs: the report as text, junit or JSON; fleet.json, fleet.txt and the
+// figures (plots/plot_fleet.py) under --out; and --learn's reference sets. Nothing here grades.
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <map>
+#include <ostream>
+#include <set>
+
+#include "hdb/harness/error.hpp"
+#include "hdb/harness/files.hpp"
+#include "hdb/harness/fleet.hpp"
+#include "hdb/harness/plots.hpp"
+#include "hdb/harness/reference_set.hpp"
+#include "hdb/harness/run_dir.hpp"
+#include "hdb/harness/tables.hpp"
+#include "hdb/host/process.hpp"
+
+namespace hdb {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+std::string gpu_text(const std::vector<int>& gpus) {
+  if (gpus.empty()) return "node";
+  std::string text = "GPU ";
+  for (std::size_t i = 0; i < gpus.size(); ++i) text += (i ? "," : "") + std::to_string(gpus[i]);
+  return text;
+}
+
+std::string value_text(const fleet_line& line) {
+  if (line.value) return format_figure(*line.value) + (line.unit.empty() ? "" : " " + line.unit);
+  return line.reading.empty() ? "-" : line.reading;
+}
+
+std::string band_text(const fleet_line& line) {
+  if (!line.low || !line.high) return "-";
+  return format_figure(*line.low) + "-" + format_figure(*line.high) + (line.unit.empty() ? "" : " " + line.unit);
+}
+
+std::string from_centre_text(const fleet_line& line) {
+  if (!line.value || !line.centre || !(*line.centre > 0)) return "-";
+  const double d = *line.value / *line.centre - 1;
+  return (d >= 0 ? "+" : "") + format_fixed(100 * d, 1) + " %";
+}
+
+json line_json(const fleet_line& line) {
+  const auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  json from_centre = nullptr;
+  if (line.value && line.centre && *line.centre > 0) from_centre = *line.value / *line.centre - 1;
+  return {{"grade", to_string(line.result)}, {"gpus", line.gpus},         {"family", line.family},
+          {"figure", line.label},            {"value", opt(line.value)},   {"unit", line.unit},
+          {"reading", line.reading},         {"centre", opt(line.centre)}, {"low", opt(line.low)},
+          {"high", opt(line.high)},          {"from_centre", from_centre}, {"tolerance", opt(line.tolerance)},
+          {"host_bound", line.host_bound},   {"is_figure", line.figure},   {"basis", line.basis},
+          {"peers", line.peers},             {"reason", line.reason}};
+}
+
+std::string kinds_text(const fleet_report& report) {
+  std::string out;
+  for (const auto& kind : report.kinds) {
+    out += "kind " + kind.kind + ": " + std::to_string(kind.nodes) + " node(s), graded against ";
+    if (kind.basis == "peers") {
+      out += "their peers (leave-one-out median and 1.4826 MAD of ln(value), band centre x exp(+-k x spread), k = " +
+             format_fixed(kind.k, 2) + " for " + std::to_string(kind.tests) + " node x figure tests at family-wise " +
+             format_figure(report.alpha) + "); FAIL = outside the band and worse than the centre by more than the figure's "
+             "tolerance, as check\n";
+    } else {
+      out += kind.basis + (kind.set ? " (each node's check against it)" : "") + "\n";
+    }
+    for (const auto& note : kind.notes) out += "note: " + note + "\n";
+  }
+  return out;
+}
+
+// `every_line`: PASS lines too (fleet.txt); the console prints the nodes and their lines that are not PASS.
+std::string render_text(const fleet_report& report, bool every_line) {
+  std::string out = "hdbench fleet: " + std::to_string(report.nodes.size()) + " node(s), " +
+                    std::to_string(report.kinds.size()) + " kind(s)\n" + kinds_text(report) + "\n";
+  table_rows nodes;
+  for (const auto& node : report.nodes) {
+    std::string worst = "-";
+    if (!node.lines.empty() && node.lines.front().result != grade::pass) {
+      const auto& line = node.lines.front();
+      worst = gpu_text(line.gpus) + " " + line.family + " " + line.label + ": " + line.reason;
+    }
+    nodes.push_back({std::string(to_string(node.overall())), node.name, node.kind, std::to_string(node.passed),
+                     std::to_string(node.warned), std::to_string(node.failed), worst});
+  }
+  out += "nodes, worst first\n" + text_table({"grade", "node", "kind", "PASS", "WARN", "FAIL", "worst line"}, nodes) + "\n";
+  table_rows lines;
+  std::vector<std::pair<const fleet_node*, const fleet_line*>> all;
+  for (const auto& node : report.nodes) {
+    for (const auto& line : node.lines) {
+      if (every_line || line.result == grade::fail || line.result == grade::warn) all.emplace_back(&node, &line);
+    }
+  }
+  const auto rank = [](grade g) { return g == grade::fail ? 0 : g == grade::warn ? 1 : g == grade::pass ? 2 : 3; };
+  std::stable_sort(all.begin(), all.end(), [&](const auto& a, const auto& b) { return rank(a.second->result) < rank(b.second->result); });
+  for (const auto& [node, line] : all) {
+    lines.push_back({std::string(to_string(line->result)), node->name, gpu_text(line->gpus), line->family, line->label,
+                     value_text(*line), band_text(*line), from_centre_text(*line), line->reason});
+  }
+  out += std::string(every_line ? "every node x figure line" : "node x figure lines that are not PASS") + ", worst first\n";
+  out += lines.empty() ? "(none)\n"
+                       : text_table({"grade", "node", "GPU", "family", "figure", "value", "band", "from centre", "reason"}, lines);
+  return out + fleet_summary_line(report) + "\n";
+}
+
+std::string render_junit(const fleet_report& report) {
+  std::string cases;
+  for (const auto& node : report.nodes) {
+    cases += "  <testcase classname=\"hdbench.fleet\" name=\"" + xml_escape(node.name) + "\">\n";
+    std::string failures, others;
+    for (const auto& line : node.lines) {
+      const auto text = std::string(to_string(line.result)) + " " + gpu_text(line.gpus) + " " + line.family + " " + line.label +
+                        ": " + value_text(line) + "; " + line.reason + "\n";
+      if (line.result == grade::fail) failures += text;
+      else if (line.result == grade::warn) others += text;
+    }
+    if (!failures.empty()) {
+      cases += "    <failure message=\"" + xml_escape(std::to_string(node.failed) + " FAIL line(s) on " + node.name) + "\">" +
+               xml_escape(failures) + "</failure>\n";
+    }
+    cases += "    <system-out>" + xml_escape(node.kind + "; " + node.dir.string() + "\n" + others) + "</system-out>\n";
+    cases += "  </testcase>\n";
+  }
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"hdbench fleet\" tests=\"" +
+         std::to_string(report.nodes.size()) + "\" failures=\"" + std::to_string(report.failed_nodes()) + "\">\n" + cases +
+         "  <system-out>" + xml_escape(kinds_text(report) + fleet_summary_line(report)) + "</system-out>\n</testsuite>\n";
+}
+
+std::string slug(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u)) out += static_cast<char>(std::tolower(u));
+    else if (!out.empty() && out.back() != '-') out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+fleet_format parse_fleet_format(std::string_view text) {
+  if (text == "text") return fleet_format::text;
+  if (text == "junit") return fleet_format::junit;
+  if (text == "json") return fleet_format::json;
+  throw harness_error("--format must be text, junit or json, not " + std::string(text));
+}
+
+std::string fleet_summary_line(const fleet_report& report) {
+  int warned = 0, passed = 0;
+  std::vector<std::string> failing;
+  for (const auto& node : report.nodes) {
+    if (node.failed > 0) failing.push_back(node.name);
+    else if (node.warned > 0) ++warned;
+    else ++passed;
+  }
+  std::string names;
+  for (std::size_t i = 0; i < failing.size() && i < 20; ++i) names += (i ? ", " : "") + failing[i];
+  if (failing.size() > 20) names += ", ...";
+  return "hdbench fleet: " + std::string(failing.empty() ? "PASS" : "FAIL") + " \u2014 " + std::to_string(failing.size()) +
+         " of " + std::to_string(report.nodes.size()) + " nodes FAIL" + (failing.empty() ? "" : " (" + names + ")") + ", " +
+         std::to_string(warned) + " WARN, " + std::to_string(passed) + " PASS";
+}
+
+json to_json(const fleet_report& report) {
+  json kinds = json::array();
+  for (const auto& kind : report.kinds) {
+    kinds.push_back({{"kind", kind.kind},
+                     {"fingerprint", kind.fingerprint ? *kind.fingerprint : json(nullptr)},
+                     {"basis", kind.basis == "peers" ? "peers" : kind.set ? "set" : "none"},
+                     {"set", kind.set ? json{{"name", *kind.set}, {"dir", display_path(kind.set_dir)}} : json(nullptr)},
+                     {"nodes", kind.nodes},
+                     {"tests", kind.tests},
+                     {"k", kind.k},
+                     {"regraded", kind.regraded},
+                     {"notes", kind.notes}});
+  }
+  json nodes = json::array();
+  for (const auto& node : report.nodes) {
+    json lines = json::array();
+    for (const auto& line : node.lines) lines.push_back(line_json(line));
+    nodes.push_back({{"name", node.name},
+                     {"hostname", node.hostname},
+                     {"dir", node.dir.string()},
+                     {"run", node.run},
+                     {"kind", node.kind},
+                     {"grade", to_string(node.overall())},
+                     {"pass", node.passed},
+                     {"warn", node.warned},
+                     {"fail", node.failed},
+                     {"lines", std::move(lines)}});
+  }
+  const auto failing = report.failing_hostnames();
+  return {{"fleet_version", 1},
+          {"alpha", report.alpha},
+          {"spread_floor", fleet_spread_floor},
+          {"kinds", std::move(kinds)},
+          {"nodes", std::move(nodes)},
+          {"summary",
+           {{"nodes", report.nodes.size()},
+            {"fail", report.failed_nodes()},
+            {"failing_hostnames", failing},
+            {"nodelist", slurm_hostlist(failing)},
+            {"line", fleet_summary_line(report)}}},
+          {"exit_code", report.exit_code()}};
+}
+
+std::string render_fleet(const fleet_report& report, fleet_format format) {
+  switch (format) {
+    case fleet_format::text: return render_text(report, false);
+    case fleet_format::junit: return render_junit(report);
+    case fleet_format::json: return to_json(report).dump() + "\n";
+  }
+  return {};
+}
+
+fs::path default_fleet_out(const fs::path& first_arg) {
+  auto stamp = make_run_id(std::chrono::system_clock::now(), "x");
+  stamp = stamp.substr(0, stamp.find('-'));  // 20261202T101500Z
+  const auto absolute = fs::absolute(first_arg).lexically_normal();
+  const auto parent = absolute.has_filename() ? absolute.parent_path() : absolute.parent_path().parent_path();
+  return parent / ("fleet-" + stamp);
+}
+
+void write_fleet_outputs(const fleet_report& report, const std::string& document, const fs::path& out_dir, bool plots,
+                         std::ostream& log) {
+  fs::create_directories(out_dir);
+  atomic_write_file(out_dir / "fleet.json", document);
+  atomic_write_file(out_dir / "fleet.txt", render_text(report, true));
+  log << "hdbench fleet: wrote " << (out_dir / "fleet.json").string() << " and fleet.txt\n";
+  if (!plots) return;
+  // The same Python as the run's plots (plots.cpp: $HDBENCH_PYTHON, python3, /usr/bin/python3).
+  const auto options = plot_options_from_environment();
+  const auto script = options.plots_dir / "plot_fleet.py";
+  if (!fs::exists(script)) {
+    log << "hdbench fleet: figures skipped, " << script.string() << " not found (set HDBENCH_PLOTS_DIR)\n";
+    return;
+  }
+  const auto found = find_plot_python(options);
+  if (!found.python) {
+    log << "hdbench fleet: figures skipped, no Python with matplotlib"
+        << (found.override_problem.empty() ? "" : " (" + found.override_problem + ")") << "\n";
+    return;
+  }
+  fs::create_directories(out_dir / "plots");
+  child_spec spec;
+  spec.argv = {*found.python, script.string(), (out_dir / "fleet.json").string(), "-o", (out_dir / "plots").string()};
+  spec.stdout_path = out_dir / "plots" / "plot_fleet.log";
+  spec.stderr_path = out_dir / "plots" / "plot_fleet.stderr.log";
+  spec.timeout = std::chrono::minutes(5);
+  const auto result = run_with_deadline(spec);
+  if (result.succeeded()) log << "hdbench fleet: figures in " << (out_dir / "plots").string() << "\n";
+  else log << "hdbench fleet: plot_fleet.py did not finish cleanly; see " << spec.stderr_path.string() << "\n";
+}
+
+std::string kind_dir_name(const json& fingerprint) {
+  auto name = fingerprint.value("gpu_name", std::string("unknown"));
+  if (name.starts_with("NVIDIA ")) name = name.substr(7);
+  auto dir = slug(name);
+  const int gpus = fingerprint.value("gpus", 1);
+  if (gpus > 1) dir += "-x" + std::to_string(gpus);
+  return dir.empty() ? "unknown" : dir;
+}
+
+std::vector<std::string> learn_fleet_sets(const fleet_report& report, const fs::path& set_root) {
+  std::vector<std::string> log;
+  std::set<std::string> used;
+  for (const auto& kind : report.kinds) {
+    if (!kind.fingerprint) continue;
+    auto name = kind_dir_name(*kind.fingerprint);
+    // Two kinds of one GPU model and count (a PCIe or NVLink difference) get the whole kind in the name.
+    if (used.contains(name)) name += "-" + slug(kind.kind);
+    used.insert(name);
+    const auto set_dir = set_root / name;
+    std::vector<std::pair<const fleet_node*, std::string>> kept_out;
+    std::vector<std::string> added;
+    for (const auto& node : report.nodes) {
+      if (node.kind != kind.kind) continue;
+      if (node.failed > 0) {
+        std::string why;
+        int shown = 0;
+        for (const auto& line : node.lines) {
+          if (line.result != grade::fail || shown++ >= 3) continue;
+          why += (why.empty() ? "" : "; ") + gpu_text(line.gpus) + " " + line.family + " " + line.label + ": " + line.reason;
+        }
+        kept_out.emplace_back(&node, "FAIL: " + why);
+        continue;
+      }
+      if (!node.has_results) {
+        kept_out.emplace_back(&node, "no results.csv in its run directory (a set member needs its medians)");
+        continue;
+      }
+      try {
+        const auto member = add_to_reference_set(set_dir, node.dir, false);
+        added.push_back(member.run_id);
+      } catch (const harness_error& e) {
+        kept_out.emplace_back(&node, std::string("not added: ") + e.what());
+      }
+    }
+    if (added.empty() && kept_out.empty()) continue;
+    fs::create_directories(set_dir);
+    std::string md = "# Kept out of this set\n\nWritten by `hdbench fleet --learn` from a fleet of " +
+                     std::to_string(kind.nodes) + " node(s) of kind " + kind.kind + " (graded against " + kind.basis +
+                     "). " + std::to_string(added.size()) +
+                     " node(s) joined the set: every node that did not FAIL, WARN included, so the set is not trimmed "
+                     "to the fleet's own band. A node that FAILed is outside its peers' band *and* worse than the "
+                     "tolerance that matters for a node: a fault, not a distance (docs/fleet.md, `--learn`).\n\n";
+    if (kept_out.empty()) {
+      md += "No node was kept out.\n";
+    } else {
+      table_rows rows;
+      for (const auto& [node, why] : kept_out) rows.push_back({node->name, node->dir.filename().string(), why});
+      md += markdown_table({"node", "run directory", "why"}, rows);
+    }
+    atomic_write_file(set_dir / "KEPT_OUT.md", md);
+    log.push_back("hdbench fleet --learn: " + set_dir.string() + ": " + std::to_string(added.size()) + " node(s) added, " +
+                  std::to_string(kept_out.size()) + " kept out (KEPT_OUT.md)");
+  }
+  return log;
+}
+
+}  // namespace hdb

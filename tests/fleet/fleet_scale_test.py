@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Scale of `hdbench fleet` (issue 31 item 5; docs/fleet.md, "Scale").
+
+Makes a synthetic fleet of N nodes x G GPUs from the committed h200 members: each member's
+check.json (`hdbench check --reference <empty>`, peaks only, into a copy), then per figure the
+members' geometric centre and spread (SD of ln value between members); every synthetic node and GPU
+reads centre x exp(spread x z), z ~ N(0, 1) with a fixed seed, and carries the members' health
+lines. 10 planted faults: 5 nodes with one GPU's pinned h2d and d2h 5 % slower, 5 with one GPU's
+PCIe link a health FAIL (read Gen4 under load). fleet must name exactly those 10 nodes (exit 1),
+within --max-seconds and --max-rss-mib (measured with /usr/bin/time -v where it exists).
+"""
+import argparse
+import json
+import math
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fleet_common import copy_members, run, write_check_json  # noqa: E402
+
+
+def member_figures(dirs):
+    """(family, figure) -> list of the members' values, and one member's line as the template."""
+    values, template, health = {}, {}, []
+    for d in dirs:
+        with open(os.path.join(d, "check.json")) as f:
+            check = json.load(f)
+        for line in check["lines"]:
+            if line["family"] == "health":
+                if d == dirs[0]:
+                    health.append(line)
+                continue
+            if line["value"] is None or line["value"] <= 0:
+                continue
+            key = (line["family"], line["figure"])
+            values.setdefault(key, []).append(line["value"])
+            template.setdefault(key, line)
+    figures = []
+    for key, vals in sorted(values.items()):
+        if len(vals) < 3:
+            continue
+        logs = [math.log(v) for v in vals]
+        mean = sum(logs) / len(logs)
+        sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
+        figures.append((template[key], math.exp(mean), sd))
+    return figures, health
+
+
+def make_fleet(members, out, nodes, gpus, seed):
+    figures, health = member_figures(members)
+    with open(os.path.join(members[0], "meta.json")) as f:
+        meta = json.load(f)
+    gpu0 = meta["node"]["gpus"][0]
+    rng = random.Random(seed)
+    planted = rng.sample(range(nodes), 10)
+    slow, gen4 = set(planted[:5]), set(planted[5:])
+    width = max(4, len(str(nodes)))
+    os.makedirs(out)
+    for n in range(nodes):
+        host = f"gpu{n + 1:0{width}d}"
+        node_meta = dict(meta)
+        node_meta["run_id"] = f"20261202T120000Z-{host}"
+        node_meta["node"] = dict(meta["node"], hostname=host, gpu_count=gpus,
+                                 gpus=[dict(gpu0, index=g, uuid=f"GPU-{n:06d}-{g}") for g in range(gpus)])
+        node_meta["host"] = dict(meta["host"], hostname=host)
+        bad_gpu = rng.randrange(gpus)
+        lines = []
+        for g in range(gpus):
+            for template, centre, sd in figures:
+                value = centre * math.exp(sd * rng.gauss(0, 1))
+                if n in slow and g == bad_gpu and template["figure"] in ("pinned h2d 1 GiB", "pinned d2h 1 GiB"):
+                    value *= 0.95
+                lines.append(dict(template, gpus=[g], value=value, grade="INFO", expected=None,
+                                  reason="peaks only (synthetic)"))
+            for template in health:
+                line = dict(template, gpus=[g])
+                if n in gen4 and g == bad_gpu and template["figure"] == "PCIe link":
+                    line.update(grade="FAIL", reading="Gen4 x16",
+                                reason="trained below its maximum Gen5 x16 while copying (synthetic)")
+                lines.append(line)
+        fails = sum(1 for line in lines if line["grade"] == "FAIL")
+        check = {"run": node_meta["run_id"], "node_kind": "synthetic", "reference": None, "notes": [], "lines": lines,
+                 "summary": {"grade": "FAIL" if fails else "PASS", "fail": fails}, "exit_code": 1 if fails else 0}
+        d = os.path.join(out, host, node_meta["run_id"])
+        os.makedirs(d)
+        with open(os.path.join(d, "meta.json"), "w") as f:
+            json.dump(node_meta, f)
+        with open(os.path.join(d, "check.json"), "w") as f:
+            json.dump(check, f)
+    return sorted(f"gpu{n + 1:0{width}d}" for n in planted), len(figures)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--hdbench", required=True)
+    parser.add_argument("--members", required=True)
+    parser.add_argument("--workdir", required=True)
+    parser.add_argument("--nodes", type=int, default=200)
+    parser.add_argument("--gpus", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=31)
+    parser.add_argument("--max-seconds", type=float, default=10)
+    parser.add_argument("--max-rss-mib", type=float, default=1024)
+    parser.add_argument("--plots", action="store_true", help="also draw the figures (timed apart)")
+    args = parser.parse_args()
+    work = os.path.join(args.workdir, f"scale{args.nodes}")
+    empty = os.path.join(work, "no-sets")
+    members = copy_members(args.members, os.path.join(work, "members"))
+    os.makedirs(empty, exist_ok=True)
+    for d in members:
+        write_check_json(args.hdbench, d, empty)
+    fleet = os.path.join(work, "fleet")
+    if os.path.exists(fleet):
+        shutil.rmtree(fleet)
+    planted, figures = make_fleet(members, fleet, args.nodes, args.gpus, args.seed)
+    hosts = sorted(os.path.join(fleet, h) for h in os.listdir(fleet))
+    cmd = [args.hdbench, "fleet", *hosts, "--reference", empty, "--out", os.path.join(work, "out"), "--format", "json"]
+    if not args.plots:
+        cmd.append("--no-plots")
+    timer = ["/usr/bin/time", "-v"] if os.access("/usr/bin/time", os.X_OK) else []
+    start = time.monotonic()
+    proc = subprocess.run(timer + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seconds = time.monotonic() - start
+    if proc.returncode != 1:
+        raise SystemExit(f"FAIL: fleet exited {proc.returncode}: {proc.stderr[-2000:]}")
+    report = json.loads(proc.stdout)
+    named = sorted(report["summary"]["failing_hostnames"])
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    rss_mib = int(rss.group(1)) / 1024 if rss else None
+    elapsed = re.search(r"Elapsed \(wall clock\) time.*: (\S+)", proc.stderr)
+    print(f"{args.nodes} nodes x {args.gpus} GPUs, {figures} figures per GPU "
+          f"({args.nodes * args.gpus * figures} figure lines), k = {report['kinds'][0]['k']:.2f}: "
+          f"{seconds:.2f} s wall{' (' + elapsed.group(1) + ')' if elapsed else ''}, "
+          f"max RSS {rss_mib:.0f} MiB" if rss_mib is not None else "max RSS not measured (no /usr/bin/time)")
+    print(f"planted: {', '.join(planted)}")
+    print(f"named:   {', '.join(named)}")
+    if named != planted:
+        raise SystemExit(f"FAIL: named {named}, planted {planted}")
+    if seconds > args.max_seconds:
+        raise SystemExit(f"FAIL: {seconds:.1f} s > {args.max_seconds} s")
+    if rss_mib is not None and rss_mib > args.max_rss_mib:
+        raise SystemExit(f"FAIL: {rss_mib:.0f} MiB > {args.max_rss_mib} MiB")
+
+
+if __name__ == "__main__":
+    main()

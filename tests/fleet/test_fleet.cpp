@@ -1,0 +1,257 @@
+// hdbench fleet's pure parts: the leave-one-out band and its k, Slurm's hostlist, and the grading
+// of small synthetic fleets written as check.json + meta.json (the committed members as a fleet,
+// and the 1,000-node scale, are the Python tests beside this file).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "catch_compat.hpp"
+#include "hdb/harness/error.hpp"
+#include "hdb/harness/fleet.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+json meta_of(const std::string& host, int gpus) {
+  json list = json::array();
+  for (int g = 0; g < gpus; ++g) {
+    list.push_back({{"index", g},
+                    {"name", "NVIDIA Test GPU"},
+                    {"pcie", {{"gen_max", 5}, {"width_max", 16}, {"gen_current", 5}, {"width_current", 16}}},
+                    {"nvlink", {{"links_active", 0}}}});
+  }
+  return {{"run_id", "20261202T000000Z-" + host}, {"node", {{"hostname", host}, {"gpus", list}}}};
+}
+
+// One figure line as check.json writes it (peaks only: no band), bandwidth higher is better.
+json figure_line(int gpu, double value, double tolerance = 0.03, bool host_bound = false,
+                 const std::string& label = "pinned h2d 1 GiB") {
+  return {{"grade", "INFO"}, {"gpus", {gpu}}, {"family", "copy"}, {"figure", label}, {"value", value},
+          {"unit", "GB/s"}, {"reading", ""}, {"expected", nullptr}, {"tolerance", tolerance},
+          {"host_bound", host_bound}, {"reason", "peaks only"}};
+}
+
+json health_line(int gpu, const std::string& grade) {
+  return {{"grade", grade}, {"gpus", {gpu}}, {"family", "health"}, {"figure", "PCIe link"}, {"value", nullptr},
+          {"unit", ""}, {"reading", grade == "FAIL" ? "Gen4 x16" : "Gen5 x16"}, {"expected", nullptr},
+          {"tolerance", nullptr}, {"host_bound", false}, {"reason", "as read"}};
+}
+
+struct fleet_dir {
+  fs::path root;
+  explicit fleet_dir(const std::string& name) : root(fs::temp_directory_path() / ("hdb_fleet_" + name)) {
+    fs::remove_all(root);
+    fs::create_directories(root / "no-sets");
+    // copy's real declaration gives the figures their direction, as installed beside hdbench.
+    fs::create_directories(root / "schema");
+    const auto source = fs::path(HDB_TEST_FIXTURES).parent_path().parent_path().parent_path();  // tests/fleet/fixtures
+    fs::copy_file(source / "bench" / "copy" / "schema.json", root / "schema" / "copy.json");
+  }
+  ~fleet_dir() { fs::remove_all(root); }
+  fleet_dir(const fleet_dir&) = delete;
+  fleet_dir& operator=(const fleet_dir&) = delete;
+
+  fs::path node(const std::string& host, const json& lines, int gpus = 1, bool with_check = true) const {
+    const auto dir = root / host / ("20261202T000000Z-" + host);
+    fs::create_directories(dir);
+    std::ofstream(dir / "meta.json") << meta_of(host, gpus).dump();
+    if (with_check) std::ofstream(dir / "check.json") << json{{"reference", nullptr}, {"lines", lines}}.dump();
+    return dir;
+  }
+  [[nodiscard]] hdb::fleet_report grade() const {
+    hdb::fleet_options options;
+    options.reference = root / "no-sets";
+    options.plots = false;
+    options.schema_dir = root / "schema";
+    std::vector<fs::path> args;
+    for (const auto& entry : fs::directory_iterator(root)) {
+      if (entry.path().filename() != "no-sets" && entry.path().filename() != "schema") args.push_back(entry.path());
+    }
+    return hdb::grade_fleet(hdb::fleet_run_dirs(args), options);
+  }
+};
+
+// A fleet of `n` one-GPU nodes whose pinned h2d reads 55.3 GB/s +- 0.2 %, node `slow` times `factor`.
+void healthy_fleet(const fleet_dir& fleet, int n, int slow = -1, double factor = 1) {
+  for (int i = 0; i < n; ++i) {
+    const double jitter = 1 + 0.002 * std::sin(1.7 * i);
+    const double value = 55.3 * (i == slow ? factor : jitter);  // the planted node off the exact centre
+    char host[16];
+    std::snprintf(host, sizeof host, "gpu%02d", i + 1);
+    fleet.node(host, json::array({figure_line(0, value), health_line(0, "PASS")}));
+  }
+}
+
+const hdb::fleet_line& line_named(const hdb::fleet_report& report, const std::string& node, const std::string& family) {
+  for (const auto& n : report.nodes) {
+    if (n.name != node) continue;
+    for (const auto& l : n.lines) {
+      if (l.family == family) return l;
+    }
+  }
+  throw std::runtime_error("no line " + family + " on " + node);
+}
+
+}  // namespace
+
+TEST_CASE("fleet band k: Bonferroni over node x figure tests, t with the MAD's degrees of freedom") {
+  // 1,000 peers: near the normal quantile at 1 - 0.05 / (2 x 104,000) (about 5.04), a little more.
+  const double k = hdb::fleet_band_k(0.05, 104000, 999);
+  CHECK(k > 5.0);
+  CHECK(k < 5.4);
+  // Few peers: far wider (a MAD of 11 values says little), and more tests widen it.
+  CHECK(hdb::fleet_band_k(0.05, 156, 11) > 2 * hdb::fleet_band_k(0.05, 156, 999));
+  CHECK(hdb::fleet_band_k(0.05, 1000, 100) > hdb::fleet_band_k(0.05, 10, 100));
+  CHECK(hdb::fleet_band_k(0.05, 0, 10) == 0);
+}
+
+TEST_CASE("leave-one-out bands: the others' median and 1.4826 MAD of ln(value), floored") {
+  const std::vector<double> values{1.0, 1.01, 0.99, 1.02, 0.98, 2.0};
+  const auto bands = hdb::leave_one_out_bands(values, 3.0, 0.0);
+  REQUIRE(bands.size() == values.size());
+  // The outlier does not judge itself: its band comes from the five others (median 1.0).
+  REQUIRE(bands[5]);
+  CHECK(bands[5]->centre == hdb_test::Approx(1.0));
+  CHECK(bands[5]->peers == 5);
+  CHECK(bands[5]->high < 2.0);
+  // Node 0's centre is the median of {1.01, 0.99, 1.02, 0.98, 2.0} = 1.01; its MAD of ln values.
+  REQUIRE(bands[0]);
+  CHECK(bands[0]->centre == hdb_test::Approx(1.01));
+  std::vector<double> dev;
+  for (const double v : {1.01, 0.99, 1.02, 0.98, 2.0}) dev.push_back(std::abs(std::log(v) - std::log(1.01)));
+  std::sort(dev.begin(), dev.end());
+  CHECK(bands[0]->spread == hdb_test::Approx(1.4826 * dev[2]));
+  CHECK(bands[0]->low == hdb_test::Approx(1.01 * std::exp(-3.0 * bands[0]->spread)));
+  // The floor: identical values still have a band of width floor x k.
+  const auto flat = hdb::leave_one_out_bands(std::vector<double>(6, 4.0), 2.0, 0.001);
+  REQUIRE(flat[0]);
+  CHECK(flat[0]->spread == hdb_test::Approx(0.001));
+  CHECK(flat[0]->high == hdb_test::Approx(4.0 * std::exp(0.002)));
+  // Too few peers: no band.
+  CHECK_FALSE(hdb::leave_one_out_bands({1.0, 1.0, 1.0}, 3.0)[0]);
+  // Even and odd counts agree with a direct median of the others.
+  const std::vector<double> seven{3, 1, 4, 1.5, 5, 9, 2.6};
+  const auto b7 = hdb::leave_one_out_bands(seven, 1.0, 0.0);
+  for (std::size_t i = 0; i < seven.size(); ++i) {
+    std::vector<double> others;
+    for (std::size_t j = 0; j < seven.size(); ++j) {
+      if (j != i) others.push_back(std::log(seven[j]));
+    }
+    std::sort(others.begin(), others.end());
+    const double median = (others[2] + others[3]) / 2;
+    REQUIRE(b7[i]);
+    CHECK(std::log(b7[i]->centre) == hdb_test::Approx(median));
+  }
+}
+
+TEST_CASE("slurm hostlist: equal prefix and digit count share brackets") {
+  CHECK(hdb::slurm_hostlist({"gpu03", "gpu01", "gpu02", "gpu07", "login1"}) == "gpu[01-03,07],login1");
+  CHECK(hdb::slurm_hostlist({"gpu05"}) == "gpu05");
+  CHECK(hdb::slurm_hostlist({"vm", "vm"}) == "vm");
+  CHECK(hdb::slurm_hostlist({"a9", "a10", "a11"}) == "a[10-11],a9");
+  CHECK(hdb::slurm_hostlist({"n001", "n002", "n004", "n005", "n006"}) == "n[001-002,004-006]");
+  CHECK(hdb::slurm_hostlist({}).empty());
+}
+
+TEST_CASE("fleet: peers grade with check's rule; tolerance boundary") {
+  SECTION("healthy fleet: 0 FAIL, exit 0") {
+    fleet_dir fleet("healthy");
+    healthy_fleet(fleet, 12);
+    const auto report = fleet.grade();
+    CHECK(report.exit_code() == 0);
+    CHECK(report.failed_nodes() == 0);
+    REQUIRE(report.kinds.size() == 1);
+    CHECK(report.kinds[0].basis == "peers");
+    CHECK(report.kinds[0].tests == 12);
+  }
+  SECTION("5 % slower beyond a 3 % tolerance: FAIL; the others are not dragged") {
+    fleet_dir fleet("slow");
+    healthy_fleet(fleet, 12, 3, 0.95);
+    const auto report = fleet.grade();
+    CHECK(report.exit_code() == 1);
+    REQUIRE(report.failing_hostnames() == std::vector<std::string>{"gpu04"});
+    CHECK(report.nodes.front().name == "gpu04");
+    const auto& line = line_named(report, "gpu04", "copy");
+    CHECK(line.result == hdb::grade::fail);
+    CHECK_THAT(line.reason, hdb_test::contains_text("worse than its peers by"));
+    CHECK(hdb::slurm_hostlist(report.failing_hostnames()) == "gpu04");
+  }
+  SECTION("2.9 % slower: outside the band but within the 3 % tolerance, WARN; 3.1 %: FAIL") {
+    for (const auto& [factor, expected] : {std::pair{0.971, hdb::grade::warn}, std::pair{0.969, hdb::grade::fail}}) {
+      fleet_dir fleet("boundary");
+      healthy_fleet(fleet, 40, 7, factor);
+      const auto report = fleet.grade();
+      CHECK(line_named(report, "gpu08", "copy").result == expected);
+    }
+  }
+  SECTION("faster: WARN, and PASS on a host line") {
+    fleet_dir fleet("faster");
+    healthy_fleet(fleet, 12, 0, 1.2);
+    CHECK(line_named(fleet.grade(), "gpu01", "copy").result == hdb::grade::warn);
+  }
+  SECTION("a health FAIL stays FAIL") {
+    fleet_dir fleet("health");
+    healthy_fleet(fleet, 6);
+    fleet.node("gpu07", json::array({figure_line(0, 55.3), health_line(0, "FAIL")}));
+    const auto report = fleet.grade();
+    CHECK(report.failing_hostnames() == std::vector<std::string>{"gpu07"});
+    CHECK(line_named(report, "gpu07", "health").result == hdb::grade::fail);
+  }
+}
+
+TEST_CASE("fleet: a node whose run did not finish is a FAIL of its own, the others still report") {
+  fleet_dir fleet("unfinished");
+  healthy_fleet(fleet, 6);
+  fleet.node("gpu08", json::array(), 1, false);        // meta.json, no check.json
+  fs::create_directories(fleet.root / "gpu09");        // never started
+  const auto report = fleet.grade();
+  CHECK(report.failing_hostnames() == std::vector<std::string>{"gpu08", "gpu09"});
+  CHECK(report.nodes.size() == 8);
+  CHECK_THAT(line_named(report, "gpu08", "node").reason, hdb_test::contains_text("no check.json: the run did not finish"));
+  CHECK_THAT(line_named(report, "gpu09", "node").reason, hdb_test::contains_text("the run did not start"));
+}
+
+TEST_CASE("fleet: nodes by kind, GPUs apart, repeated hostnames named by run directory") {
+  fleet_dir fleet("kinds");
+  for (int i = 0; i < 8; ++i) {
+    const std::string host = "n" + std::to_string(i);
+    // Two GPUs; GPU 1 of n5 slow. GPU 1 reads 10 % above GPU 0 everywhere: judged against its own index.
+    fleet.node(host, json::array({figure_line(0, 50 * (1 + 0.001 * i)), figure_line(1, (i == 5 ? 0.9 : 1) * 55)}), 2);
+  }
+  for (int i = 0; i < 4; ++i) {
+    const auto dir = fleet.root / ("single" + std::to_string(i)) / ("run" + std::to_string(i));
+    fs::create_directories(dir);
+    std::ofstream(dir / "meta.json") << meta_of("vm", 1).dump();
+    std::ofstream(dir / "check.json") << json{{"reference", nullptr}, {"lines", json::array({figure_line(0, 40)})}}.dump();
+  }
+  const auto report = fleet.grade();
+  CHECK(report.kinds.size() == 2);
+  CHECK(report.failing_hostnames() == std::vector<std::string>{"n5"});
+  const auto& worst = report.nodes.front();
+  CHECK(worst.name == "n5");
+  CHECK(worst.lines.front().gpus == std::vector<int>{1});
+  int named_by_dir = 0;
+  for (const auto& node : report.nodes) named_by_dir += node.name.starts_with("vm (run");
+  CHECK(named_by_dir == 4);
+  const auto junit = hdb::render_fleet(report, hdb::fleet_format::junit);
+  CHECK_THAT(junit, hdb_test::contains_text("tests=\"12\" failures=\"1\""));
+  const auto text = hdb::render_fleet(report, hdb::fleet_format::text);
+  CHECK_THAT(text, hdb_test::contains_text("1 of 12 nodes FAIL (n5)"));
+}
+
+TEST_CASE("fleet: bad input") {
+  CHECK_THROWS_AS(hdb::fleet_run_dirs({"/no/such/dir"}), hdb::harness_error);
+  CHECK_THROWS_AS(hdb::grade_fleet({}, {}), hdb::harness_error);
+  CHECK_THROWS_AS(hdb::parse_fleet_format("xml"), hdb::harness_error);
+  CHECK(hdb::kind_dir_name(json{{"gpu_name", "NVIDIA H200"}, {"gpus", 1}}) == "h200");
+  CHECK(hdb::kind_dir_name(json{{"gpu_name", "NVIDIA H100 80GB HBM3"}, {"gpus", 8}}) == "h100-80gb-hbm3-x8");
+}
