@@ -29,13 +29,21 @@ SCHEMA_VERSION = "3"
 # What the harness writes in a text field that does not apply (docs/csv-schema.md): pandas would
 # read an empty text field as NaN and load the column with node-dependent dtypes.
 NOT_APPLICABLE = "-"
-# The columns every schema-3 results.csv has, in order around the parameter columns
-# (docs/csv-schema.md): core identity first, then the run's declared parameters, then the value.
+# The core columns of a schema-3 results.csv (docs/csv-schema.md, "Columns"), in order around the
+# parameter columns: core identity first, then the run's declared parameters, then the value. This
+# is Python's one list of them (the harness writes them in C++); tests/reference/reference_test.py
+# fails when a committed results.csv has a core column it lacks or differs from the schema page.
+# Which columns are parameters is never decided here: parameter_columns() takes them from the
+# families' declarations (meta.json families.<f>.schema.parameters) and calls every other column core.
 LEADING_COLUMNS = ("schema_version", "run_id", "family", "case", "device", "gpus", "gpu_uuid")
 TRAILING_COLUMNS = ("metric", "unit", "better", "headline", "traffic", "statistic", "sample_index",
                     "value", "status", "reason")
 CORE_COLUMNS = LEADING_COLUMNS + TRAILING_COLUMNS
-INT_CORE_COLUMNS = frozenset({"device", "gpus", "sample_index"})
+INT_CORE_COLUMNS = frozenset({"schema_version", "device", "gpus", "sample_index"})
+FLOAT_CORE_COLUMNS = frozenset({"value"})
+# The `statistic` values the reader accepts (docs/csv-schema.md): the harness writes sample, median
+# and fit (mean and stddev from an aggregates-only run); min and max rows are derived here
+# (with_spread) from the samples; cv is accepted from older writers.
 STATISTICS = ("sample", "median", "mean", "min", "max", "stddev", "cv", "fit")
 _INT_TEXT = re.compile(r"-?[0-9]+")
 
@@ -50,10 +58,6 @@ API_STYLES = {"async": ("-", "o"), "sync": ("--", "s"), "kernel": ("-.", "^")}
 API_LABELS = {"async": "cudaMemcpyAsync", "sync": "cudaMemcpy", "kernel": "SM kernel"}
 REFERENCE_LINE = {"color": "0.35", "linestyle": (0, (1, 2)), "linewidth": 1.6}
 
-# PCIe: transfer rate per lane (GT/s) and line-code efficiency per generation.
-PCIE_GT_PER_S = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
-
-
 class InputError(Exception):
     """The run directory cannot be read as schema 3; plot_run prints the message and exits 2."""
 
@@ -65,21 +69,26 @@ class Row:
 
     `row["chunks"]` is the column's value (KeyError for a column the CSV does not have, so a
     misspelt name fails loudly); `row.get("regime")` is None (or the default) when the column is
-    absent or the cell empty. Parameter columns hold an int (declared `int`, or all digits when
-    undeclared), a str, or None when the case does not set them. The core columns are also
+    absent or the cell empty. Parameter columns (`params`: the ones the families declare, see
+    parameter_columns()) hold an int (declared `int`, or all digits when undeclared), a str, or
+    None when the case does not set them. The core columns are also
     attributes: family, case, metric, unit, better, headline, traffic, statistic, status,
     reason, gpu_uuid ('' when empty), device, gpus, sample_index (int or None), value (float or None).
     """
-    __slots__ = ("_index", "_values")
+    __slots__ = ("_index", "_values", "_params")
 
-    def __init__(self, index: Mapping[str, int], values: Sequence[Any]) -> None:
+    def __init__(self, index: Mapping[str, int], values: Sequence[Any],
+                 params: Iterable[str] | None = None) -> None:
         self._index = index
         self._values = tuple(values)
+        # The parameter columns; without a declaration to say, every column that is not core.
+        self._params = frozenset(params) if params is not None else frozenset(index) - frozenset(CORE_COLUMNS)
 
     @classmethod
     def of(cls, **fields: Any) -> "Row":
-        """A row from keyword fields (tests, derived rows); core columns left out are empty."""
-        values = {c: ("" if c not in INT_CORE_COLUMNS and c != "value" else None) for c in CORE_COLUMNS}
+        """A row from keyword fields (tests, derived rows); core columns left out are empty, every
+        other field is a parameter."""
+        values = {c: (None if c in INT_CORE_COLUMNS or c in FLOAT_CORE_COLUMNS else "") for c in CORE_COLUMNS}
         values.update(status="ok")
         values.update(fields)
         names = list(values)
@@ -103,16 +112,16 @@ class Row:
         return list(self._index)
 
     def params(self) -> dict[str, Any]:
-        """The parameters this row sets (non-core columns with a value), in column order."""
+        """The parameters this row sets (parameter columns with a value), in column order."""
         return {n: self._values[i] for n, i in self._index.items()
-                if n not in CORE_COLUMNS and self._values[i] not in (None, "")}
+                if n in self._params and self._values[i] not in (None, "")}
 
     def replace(self, **changes: Any) -> "Row":
         """A copy with some columns changed (every name must be a column of the row)."""
         values = list(self._values)
         for name, value in changes.items():
             values[self._index[name]] = value
-        return Row(self._index, values)
+        return Row(self._index, values, self._params)
 
     def key(self, *leave_out: str) -> tuple:
         """Every value but the named columns: what identifies a row's case and metric."""
@@ -159,6 +168,9 @@ class GpuInfo:
     uuid: str | None = None
     pcie_gen: int | None = None
     pcie_width: int | None = None
+    # One direction's rate of this GPU's own PCIe link (GB/s): node.gpus[i].pcie.peak_GBps where
+    # meta.json records it, else pcie_peak_gbps(gen, width) (parse_gpu); None when unknown.
+    pcie_peak_gbps: float | None = None
     hbm_peak_gbps: float | None = None
     nvlink_links: int | None = None            # node.gpus[i].nvlink.links_active
     nvlink_per_link_gbps: float | None = None  # node.gpus[i].nvlink.per_link_GBps, one direction
@@ -167,11 +179,6 @@ class GpuInfo:
     def link(self) -> str | None:
         """'PCIe Gen5 x16', or None when meta.json does not say."""
         return f"PCIe Gen{self.pcie_gen} x{self.pcie_width}" if self.pcie_gen and self.pcie_width else None
-
-    @property
-    def pcie_peak_gbps(self) -> float | None:
-        """One direction's theoretical rate of this GPU's own link (see pcie_peak_gbps())."""
-        return pcie_peak_gbps(self.pcie_gen, self.pcie_width)
 
     @property
     def nvlink_gbps(self) -> float | None:
@@ -189,13 +196,10 @@ class GpuInfo:
 class NodeInfo:
     """The few meta.json facts plots need; every field may be unknown (None).
 
-    gpu_name, pcie_* and hbm_peak_gbps describe the first GPU listed; `gpus` holds every GPU of
-    the node, for figures about one device or about all of them; `topology` is node.topology.
+    `gpus` holds every GPU of the node (a figure asks for the GPU it is about, Run.gpu_info, or
+    for the GPUs a path crosses, Run.pcie_limit / Run.nvlink_bus_rate: never "the first GPU");
+    `topology` is node.topology.
     """
-    gpu_name: str | None = None
-    pcie_gen: int | None = None
-    pcie_width: int | None = None
-    hbm_peak_gbps: float | None = None
     driver: str | None = None
     cuda_runtime: str | None = None
     gpus: tuple[GpuInfo, ...] = ()
@@ -234,9 +238,7 @@ class Run:
     def subtitle(self) -> str:
         """The node's GPUs and links, software identity and run id, so a saved PNG is
         self-describing: '2 × NVIDIA H200, PCIe Gen5 x16 each  ·  driver …  ·  run …'."""
-        return self._identity(describe_gpus(self.node.gpus) if self.node.gpus
-                              else GpuInfo(name=self.node.gpu_name, pcie_gen=self.node.pcie_gen,
-                                           pcie_width=self.node.pcie_width).describe())
+        return self._identity(describe_gpus(self.node.gpus) if self.node.gpus else GpuInfo().describe())
 
     def device_subtitle(self, device: int | str | None, uuid: str = "") -> str:
         """The subtitle of a figure about one GPU: 'GPU 1: NVIDIA H200, PCIe Gen5 x16  ·  …'."""
@@ -277,6 +279,26 @@ class Run:
         """The GPU record of every device of a row, in the row's order (None where unknown)."""
         uuids = split_list(row.gpu_uuid)
         return [self.gpu_info(d, uuids[i] if i < len(uuids) else "") for i, d in enumerate(self.row_devices(row))]
+
+    def pcie_limit(self, gpus: Iterable[GpuInfo | None]) -> tuple[float, GpuInfo] | None:
+        """(GB/s, GPU) of the slowest PCIe link of `gpus`, one direction: what a path through the
+        host that crosses each of their links can reach (a host-staged pair: the smaller link of
+        the two, as the p2p report rates it; a loopback: its GPU's own link). None when a GPU or
+        its link rate is unknown. Of equal links the first GPU given is named."""
+        chosen = list(gpus)
+        if not chosen or any(g is None or g.pcie_peak_gbps is None for g in chosen):
+            return None
+        slowest = min(chosen, key=lambda g: g.pcie_peak_gbps)  # type: ignore[arg-type,return-value]
+        return slowest.pcie_peak_gbps, slowest  # type: ignore[return-value,union-attr]
+
+    def pair_gpus(self, src: int | str | None, dst: int | str | None, uuids: str = "") -> list[GpuInfo | None]:
+        """The GPU records of a pair (a loopback: one GPU): by the row's UUIDs when meta.json knows
+        them (`gpu_uuid` lists them in device order), else by the src and dst indices."""
+        devices = list(dict.fromkeys(d for d in (src, dst) if d not in (None, "")))
+        known = [self.gpu_info(None, u) for u in split_list(uuids)]
+        if len(known) == len(devices) and all(known):
+            return known
+        return [self.gpu_info(d) for d in devices]
 
     def nvlink_bus_rate(self, gpus: Iterable[GpuInfo | None] | None = None) -> tuple[float, GpuInfo] | None:
         """(GB/s, GPU) of the slowest GPU's NVLink per direction (links_active × per_link_GBps of
@@ -446,10 +468,15 @@ def load_run(directory: Path) -> tuple[Run, list[str]]:
     family_at = header.index("family")
     families = list(dict.fromkeys(r[family_at].strip() for r in records if family_at < len(r) and r[family_at].strip()))
     declarations, notes = family_declarations(meta, families)
-    run_id, params, rows = parse_rows(csv_path, header, records, declared_types(declarations.values()))
+    params, column_notes = parameter_columns(header, declarations)
+    run_id, rows = parse_rows(csv_path, header, records, params)
     run_id = run_id or str(meta.get("run_id") or directory.name)
+    statistics = sorted({r.statistic for r in rows if r.statistic and r.statistic not in STATISTICS})
+    if statistics:
+        notes.append(f"results.csv has statistic {', '.join(statistics)}, which this plotter does not know "
+                     f"(hdbplots.common.STATISTICS)")
     return (Run(directory, run_id, node_info(meta), tuple(with_spread(rows)), meta, tuple(params), declarations),
-            warnings + notes)
+            warnings + notes + column_notes)
 
 
 @dataclass(frozen=True)
@@ -489,9 +516,7 @@ def family_declarations(meta: Mapping[str, Any], families: Sequence[str]
             found[family] = FamilyDeclaration(family, plots, schema)
             continue
         entry = manifest.get(family, {})
-        fallback_schema = _read_json(manifest_path().parent.parent / str(entry.get("folder", "")) / "schema.json") \
-            if entry.get("folder") else None
-        schema = schema if isinstance(schema, dict) else fallback_schema
+        schema = schema if isinstance(schema, dict) else checkout_schema(family, manifest)
         plots = plots or _text(entry.get("plots"))
         if entry:
             warnings.append(f"meta.json does not declare family {family} (schema and plot module); "
@@ -499,6 +524,15 @@ def family_declarations(meta: Mapping[str, Any], families: Sequence[str]
         found[family] = FamilyDeclaration(family, plots, schema if isinstance(schema, dict) else {},
                                           "meta.json" if not entry else "manifest")
     return found, warnings
+
+
+def checkout_schema(family: str, manifest: Mapping[str, dict] | None = None) -> dict | None:
+    """This checkout's declaration of a family (bench/<folder>/schema.json through harness/suite.json),
+    None when the manifest does not list it or the file is unreadable."""
+    entry = (manifest if manifest is not None else _manifest_entries()).get(family, {})
+    schema = _read_json(manifest_path().parent.parent / str(entry["folder"]) / "schema.json") \
+        if entry.get("folder") else None
+    return schema if isinstance(schema, dict) else None
 
 
 def _manifest_entries() -> dict[str, dict]:
@@ -514,16 +548,51 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def declared_types(declarations: Iterable[FamilyDeclaration]) -> dict[str, str]:
-    """Parameter name → 'int' | 'text' from the families' schemas (`parameters.<name>.type`)."""
-    types: dict[str, str] = {}
-    for declaration in declarations:
-        parameters = declaration.schema.get("parameters")
+def declared_parameters(schemas: Iterable[Mapping[str, Any]]) -> dict[str, str | None]:
+    """Parameter name → 'int' | 'text' (None: another or no type) from schemas'
+    `parameters.<name>.type`, the first schema that declares a name deciding."""
+    types: dict[str, str | None] = {}
+    for schema in schemas:
+        parameters = schema.get("parameters")
         for name, spec in (parameters.items() if isinstance(parameters, dict) else []):
             kind = spec.get("type") if isinstance(spec, dict) else None
-            if kind in ("int", "text"):
-                types.setdefault(name, kind)
+            types.setdefault(name, kind if kind in ("int", "text") else None)
     return types
+
+
+def parameter_columns(header: Sequence[str], declarations: Mapping[str, FamilyDeclaration]
+                      ) -> tuple[dict[str, str | None], list[str]]:
+    """The parameter columns of a results.csv header with their declared types, and warnings.
+
+    A column is a parameter when one of the run's families declares it (its declaration in
+    meta.json, families.<f>.schema.parameters); every other column is core. Two exceptions, each
+    said in a warning: a column the run's declarations lack but this checkout's schema.json of one
+    of its families declares is that parameter (a CSV rewritten after its meta.json: the h200-x2
+    reference's `launch`); while a family of the run declares nothing at all, a column no
+    declaration names may be its parameter and is read as one (typed by its values). A core column
+    this plotter does not know (not in CORE_COLUMNS) is read as text.
+    """
+    params = {c: t for c, t in declared_parameters(d.schema for d in declarations.values()).items()
+              if c not in CORE_COLUMNS}
+    others = [c for c in header if c not in params and c not in CORE_COLUMNS]
+    warnings = []
+    if others:
+        checkout = declared_parameters(s for s in (checkout_schema(f) for f in declarations) if s)
+        known = [c for c in others if c in checkout]
+        if known:
+            warnings.append(f"results.csv column(s) {', '.join(known)} not declared in meta.json; this "
+                            f"checkout's schema.json declares them: read as parameters")
+            params.update({c: checkout[c] for c in known})
+        others = [c for c in others if c not in checkout]
+    undeclared = sorted(f for f, d in declarations.items() if not d.schema.get("parameters"))
+    if others and undeclared:
+        warnings.append(f"family {', '.join(undeclared)} declares no parameters: column(s) {', '.join(others)} "
+                        f"read as its parameters, typed by their values")
+        params.update({c: None for c in others})
+    elif others:
+        warnings.append(f"results.csv column(s) {', '.join(others)}: neither a parameter the run's families "
+                        f"declare nor a core column this plotter knows (hdbplots.common.CORE_COLUMNS); read as text")
+    return {c: params[c] for c in header if c in params}, warnings
 
 
 def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
@@ -551,47 +620,45 @@ def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
 
 
 def parse_rows(path: Path, header: Sequence[str], records: Sequence[Sequence[str]],
-               declared: Mapping[str, str]) -> tuple[str, list[str], list[Row]]:
-    """Typed rows of the CSV (a malformed number names its line), the parameter columns and the run id."""
-    params = [c for c in header if c not in CORE_COLUMNS]
-    kinds = column_kinds(header, records, declared)
+               params: Mapping[str, str | None]) -> tuple[str, list[Row]]:
+    """The run id and the typed rows of the CSV (a malformed number names its line); `params`:
+    the parameter columns and their declared types (parameter_columns())."""
+    kinds = column_kinds(header, records, params)
     index = {name: i for i, name in enumerate(header)}
     rows = []
     for line, record in enumerate(records, start=2):
         if len(record) != len(header):
             raise InputError(f"{path}:{line}: {len(record)} fields, the header has {len(header)}")
-        rows.append(Row(index, [typed(path, line, name, kinds[name], text.strip())
-                                for name, text in zip(header, record)]))
+        rows.append(Row(index, [typed(path, line, name, kinds[name], text.strip(), name not in params)
+                                for name, text in zip(header, record)], params))
     run_id = next((r["run_id"] for r in rows if r["run_id"]), "")
-    return run_id, params, rows
+    return run_id, rows
 
 
 def column_kinds(header: Sequence[str], records: Sequence[Sequence[str]],
-                 declared: Mapping[str, str]) -> dict[str, str]:
-    """'int', 'float' or 'text' per column: core columns by the schema, parameters by their
-    declaration, an undeclared parameter 'int' when every value it holds is all digits."""
+                 params: Mapping[str, str | None]) -> dict[str, str]:
+    """'int', 'float' or 'text' per column: parameters by their declaration ('int' when it gives
+    no type and every value the column holds is all digits), core columns int or float where
+    CORE_COLUMNS' types say so, else text."""
     kinds = {}
     for position, name in enumerate(header):
-        if name in INT_CORE_COLUMNS:
-            kinds[name] = "int"
-        elif name == "value":
-            kinds[name] = "float"
-        elif name in CORE_COLUMNS:
-            kinds[name] = "text"
-        elif name in declared:
-            kinds[name] = declared[name]
+        if name in params:
+            kind = params[name]
+            if kind is None:
+                values = [r[position].strip() for r in records
+                          if position < len(r) and r[position].strip() not in ("", NOT_APPLICABLE)]
+                kind = "int" if values and all(_INT_TEXT.fullmatch(v) for v in values) else "text"
+            kinds[name] = kind
         else:
-            values = [r[position].strip() for r in records
-                      if position < len(r) and r[position].strip() not in ("", NOT_APPLICABLE)]
-            kinds[name] = "int" if values and all(_INT_TEXT.fullmatch(v) for v in values) else "text"
+            kinds[name] = "int" if name in INT_CORE_COLUMNS else "float" if name in FLOAT_CORE_COLUMNS else "text"
     return kinds
 
 
-def typed(path: Path, line: int, column: str, kind: str, text: str) -> Any:
+def typed(path: Path, line: int, column: str, kind: str, text: str, core: bool = False) -> Any:
     """One cell as its column's type: '' or the writer's NOT_APPLICABLE → None (parameters, numbers)
     or '' (core text)."""
     if not text or text == NOT_APPLICABLE:
-        return "" if kind == "text" and column in CORE_COLUMNS else None
+        return "" if kind == "text" and core else None
     if kind == "text":
         return text
     try:
@@ -649,22 +716,20 @@ def load_meta(path: Path) -> tuple[dict, list[str]]:
 
 
 def node_info(meta: Mapping[str, Any]) -> NodeInfo:
-    """Every GPU's name, PCIe link, HBM peak and NVLink (the first one also flat); tolerate
-    any missing level."""
+    """Every GPU's name, PCIe link, HBM peak and NVLink; tolerate any missing level."""
     node = _dict(meta.get("node"))
     records = [_dict(g) for g in node.get("gpus")] if isinstance(node.get("gpus"), list) else []
     topology = _dict(node.get("topology"))
     gpus = tuple(parse_gpu(g, position, topology) for position, g in enumerate(records))
-    first = gpus[0] if gpus else GpuInfo()
-    return NodeInfo(gpu_name=first.name, pcie_gen=first.pcie_gen, pcie_width=first.pcie_width,
-                    hbm_peak_gbps=first.hbm_peak_gbps,
-                    driver=_text(node.get("driver_release"))
+    return NodeInfo(driver=_text(node.get("driver_release"))
                     or (_text(records[0].get("driver_release")) if records else None),
                     cuda_runtime=_text(node.get("cuda_runtime")), gpus=gpus, topology=topology)
 
 
 def parse_gpu(gpu: Mapping[str, Any], position: int, topology: Mapping[str, Any] | None = None) -> GpuInfo:
-    """One node.gpus record; without an "index" the list position stands in for it. The NVLink
+    """One node.gpus record; without an "index" the list position stands in for it. The PCIe rate
+    is node.gpus[i].pcie.peak_GBps where the harness records it, else derived from the link
+    (pcie_peak_gbps: the maximum generation and width, the current ones as a fallback). The NVLink
     per-link rate is node.gpus[i].nvlink.per_link_GBps; a meta.json written before the
     fingerprint recorded it there has it in node.topology.gpus (same GPU by uuid or index)."""
     pcie = _dict(gpu.get("pcie"))
@@ -680,8 +745,10 @@ def parse_gpu(gpu: Mapping[str, Any], position: int, topology: Mapping[str, Any]
         same = _topology_gpu(topology or {}, _text(gpu.get("uuid")), index)
         links = links or _positive(same.get("links_active"))
         per_link = per_link or _positive(same.get("per_link_GBps"))
+    gen, width = (int(gen) if gen else None), (int(width) if width else None)
     return GpuInfo(index=index, name=_text(gpu.get("name")), uuid=_text(gpu.get("uuid")),
-                   pcie_gen=int(gen) if gen else None, pcie_width=int(width) if width else None,
+                   pcie_gen=gen, pcie_width=width,
+                   pcie_peak_gbps=_positive(pcie.get("peak_GBps")) or pcie_peak_gbps(gen, width),
                    hbm_peak_gbps=_positive(gpu.get("hbm_peak_GBps")),
                    nvlink_links=int(links) if links else None, nvlink_per_link_gbps=per_link)
 
@@ -746,17 +813,24 @@ def _positive(value: object) -> float | None:
 # ---------------------------------------------------------------- peaks
 
 def pcie_peak_gbps(gen: int | None, width: int | None) -> float | None:
-    """One direction's payload-free link rate: GT/s × lanes × line-code efficiency ÷ 8 bits.
+    """One direction's payload-free rate of a PCIe link of generation `gen` and `width` lanes, GB/s:
 
-    Gen1/2 use 8b/10b, Gen3+ 128b/130b: Gen5 x16 → 63.0 GB/s. The same formula as the harness's
-    report (harness/src/peaks.cpp), so a plot and the report quote one peak. (Gen6's FLIT mode
-    has a different overhead; the line is then an approximation.) Real copies reach ~85–90 %:
-    TLP headers and flow control cost the rest.
+        GT/s per lane × lanes × line-code efficiency ÷ 8 bits per byte,
+        GT/s per lane = 2.5 × 2^(gen−1) for Gen1–2 (8b/10b: × 8/10),
+                        8 × 2^(gen−3)   for Gen3–6 (128b/130b: × 128/130),
+
+    so Gen5 x16 → 32 × 16 × 128/130 / 8 = 63.0 GB/s, Gen4 x16 → 31.5 GB/s. meta.json records the
+    link (node.gpus[i].pcie gen_max, width_max), not its rate, so this is the plots' one place that
+    turns a link into a rate (the harness's report does the same in harness/src/peaks.cpp; the two
+    quote one peak; beyond Gen6 neither gives one). Gen6's FLIT mode has a different overhead: the
+    line is then an approximation. Real copies reach ~85–90 %: TLP headers and flow control cost the
+    rest.
     """
-    if not gen or not width or gen not in PCIE_GT_PER_S:
+    if not gen or not width or not 1 <= gen <= 6 or width <= 0:
         return None
-    efficiency = 8 / 10 if gen <= 2 else 128 / 130
-    return PCIE_GT_PER_S[gen] * width * efficiency / 8
+    if gen <= 2:
+        return 2.5 * 2 ** (gen - 1) * width * (8 / 10) / 8
+    return 8.0 * 2 ** (gen - 3) * width * (128 / 130) / 8
 
 
 # ---------------------------------------------------------------- selecting rows

@@ -2,12 +2,13 @@
 
 Figures (FIGURES at the end says when each is drawn; each title states what the data shows):
   p2p_bandwidth_pairs   bandwidth vs size per method for the best and the worst pair, with the
-                        pair's NVLink line rate and the PCIe line rate drawn
+                        pair's NVLink line rate and its PCIe limit (the slower link of the two) drawn
   p2p_heatmaps          one pair matrix per method at the largest size (row = source GPU)
   p2p_topology          the topology as found: link, peak, peer access, rank, atomics per pair
                         (meta.json node.topology; the measured pairs with "unknown" links without it)
-  p2p_chunk_sweep       the staged pipeline's bandwidth vs chunk size
-  p2p_loopback          one GPU to itself through host memory (the only path a one-GPU node has)
+  p2p_chunk_sweep       the staged pipeline's bandwidth vs chunk size, against the pair's PCIe limit
+  p2p_loopback          one GPU to itself through host memory (the only path a one-GPU node has),
+                        against each GPU's own PCIe link
   p2p_latency           one small transfer per method: device-timed vs host-observed
 """
 from __future__ import annotations
@@ -19,9 +20,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from matplotlib.figure import Figure as MplFigure
 
-from .common import (Figure, Need, Row, Scope, axes_handles, figure_legend, finish, format_bytes,
-                     format_number, format_time_us, new_figure, pcie_peak_gbps, reference_line,
-                     size_axis)
+from .common import (Figure, Need, Row, Run, Scope, axes_handles, figure_legend, finish, format_bytes,
+                     format_number, format_time_us, new_figure, reference_line, size_axis)
 
 METHODS = ("ce_peer", "sm_write", "sm_read", "staged", "ce_no_peer")
 METHOD_LABELS = {
@@ -67,6 +67,39 @@ def pair_link(topology: Mapping[str, Any], src: int, dst: int) -> dict:
     return {}
 
 
+# A path through host memory: (src, dst, the row's gpu_uuid); a loopback has src == dst.
+HostPath = tuple[Any, Any, str]
+
+
+def pcie_limits(ax: Any, run: Run, paths: Sequence[HostPath], one_direction: bool = False) -> list[float]:
+    """Draw the PCIe limit of each path through host memory and return the rates drawn.
+
+    A path is limited by the slower PCIe link of its GPUs (Run.pcie_limit: the staged pipeline
+    of a pair copies over both links, a loopback over its GPU's own), the rule the p2p report
+    rates % of peak with. Paths with the same limit share one line; when they differ, or a pair's
+    two links differ, the label says whose link it is. A path whose GPU or link meta.json does not
+    give draws none."""
+    groups: dict[tuple[float, str], list[tuple[str, bool]]] = {}
+    for src, dst, uuids in paths:
+        gpus = run.pair_gpus(src, dst, uuids)
+        limit = run.pcie_limit(gpus)
+        if limit is None:
+            continue
+        rate, slowest = limit
+        name = f"GPU {src}" if src == dst else f"GPU {src} → {dst}"
+        mixed = len({g.pcie_peak_gbps for g in gpus if g}) > 1
+        groups.setdefault((rate, slowest.link or "PCIe"), []).append(
+            (f"{name}: GPU {slowest.index}'s, the slower link" if mixed else name, mixed))
+    drawn = []
+    for (rate, link), names in groups.items():
+        text = f"{link}{', one direction' if one_direction else ''}: {rate:.1f} GB/s"
+        if len(groups) > 1 or any(mixed for _, mixed in names):
+            text += f" ({'; '.join(name for name, _ in names)})"
+        reference_line(ax, rate, text)
+        drawn.append(rate)
+    return drawn
+
+
 # ---------------------------------------------------------------- best and worst pair
 
 def rank_pairs(uni: Sequence[Row]) -> list[tuple[int, int]]:
@@ -88,7 +121,6 @@ def pairs_figure(scope: Scope) -> MplFigure | None:
     ranked = rank_pairs(uni)
     shown = [ranked[0]] + ([ranked[-1]] if len(ranked) > 1 else [])
     fig, axes = new_figure(ncols=len(shown), width=7.0 * len(shown), sharey=True)
-    pcie = pcie_peak_gbps(run.node.pcie_gen, run.node.pcie_width)
     top = 0.0
     for ax, (src, dst), role in zip(axes, shown, ("best pair", "worst pair")):
         pair = [r for r in uni if r.get("src") == src and r.get("dst") == dst]
@@ -106,9 +138,7 @@ def pairs_figure(scope: Scope) -> MplFigure | None:
             reference_line(ax, peak, f"NVLink {link.get('links')} × {format_number(float(link['per_link_GBps']))} GB/s: "
                                      f"{format_number(peak)} GB/s per direction")
             top = max(top, peak)
-        if pcie:
-            reference_line(ax, pcie, f"PCIe Gen{run.node.pcie_gen} x{run.node.pcie_width}: {pcie:.1f} GB/s")
-            top = max(top, pcie)
+        top = max([top] + pcie_limits(ax, run, [(src, dst, pair[0].gpu_uuid)]))
         size_axis(ax, [r["size_bytes"] for r in pair])
         ax.set_title(f"{role if len(shown) > 1 else 'pair'}: GPU {src} → GPU {dst}", loc="left")
     axes[0].set_ylabel("bandwidth (GB/s, 1 GB = 10⁹ B)")
@@ -287,10 +317,12 @@ def chunk_figure(scope: Scope) -> MplFigure | None:
     fig, (ax,) = new_figure()
     best = (0.0, 0, "")
     curves: dict[tuple[str, str, str], dict[int, float]] = {}
+    uuids: dict[tuple[str, str, str], str] = {}
     for r in sweep:
         chunk = r.get("chunk_bytes") or 0
         if chunk:
             curves.setdefault((r.get("direction"), r.get("src"), r.get("dst")), {})[chunk] = r.value
+            uuids.setdefault((r.get("direction"), r.get("src"), r.get("dst")), r.gpu_uuid)
     for (direction, src, dst), data in sorted(curves.items()):
         chunks = sorted(data)
         label = f"GPU {src} → host → GPU {dst}" + (" (loopback)" if direction == "loopback" else "")
@@ -298,12 +330,10 @@ def chunk_figure(scope: Scope) -> MplFigure | None:
         for c in chunks:
             if data[c] > best[0]:
                 best = (data[c], c, label)
-    pcie = pcie_peak_gbps(run.node.pcie_gen, run.node.pcie_width)
-    if pcie:
-        reference_line(ax, pcie, f"PCIe Gen{run.node.pcie_gen} x{run.node.pcie_width}: {pcie:.1f} GB/s")
+    limits = pcie_limits(ax, run, [(src, dst, uuids[(d, src, dst)]) for d, src, dst in sorted(curves)])
     size_axis(ax, [c for data in curves.values() for c in data], label="chunk size (bytes per bounce buffer)")
     ax.set_ylabel("bandwidth (GB/s)")
-    ax.set_ylim(0, max([best[0]] + ([pcie] if pcie else [])) * 1.15)
+    ax.set_ylim(0, max([best[0]] + limits) * 1.15)
     ax.set_title(f"staged pipeline at {format_bytes(sweep[0]['size_bytes'])}, 3 bounce buffers, 2 streams", loc="left")
     legend = figure_legend(fig, *axes_handles([ax]))
     lesson = (f"Chunks of {format_bytes(best[1])} keep both PCIe links busy: {format_number(best[0])} GB/s; "
@@ -321,16 +351,15 @@ def loopback_figure(scope: Scope) -> MplFigure | None:
         return None
     fig, (ax,) = new_figure()
     top = 0.0
+    paths = []
     for gpu in sorted({r.get("src") for r in loop}):
         data = medians(loop, src=gpu)
         sizes = sorted(data)
         ax.plot(sizes, [data[s] for s in sizes], marker="D", markersize=4, linewidth=1.6,
                 label=f"GPU {gpu} → host → GPU {gpu}")
         top = max(top, max(data.values()))
-    pcie = pcie_peak_gbps(run.node.pcie_gen, run.node.pcie_width)
-    if pcie:
-        reference_line(ax, pcie, f"PCIe Gen{run.node.pcie_gen} x{run.node.pcie_width}, one direction: {pcie:.1f} GB/s")
-        top = max(top, pcie)
+        paths.append((gpu, gpu, next(r.gpu_uuid for r in loop if r.get("src") == gpu)))
+    top = max([top] + pcie_limits(ax, run, paths, one_direction=True))
     size_axis(ax, [r["size_bytes"] for r in loop])
     ax.set_ylabel("bandwidth (GB/s)")
     ax.set_ylim(0, top * 1.12)

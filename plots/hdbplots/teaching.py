@@ -132,8 +132,8 @@ def rungs(run: Run, rows: Sequence[Row], device: int) -> list[Rung]:
     if staged or loop:
         row = staged or loop
         gpus = run.row_gpus(row) if staged else [gpu]
-        peaks = [g.pcie_peak_gbps for g in gpus if g and g.pcie_peak_gbps]
-        slowest = min(peaks) if peaks and len(peaks) == len(gpus) else None
+        limit = run.pcie_limit(gpus)  # the slower link of the pair, as p2p's figures and report
+        slowest = limit[0] if limit else None
         lat, host = latency_rows([r for r in rows if r.family == "p2p"], api="staged", direction="uni",
                                  src=row.get("src"), dst=row.get("dst")) if staged else (None, None)
         what = (f"host-staged P2P GPU {row.get('src')} → {row.get('dst')}" if staged

@@ -29,12 +29,14 @@ from __future__ import annotations
 import csv
 import json
 import statistics
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-LEADING = ("schema_version", "run_id", "family", "case", "device", "gpus", "gpu_uuid")
-TRAILING = ("metric", "unit", "better", "headline", "traffic", "statistic", "sample_index", "value", "status", "reason")
+sys.path.insert(0, str(REPO / "plots"))
+# The core columns around the declared parameters: the plotter's one list (hdbplots.common).
+from hdbplots.common import LEADING_COLUMNS as LEADING, TRAILING_COLUMNS as TRAILING  # noqa: E402
 REPETITIONS = 3
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 PER_LINK = 26.562  # the node fact meta.json records (node.gpus[i].nvlink.per_link_GBps)

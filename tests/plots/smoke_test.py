@@ -312,11 +312,112 @@ def check_common(ctx: argparse.Namespace) -> None:
     expect(rate is not None and rate[0] == 100.0, f"per-link rate from node.topology of an older meta.json: {rate}")
     none = common.Run(Path("."), "r5", common.node_info({"node": {"gpus": [{"index": 0}]}}), ()).nvlink_bus_rate()
     expect(none is None, "no NVLink facts in meta.json: no line rate")
+    # PCIe through the host: the slower link of the GPUs a path crosses; unknown if one is unknown.
+    gen5_x16 = common.pcie_peak_gbps(5, 16)
+    limit = run.pcie_limit(run.pair_gpus(0, 3))
+    expect(limit is not None and limit[0] == gen4_x8 and limit[1].index == 3, f"pcie_limit of a mixed pair: {limit}")
+    limit = run.pcie_limit(run.pair_gpus(0, 1, "GPU-a,GPU-d"))
+    expect(limit is not None and limit[1].uuid == "GPU-d", f"pair_gpus by the row's UUIDs: {limit}")
+    expect(run.pcie_limit(run.pair_gpus(2, 2)) == (gen5_x16, run.gpu_info(2)), "a loopback: its GPU's own link")
+    expect(run.pcie_limit(run.pair_gpus(0, 7)) is None, "a pair with a GPU meta.json does not list has no limit")
+    recorded = common.node_info({"node": {"gpus": [{"index": 0, "pcie": {"gen_max": 5, "width_max": 16,
+                                                                         "peak_GBps": 50.0}}]}})
+    expect(recorded.gpus[0].pcie_peak_gbps == 50.0, "a PCIe rate meta.json records wins over the derived one")
+    pcie_formula_matches_harness(ctx, common)
+    check_columns(common)
     sources = sorted((ctx.plot_run.resolve().parent / "hdbplots").glob("*.py"))
     for path in sources:
         text = path.read_text(encoding="utf-8")
         for rate_literal in ("26.56", "NVLINK_LINK_GBPS"):
             expect(rate_literal not in text, f"{path.name} hard-codes a link rate ({rate_literal!r}); read meta.json")
+
+
+def pcie_formula_matches_harness(ctx: argparse.Namespace, common) -> None:
+    """The plots' one PCIe formula (common.pcie_peak_gbps) and the harness's table
+    (harness/src/peaks.cpp, what report.md quotes) give one rate for every generation and width:
+    two copies of one fact remain, and this says when they drift."""
+    source = (ctx.plot_run.resolve().parent.parent / "harness" / "src" / "peaks.cpp").read_text(encoding="utf-8")
+    match = re.search(r"transfers_per_s\s*=\s*\{([^}]*)\}", source)
+    expect(match is not None, "harness/src/peaks.cpp: no transfers_per_s table found; update this check")
+    table = [float(v) for v in match.group(1).split(",")]  # GT/s per lane, Gen1..
+    for gen in range(0, len(table) + 2):
+        for width in (1, 4, 8, 16):
+            harness = (table[gen - 1] * width * (8 / 10 if gen <= 2 else 128 / 130) / 8
+                       if 1 <= gen <= len(table) else None)
+            plots = common.pcie_peak_gbps(gen, width)
+            expect(plots == harness or (plots is not None and harness is not None and abs(plots - harness) < 1e-9),
+                   f"PCIe Gen{gen} x{width}: plots {plots}, harness/src/peaks.cpp {harness}")
+
+
+def check_columns(common) -> None:
+    """Parameter columns are the ones the families declare; every other column is core. A core
+    column the plotter does not know is read as text and named in a warning, never a parameter."""
+    declarations = {"copy": common.FamilyDeclaration("copy", "copy", {"parameters": {
+        "direction": {"type": "text"}, "size_bytes": {"type": "int"}}})}
+    header = (list(common.LEADING_COLUMNS) + ["direction", "size_bytes"] + list(common.TRAILING_COLUMNS)
+              + ["node_kind"])
+    params, notes = common.parameter_columns(header, declarations)
+    expect(params == {"direction": "text", "size_bytes": "int"}, f"parameter columns: {params}")
+    expect(len(notes) == 1 and "node_kind" in notes[0] and "CORE_COLUMNS" in notes[0], f"warnings: {notes}")
+    record = ["3", "r", "copy", "bandwidth", "0", "1", "GPU-a", "h2d", "1024", "bandwidth", "GB/s", "higher", "no",
+              "-", "median", "", "1.5", "ok", "-", "42"]
+    _, rows = common.parse_rows(Path("results.csv"), header, [record], params)
+    expect(rows[0].params() == {"direction": "h2d", "size_bytes": 1024} and rows[0]["node_kind"] == "42",
+           f"an unknown core column is no parameter and stays text: {rows[0]!r}")
+    # A family that declares nothing: a column no declaration names may be its parameter.
+    bare = {"standin": common.FamilyDeclaration("standin", None, {})}
+    params, notes = common.parameter_columns(header, bare)
+    expect(list(params) == ["direction", "size_bytes", "node_kind"] and len(notes) == 1
+           and "declares no parameters" in notes[0], f"an undeclared family's columns: {params}, {notes}")
+
+
+def check_p2p_mixed_links(ctx: argparse.Namespace) -> None:
+    """A 2-GPU node whose GPUs have different PCIe links (GPU 0 Gen5 x16, GPU 1 Gen4 x16): every
+    p2p figure's PCIe limit of a pair is the smaller link, 31.5 GB/s (the p2p report's rule,
+    bench/p2p/report.cpp), not the first GPU's 63 GB/s; each loopback has its own GPU's; the
+    ladder's staged rung the smaller. The same fixture with alike links keeps the plain label."""
+    sys.path.insert(0, str(ctx.plot_run.resolve().parent))
+    from hdbplots import p2p, teaching
+    from hdbplots.common import load_run, pcie_peak_gbps, plan
+    gen5, gen4 = pcie_peak_gbps(5, 16), pcie_peak_gbps(4, 16)
+
+    def limits(run_dir: Path) -> dict[str, list[tuple[float, str]]]:
+        """The PCIe lines each p2p figure draws: (GB/s, label) per axes, from the reference lines."""
+        run, _ = load_run(run_dir)
+        jobs = {p.file_name: p for p in plan(run, "p2p", p2p.FIGURES)}
+        found: dict[str, list[tuple[float, str]]] = {}
+        for name in ("p2p_bandwidth_pairs", "p2p_chunk_sweep", "p2p_loopback"):
+            expect(name in jobs, f"{name} is not expected for {run_dir.name}: {sorted(jobs)}")
+            figure = jobs[name].figure.draw(jobs[name].scope)
+            for index, ax in enumerate(figure.axes):
+                lines = [(t.xy[1], t.get_text()) for t in ax.texts if t.get_text().startswith("PCIe")]
+                if lines:
+                    found[f"{name}[{index}]"] = lines
+        staged = [r for r in teaching.rungs(run, run.ok_rows("copy") + run.ok_rows("p2p"), 0) if r.key == "staged"]
+        expect(len(staged) == 1, f"the ladder has no staged rung for {run_dir.name}")
+        found["ladder staged"] = [(staged[0].limit, staged[0].limit_label)]
+        return found
+
+    alike = limits(fresh_run(ctx.two_gpu_fixture.parent / "run_2gpu", ctx.workdir, "p2p_alike_links"))
+    expect(alike["p2p_bandwidth_pairs[0]"] == [(gen5, "PCIe Gen5 x16: 63.0 GB/s")]
+           and alike["p2p_loopback[0]"] == [(gen5, "PCIe Gen5 x16, one direction: 63.0 GB/s")]
+           and alike["ladder staged"][0][0] == gen5, f"alike links: {alike}")
+
+    run_dir = fresh_run(ctx.two_gpu_fixture.parent / "run_2gpu", ctx.workdir, "p2p_mixed_links")
+    meta = json.loads((run_dir / "meta.json").read_text(encoding="utf-8"))
+    meta["node"]["gpus"][1]["pcie"] = {"gen_max": 4, "width_max": 16, "gen_current": 4, "width_current": 16}
+    (run_dir / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    mixed = limits(run_dir)
+    pairs = [v for k, v in mixed.items() if k.startswith("p2p_bandwidth_pairs")]
+    expect(len(pairs) == 2 and all(len(v) == 1 and v[0][0] == gen4 and "PCIe Gen4 x16: 31.5 GB/s" in v[0][1]
+                                   and "GPU 1's, the slower link" in v[0][1] for v in pairs),
+           f"p2p_bandwidth_pairs: each pair's limit must be the smaller link (31.5 GB/s): {pairs}")
+    chunk = mixed.get("p2p_chunk_sweep[0]", [])
+    expect(len(chunk) == 1 and chunk[0][0] == gen4, f"p2p_chunk_sweep (GPU 0 → 1): {chunk}")
+    loop = sorted(mixed.get("p2p_loopback[0]", []))
+    expect([v for v, _ in loop] == [gen4, gen5] and "(GPU 1)" in loop[0][1] and "(GPU 0)" in loop[1][1],
+           f"p2p_loopback: each GPU against its own link: {loop}")
+    expect(mixed["ladder staged"][0][0] == gen4, f"ladder staged rung: {mixed['ladder staged']}")
 
 
 def write_csv(path: Path, header: list[str], rows: list[dict[str, str]]) -> None:
@@ -326,9 +427,11 @@ def write_csv(path: Path, header: list[str], rows: list[dict[str, str]]) -> None
         writer.writerows(rows)
 
 
-STANDIN_HEADER = ["schema_version", "run_id", "family", "case", "device", "gpus", "gpu_uuid", "knob", "label",
-                  "metric", "unit", "better", "headline", "traffic", "statistic", "sample_index", "value",
-                  "status", "reason"]
+def standin_header(ctx: argparse.Namespace) -> list[str]:
+    """The core columns (hdbplots.common's one list) around the stand-in's parameters."""
+    sys.path.insert(0, str(ctx.plot_run.resolve().parent))
+    from hdbplots.common import LEADING_COLUMNS, TRAILING_COLUMNS
+    return list(LEADING_COLUMNS) + ["knob", "label"] + list(TRAILING_COLUMNS)
 
 
 def standin_run(ctx: argparse.Namespace, name: str, plots: str | None, types: dict[str, str] | None) -> Path:
@@ -344,7 +447,7 @@ def standin_run(ctx: argparse.Namespace, name: str, plots: str | None, types: di
                          "metric": "speed", "unit": "GB/s", "better": "higher", "headline": "no",
                          "statistic": "sample", "sample_index": str(k), "value": str(v), "status": "ok"})
         rows.append(dict(rows[-1], statistic="median", sample_index="", value=str(10.0 * knob)))
-    write_csv(run_dir / "results.csv", STANDIN_HEADER, rows)
+    write_csv(run_dir / "results.csv", standin_header(ctx), rows)
     family: dict = {"family": "standin"}
     if plots:
         family["plots"] = plots
@@ -537,6 +640,7 @@ CHECKS = {
     "nvlink_line": check_nvlink_line,
     "two_gpus": check_two_gpus,
     "common": check_common,
+    "p2p_mixed_links": check_p2p_mixed_links,
     "output_and_format": check_output_and_format,
     "unknown_family": check_unknown_family,
     "bad_schema": check_bad_schema,
