@@ -22,13 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-std::string gpu_text(const std::vector<int>& gpus) {
-  if (gpus.empty()) return "node";
-  std::string text = "GPU ";
-  for (std::size_t i = 0; i < gpus.size(); ++i) text += (i ? "," : "") + std::to_string(gpus[i]);
-  return text;
-}
-
 std::string value_text(const fleet_line& line) {
   if (line.value) return format_figure(*line.value) + (line.unit.empty() ? "" : " " + line.unit);
   return line.reading.empty() ? "-" : line.reading;

@@ -71,10 +71,7 @@ std::vector<check_line> checked(const loaded_run& run, const reference_set& set,
 }
 
 std::string line_text(const check_line& line) {
-  std::string gpus;
-  for (const int g : line.gpus) gpus += (gpus.empty() ? "GPU " : ",") + std::to_string(g);
-  return std::string(to_string(line.result)) + " " + (gpus.empty() ? "" : gpus + " ") + line.family + " " + line.label + ": " +
-         line.reason;
+  return std::string(to_string(line.result)) + " " + gpu_text(line.gpus) + " " + line.family + " " + line.label + ": " + line.reason;
 }
 
 check_validation summarise(const std::string& run, const std::vector<check_line>& lines) {

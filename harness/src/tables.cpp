@@ -61,6 +61,13 @@ std::string format_figure(double value) {
   return buffer;
 }
 
+std::string gpu_text(const std::vector<int>& gpus) {
+  if (gpus.empty()) return "node";
+  std::string text = "GPU ";
+  for (std::size_t i = 0; i < gpus.size(); ++i) text += (i ? "," : "") + std::to_string(gpus[i]);
+  return text;
+}
+
 std::string format_fixed(double value, int decimals) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);

@@ -21,5 +21,7 @@ using table_rows = std::vector<std::vector<std::string>>;
 // Numbers for humans: three significant digits is as much as a benchmark median deserves.
 [[nodiscard]] std::string format_figure(double value);
 [[nodiscard]] std::string format_fixed(double value, int decimals);
+// "GPU 0", "GPU 0,1"; "node" for a line about the node as a whole (no GPU).
+[[nodiscard]] std::string gpu_text(const std::vector<int>& gpus);
 
 }  // namespace hdb
