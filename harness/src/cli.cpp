@@ -249,7 +249,7 @@ void add_check(CLI::App& app, parsed_cli& cli) {
   check->add_option("--reference", cli.check_reference,
                     "a reference set or a directory of sets (default $HDBENCH_REFERENCE_DIR, else results/reference)");
   check->add_option("--format", cli.check_format, "text, junit or json")->capture_default_str();
-  check->add_option("--alpha", cli.alpha, "significance level, family-wise over the figures graded against the set")
+  check->add_option("--alpha", cli.alpha, "compare's significance level, family-wise over the gating headlines (check reads compare's decisions)")
       ->capture_default_str()
       ->check(CLI::Range(1e-9, 0.5));
 }
