@@ -75,10 +75,15 @@ def draw_dots(family: str, figure: str, entries: list[tuple[dict, dict]], out: P
     ax.set_xlabel("node and GPU, sorted by value")
     ax.set_ylabel(unit)
     ax.legend(fontsize=7, loc="best")
+    return _save(fig, out / file_stem(family, figure), formats, dpi)
+
+
+def _save(fig, stem: Path, formats: list[str], dpi: int) -> list[Path]:
+    """Writes the figure once per format beside `stem` and closes it."""
     fig.tight_layout()
     written = []
     for fmt in formats:
-        path = out / f"{file_stem(family, figure)}.{fmt}"
+        path = stem.with_name(f"{stem.name}.{fmt}")
         fig.savefig(path, dpi=dpi)
         written.append(path)
     plt.close(fig)
@@ -117,14 +122,7 @@ def draw_heatmap(fleet: dict, out: Path, formats: list[str], dpi: int) -> list[P
     fails = sum(1 for n in nodes if n["fail"] > 0)
     ax.set_title(f"{len(nodes)} nodes x {len(columns)} figures, % from the centre each was graded against: "
                  f"{fails} node(s) FAIL (worst first)", fontsize=10)
-    fig.tight_layout()
-    written = []
-    for fmt in formats:
-        path = out / f"fleet_heatmap.{fmt}"
-        fig.savefig(path, dpi=dpi)
-        written.append(path)
-    plt.close(fig)
-    return written
+    return _save(fig, out / "fleet_heatmap", formats, dpi)
 
 
 def draw(fleet: dict, out: Path, formats: list[str], dpi: int) -> list[Path]:

@@ -76,6 +76,20 @@ hdb::family_env fake_node(int n) {
   return env;
 }
 
+// The cases `spec` registers on `env` for these command-line flags, their headlines set by the
+// shared main's rule, as a listing (`--benchmark_list_tests`) would.
+std::vector<hdb::case_spec> registered_cases(const hdb::family_spec& spec, const hdb::family_declaration& schema,
+                                             hdb::family_env& env, const std::vector<std::string>& flags) {
+  std::vector<std::string> args = {"hdbench-" + spec.name, "--benchmark_list_tests"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  const hdb::run_options options = hdb::parse_run_options(args, spec.flags);
+  std::vector<hdb::case_spec> cases;
+  hdb::case_registry registry(cases);
+  spec.register_cases(options, env, registry);
+  hdb::set_headlines(schema, cases);
+  return cases;
+}
+
 }  // namespace
 
 TEST_CASE("every family registers only what its schema.json declares", "[schema][registration]") {
@@ -89,14 +103,8 @@ TEST_CASE("every family registers only what its schema.json declares", "[schema]
         INFO(f.name << " on " << gpus << " GPUs" << (quick ? ", --quick" : ""));
         const hdb::family_spec spec = f.make();
         CHECK(spec.name == schema.family);
-        std::vector<std::string> args = {"hdbench-" + spec.name, "--benchmark_list_tests"};
-        if (quick) args.emplace_back("--quick");
-        const hdb::run_options options = hdb::parse_run_options(args, spec.flags);
         hdb::family_env env = fake_node(gpus);
-        std::vector<hdb::case_spec> cases;
-        hdb::case_registry registry(cases);
-        spec.register_cases(options, env, registry);
-        hdb::set_headlines(schema, cases);
+        const auto cases = registered_cases(spec, schema, env, quick ? std::vector<std::string>{"--quick"} : std::vector<std::string>{});
         CHECK_FALSE(cases.empty());
         std::set<std::string> names;
         for (const hdb::case_spec& c : cases) {
@@ -137,17 +145,12 @@ std::string gating_cases(const family_entry& f) {
   for (int gpus : {1, 2, 8}) {
     for (const char* run : {"default", "quick", "custom"}) {
       const hdb::family_spec spec = f.make();
-      std::vector<std::string> args = {"hdbench-" + spec.name, "--benchmark_list_tests"};
-      if (std::string(run) == "quick") args.emplace_back("--quick");
-      if (std::string(run) == "custom") {
-        for (const auto& flag : custom_flags(f.name)) args.push_back(flag);
-      }
-      const hdb::run_options options = hdb::parse_run_options(args, spec.flags);
+      const std::string kind = run;
+      const std::vector<std::string> flags = kind == "quick"    ? std::vector<std::string>{"--quick"}
+                                             : kind == "custom" ? custom_flags(f.name)
+                                                                : std::vector<std::string>{};
       hdb::family_env env = fake_node(gpus);
-      std::vector<hdb::case_spec> cases;
-      hdb::case_registry registry(cases);
-      spec.register_cases(options, env, registry);
-      hdb::set_headlines(schema, cases);
+      const auto cases = registered_cases(spec, schema, env, flags);
       text += "# " + std::to_string(gpus) + " GPUs, " + run + "\n";
       for (const hdb::case_spec& c : cases) {
         if (c.headline_metrics.empty()) continue;

@@ -9,15 +9,7 @@ include_guard(GLOBAL)
 
 option(HDB_ALLOW_NO_PLOTS "Report the plot tests as skipped, not failed, when no Python with matplotlib is found" OFF)
 
-set(_hdb_plot_candidates "")
-if(DEFINED ENV{HDBENCH_PYTHON} AND NOT "$ENV{HDBENCH_PYTHON}" STREQUAL "")
-  list(APPEND _hdb_plot_candidates "$ENV{HDBENCH_PYTHON}")
-endif()
-find_program(_hdb_path_python3 python3 NO_CACHE)
-if(_hdb_path_python3)
-  list(APPEND _hdb_plot_candidates "${_hdb_path_python3}")
-endif()
-list(APPEND _hdb_plot_candidates /usr/bin/python3)
+hdb_python_candidates(_hdb_plot_candidates)  # tests/CMakeLists.txt
 
 # Found once per configure (include_guard) and kept as INTERNAL cache entries, so every directory
 # that includes this file sees the result, whichever included it first.
