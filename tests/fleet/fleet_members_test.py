@@ -92,6 +92,15 @@ def main():
         raise SystemExit(f"FAIL: junit {len(cases)} testcases, failing {failing}")
     for name in ("gpu02", "gpu05"):
         print(f"planted ({args.mode}): {name} FAIL: {'; '.join(lines[name])}")
+    if args.mode == "peer":
+        # The figures a user opens: the heatmap and one dot plot per graded figure, drawn.
+        out = os.path.join(work, "out-plots")
+        run([args.hdbench, "fleet", fleet_dir, "--reference", fleet_ref, "--out", out], expect=1)
+        drawn = sorted(os.listdir(os.path.join(out, "plots"))) if os.path.isdir(os.path.join(out, "plots")) else []
+        dots = [f for f in drawn if f.endswith(".png") and f != "fleet_heatmap.png"]
+        if "fleet_heatmap.png" not in drawn or not dots:
+            raise SystemExit(f"FAIL: fleet drew {drawn}, not the heatmap and a dot plot per figure")
+        print(f"figures: fleet_heatmap.png and {len(dots)} dot plots")
     print("--nodelist: gpu[02,05]")
 
     if args.mode != "peer":
