@@ -7,7 +7,6 @@
 #include <cmath>
 #include <map>
 #include <set>
-#include <tuple>
 
 #include "hdb/harness/compare_model.hpp"
 #include "hdb/harness/declaration.hpp"
@@ -15,6 +14,7 @@
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/noise_model.hpp"
 #include "hdb/harness/tables.hpp"
+#include "hdb/harness/tolerances.hpp"
 #include "hdb/host/declaration.hpp"
 #include "hdb/host/lists.hpp"  // all_digits
 
@@ -23,22 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-
-// The family's declaration as collect stored it in meta.json; nullopt for a meta.json written
-// before declarations were recorded, or one that no longer parses (then it has no checks).
-std::optional<family_declaration> declaration_in(const json& meta, const std::string& family) {
-  const auto families = meta.find("families");
-  if (families == meta.end() || !families->is_object()) return std::nullopt;
-  const auto entry = families->find(family);
-  if (entry == families->end() || !entry->is_object()) return std::nullopt;
-  const auto schema = entry->find("schema");
-  if (schema == entry->end() || !schema->is_object()) return std::nullopt;
-  try {
-    return parse_declaration(nlohmann::ordered_json(*schema));
-  } catch (const declaration_error&) {
-    return std::nullopt;
-  }
-}
 
 metric_key key_of(const result_row& row) {
   return {row.family, row.case_name, row.device, row.gpus, row.params, row.metric};
@@ -66,10 +50,7 @@ std::string generic_label(const result_row& row, const label_list& except = {}) 
 
 // The check of `family` selects this row's case (and, with metric_too, its metric).
 bool selects(const check_decl& check, const std::string& family, const result_row& row, bool metric_too) {
-  if (row.family != family || row.case_name != check.case_kind) return false;
-  if (metric_too && row.metric != check.metric) return false;
-  return std::all_of(check.parameters.begin(), check.parameters.end(),
-                     [&](const auto& p) { return row.param(p.first) == p.second; });
+  return row.family == family && check_selects(check, key_of(row), metric_too);
 }
 
 std::vector<int> gpus_of(const result_row& row, const json& meta) {
@@ -105,7 +86,7 @@ void grade_against_set(check_line& line, const comparison* compared, better dire
                                      compared->baselines.size(), decision.detectable.value_or(0)};
   const double value = *line.value;
   const double worse = worse_by(value, compared->reference, direction);
-  line.result = judge_figure(decision.result, worse, f.tolerance, f.host_bound);
+  line.result = judge_figure(decision.against_band, worse, f.tolerance, f.host_bound);
   const auto centre = " the set's centre " + format_figure(compared->reference);
   const auto by = format_fixed(worse * 100, 1) + " %";
   const auto tolerance = f.tolerance ? format_figure(*f.tolerance * 100) + " %" : std::string();
@@ -113,7 +94,7 @@ void grade_against_set(check_line& line, const comparison* compared, better dire
   const std::string host_why =
       f.host_bound ? ": the host's CPU, memory and neighbours set this figure, not the GPU or its link" : "";
   const std::string worse_word = line.unit == "GB/s" || line.unit == "us" ? "slower" : "worse";
-  switch (decision.result) {
+  switch (decision.against_band) {
     case verdict::same:
       line.reason = host + "within the band (" + signed_percent(decision.change) + " from" + centre + ")";
       return;
@@ -147,7 +128,7 @@ constexpr double unsteady_scatter_factor = 3.0;
 
 void note_unsteady_repetitions(check_line& line, const comparison* compared, const metric_noise* noise,
                                const std::vector<double>& samples) {
-  if (compared == nullptr || compared->decision.result != verdict::slower) return;
+  if (compared == nullptr || compared->decision.against_band != verdict::slower) return;
   if (noise == nullptr || !noise->within_variance || !(*noise->within_variance > 0)) return;
   const double own = repetition_variance({run_metric{samples, *line.value}});
   if (!(own > 0)) return;
@@ -250,35 +231,9 @@ grade judge_figure(verdict decision, double worse, std::optional<double> toleran
 
 std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const json& meta, const reference_set* set,
                                       double alpha, const fs::path& schema_dir) {
-  std::map<std::string, family_declaration> declarations;
-  for (const auto& row : rows) {
-    if (!declarations.contains(row.family)) {
-      if (auto d = declaration_in(meta, row.family)) declarations.emplace(row.family, std::move(*d));
-    }
-  }
-  // The tolerances: the judging hdbench's declaration of the family where it has one.
-  std::map<std::string, family_declaration> rules;
-  for (const auto& [family, declaration] : declarations) {
-    const auto installed = schema_dir.empty() ? fs::path() : schema_dir / (family + ".json");
-    if (!installed.empty() && fs::exists(installed)) {
-      try {
-        rules.emplace(family, read_declaration(installed));
-        continue;
-      } catch (const harness_error&) {
-        // an unreadable installed declaration: the run's own judges
-      }
-    }
-    rules.emplace(family, declaration);
-  }
-  const auto tolerance_of = [&](const std::string& family, const check_decl* check, const std::string& metric) {
-    const auto& rule = rules.at(family);
-    const check_decl* same_check = nullptr;
-    if (check != nullptr) {
-      const auto it = std::find_if(rule.checks.begin(), rule.checks.end(), [&](const check_decl& c) { return c.label == check->label; });
-      if (it != rule.checks.end()) same_check = &*it;
-    }
-    return std::pair{rule.tolerance(same_check, metric), same_check != nullptr ? same_check->host_bound : check != nullptr && check->host_bound};
-  };
+  const node_tolerances tolerances(meta, schema_dir);
+  std::set<std::string> families;
+  for (const auto& row : rows) families.insert(row.family);
   // The figures, in file order: a row a check selects prints under the check's label (a
   // headline included); any other gating headline under a label made of its parameters.
   std::vector<figure> figures;
@@ -300,16 +255,11 @@ std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const
       continue;
     }
     if (row.status != row_status::ok || row.stat != statistic::median || !row.value) continue;
-    const check_decl* check = nullptr;
-    if (const auto d = declarations.find(row.family); d != declarations.end()) {
-      for (const auto& c : d->second.checks) {
-        if (selects(c, d->first, row, true)) check = &c;
-      }
-    }
+    const auto rule = tolerances.rule_for(key_of(row));
+    const check_decl* check = rule.check;
     const bool gates = row.headline && row.better_direction && *row.better_direction != better::neutral;
     if (check == nullptr && !gates) continue;
-    figure f{&row, {}, true, {}, {}, false};
-    if (declarations.contains(row.family)) std::tie(f.tolerance, f.host_bound) = tolerance_of(row.family, check, row.metric);
+    figure f{&row, {}, true, {}, rule.tolerance, rule.host_bound};
     if (check != nullptr) {
       checks_found.insert(row.family + "/" + check->label);
       const auto rest = generic_label(row, check->parameters);
@@ -345,6 +295,7 @@ std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const
     judge_options options;
     options.alpha = alpha;
     options.all = true;
+    options.node_tolerance = [&](const metric_key& key) { return tolerances.tolerance_of(key); };
     compared = build_comparisons(members, index_run(std::move(current)), options, &set->model);
     for (const auto& c : compared.compared) decisions[c.key] = &c;
   }
@@ -375,8 +326,10 @@ std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const
     lines.push_back(std::move(line));
   }
   // A check nothing answered: skipped here (with its reason), or not measured at all.
-  for (const auto& [family, declaration] : declarations) {
-    for (const auto& check : declaration.checks) {
+  for (const auto& family : families) {
+    const auto* declaration = tolerances.declared(family);
+    if (declaration == nullptr) continue;
+    for (const auto& check : declaration->checks) {
       if (checks_found.contains(family + "/" + check.label)) continue;
       const auto answer = std::find_if(rows.begin(), rows.end(), [&](const result_row& row) {
         return row.status != row_status::ok && selects(check, family, row, false);

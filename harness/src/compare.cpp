@@ -8,6 +8,7 @@
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/noise_model.hpp"
 #include "hdb/harness/reference_set.hpp"
+#include "hdb/harness/tolerances.hpp"
 
 namespace hdb {
 namespace {
@@ -103,7 +104,12 @@ compare_result compare_runs(const std::vector<fs::path>& baselines, const fs::pa
     const indexed_run cur = index_run(load_run(current));
     std::vector<std::string> notes;
     const auto chosen = choose_model(options, named_set, cur, notes);
-    auto set = build_comparisons(base, cur, options, chosen.model ? &*chosen.model : nullptr);
+    // Against a reference set, the tolerances check holds the node to (applied only there).
+    const nlohmann::json no_meta = nlohmann::json::object();
+    const node_tolerances tolerances(cur.run.meta ? *cur.run.meta : no_meta, options.schema_dir);
+    judge_options judging = options;
+    judging.node_tolerance = [&](const metric_key& key) { return tolerances.tolerance_of(key); };
+    auto set = build_comparisons(base, cur, judging, chosen.model ? &*chosen.model : nullptr);
     if (chosen.model) {
       set.noise_model_source = chosen.source;
       notes.insert(notes.begin(), "noise model: " + chosen.source + " (" + describe(chosen.model->kind) + ", " +

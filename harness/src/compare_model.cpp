@@ -212,6 +212,23 @@ loaded_run load_run(const fs::path& path) {
   return run;
 }
 
+namespace {
+
+// A node against its kind's reference set: outside the set's band is a difference; SLOWER is a
+// difference beyond the change that matters for a node, the rule check FAILs by (docs/harness.md,
+// "compare against a reference set").
+void hold_to_node_tolerance(comparison& cmp, const judge_options& options) {
+  if (cmp.decision.result != verdict::slower) return;
+  const auto tolerance = options.node_tolerance(cmp.key);
+  if (!tolerance || cmp.worse > *tolerance) return;
+  cmp.decision.result = verdict::same;
+  cmp.decision.note = "outside the set's band (" + std::string(cmp.decision.change >= 0 ? "+" : "") +
+                      percent_text(cmp.decision.change) + ") but within the " +
+                      percent_text(*tolerance) + " that matters for a node";
+}
+
+}  // namespace
+
 comparison_set build_comparisons(const std::vector<indexed_run>& baselines, const indexed_run& current,
                                  const judge_options& options, const noise_model* model) {
   comparison_set set;
@@ -224,6 +241,9 @@ comparison_set build_comparisons(const std::vector<indexed_run>& baselines, cons
         return std::find(model->members.begin(), model->members.end(), base.run.name) != model->members.end();
       });
   set.model_is_baselines = model_is_baselines;
+  // A node against its kind: the baselines are the whole set, not one of its members.
+  set.held_to_node_tolerance = model_is_baselines && baselines.size() == model->members.size() && !options.threshold &&
+                               options.node_tolerance;
   add_node_notes(baselines, current, set);
   // A reference set's members are separate machines by design (and so is a node compared with
   // its kind): other GPUs behind one index are what the set is, not news.
@@ -314,8 +334,11 @@ comparison_set build_comparisons(const std::vector<indexed_run>& baselines, cons
     cmp.worse = first.direction == better::neutral  ? 0
                 : first.direction == better::higher ? -cmp.decision.change
                                                     : cmp.decision.change;
+    cmp.decision.against_band = cmp.decision.result;
+    if (set.held_to_node_tolerance) hold_to_node_tolerance(cmp, options);
     if (cmp.gates()) {
       (cmp.decision.result == verdict::slower ? set.slower : cmp.decision.result == verdict::faster ? set.faster : set.same)++;
+      if (cmp.decision.result != cmp.decision.against_band) ++set.within_tolerance;
     }
     set.compared.push_back(std::move(cmp));
   }

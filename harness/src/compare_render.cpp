@@ -66,6 +66,11 @@ std::vector<std::string> rule_lines(std::size_t baseline_runs, const comparison_
       format_figure(options.alpha) + "/" + std::to_string(tests) + " = " + format_figure(options.alpha / static_cast<double>(tests)) +
       ", Bonferroni over " + std::to_string(tests) + " headline metrics) and the bad end of the interval reaches the " + known +
       " threshold; detectable = smallest change in the bad direction this rule flags"};
+  if (set.held_to_node_tolerance) {
+    lines.push_back("rule: against its kind's reference set a node is SLOWER only where the change is also beyond the "
+                    "figure's tolerance, the change that matters for a node (check's FAIL); outside the band but within "
+                    "it is SAME with a note (check's WARN); detectable is the band's");
+  }
   if (set.repetitions_only > 0) {
     lines.push_back("rule: " + std::to_string(set.repetitions_only) + " metric(s) without a run-to-run spread (note column): " +
                     repetition_rule);
@@ -74,8 +79,11 @@ std::vector<std::string> rule_lines(std::size_t baseline_runs, const comparison_
 }
 
 std::string summary_text(const comparison_set& set) {
+  const auto within = set.within_tolerance > 0 ? "; " + std::to_string(set.within_tolerance) +
+                                                      " of them outside the set's band but within the tolerance that matters for a node"
+                                                : std::string();
   return std::to_string(set.slower) + " slower, " + std::to_string(set.faster) + " faster, " + std::to_string(set.same) +
-         " same (headline metrics); " + (set.slower > 0 ? "REGRESSION" : "no regression");
+         " same (headline metrics" + within + "); " + (set.slower > 0 ? "REGRESSION" : "no regression");
 }
 
 std::vector<std::string> run_names(const std::vector<indexed_run>& runs) {
@@ -172,12 +180,14 @@ std::string render_json(const std::vector<indexed_run>& base, const indexed_run&
       {"threshold", repetitions_rule ? set.unknown_threshold : set.known_threshold},
       {"repetition_threshold", set.unknown_threshold},
       {"repetitions_only", set.repetitions_only},
+      {"node_tolerance", set.held_to_node_tolerance},
       {"noise_model", set.noise_model_source.empty() ? json(nullptr) : json(set.noise_model_source)},
       {"lines", rule_lines(base.size(), set, options)}};
   json rows = json::array();
   for (const auto& c : set.compared) {
     if (!options.all && !c.gates()) continue;
     rows.push_back({{"verdict", to_string(c.decision.result)},
+                    {"against_band", to_string(c.decision.against_band)},
                     {"family", c.key.family},
                     {"case", c.key.case_name},
                     {"device", c.key.device ? json(*c.key.device) : json(nullptr)},
@@ -202,7 +212,7 @@ std::string render_json(const std::vector<indexed_run>& base, const indexed_run&
                     {"rows", std::move(rows)},
                     {"only_baseline", set.only_baseline},
                     {"only_current", set.only_current},
-                    {"counts", {{"slower", set.slower}, {"faster", set.faster}, {"same", set.same}}},
+                    {"counts", {{"slower", set.slower}, {"faster", set.faster}, {"same", set.same}, {"within_tolerance", set.within_tolerance}}},
                     {"summary", summary_text(set)},
                     {"exit_code", exit_code_of(set)}};
   return out.dump(2) + "\n";

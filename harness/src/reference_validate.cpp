@@ -41,7 +41,7 @@ struct tally {
     for (const auto& c : set.compared) {
       if (!c.gates()) continue;
       auto& entry = at(c);
-      const auto v = c.decision.result;
+      const auto v = c.decision.against_band;  // the band's verdict: what check WARNs at
       (v == verdict::slower ? entry.false_slower : v == verdict::faster ? entry.false_faster : entry.same)++;
     }
   }
@@ -49,7 +49,7 @@ struct tally {
     for (const auto& c : set.compared) {
       if (!c.gates()) continue;
       auto& entry = at(c);
-      (c.decision.result == verdict::slower ? entry.caught : entry.missed)++;
+      (c.decision.against_band == verdict::slower ? entry.caught : entry.missed)++;
     }
   }
 };

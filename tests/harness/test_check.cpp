@@ -10,6 +10,7 @@
 
 #include "catch_compat.hpp"
 #include "hdb/harness/check.hpp"
+#include "hdb/harness/compare.hpp"
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/gpu_activity.hpp"
@@ -397,14 +398,13 @@ TEST_CASE("check: the rule in one place", "[check]") {
   CHECK(hdb::worse_by(105, 100, hdb::better::neutral) == 0);
 }
 
-// check FAIL on a gated headline => compare SLOWER against the same set; compare SAME => no
-// check FAIL: swept over shifts of every gated headline from -8 % to +8 %, each direction.
+// One rule for a node against its kind's set, as the user runs both (`hdbench check RUN` and
+// `hdbench compare SET RUN`): on every gated headline, check FAIL <=> compare SLOWER, check WARN
+// below the band <=> compare SAME with the within-tolerance note, and compare's exit is 1 exactly
+// when a gated headline FAILs. Swept over shifts of every gated headline from -8 % to +8 %.
 TEST_CASE("check and compare decide alike on every gated headline of a stand-in set", "[check][compare]") {
   const fixture_set f;
-  const auto set = hdb::load_reference_set(f.set);
-  std::vector<hdb::indexed_run> members;
-  for (const auto& member : set.runs) members.push_back(hdb::index_run(member));
-  int fails = 0, slower = 0, compared = 0;
+  int fails = 0, within = 0, compared = 0;
   for (int step = -16; step <= 16; ++step) {
     const double shift = step * 0.005;
     run_spec spec;
@@ -415,26 +415,63 @@ TEST_CASE("check and compare decide alike on every gated headline of a stand-in 
     }
     const auto dir = write_run(f.dir.path(), spec);
     const auto report = hdb::check_run(dir, {f.set, 0.05});
-    const auto comparisons = hdb::build_comparisons(members, hdb::index_run(hdb::load_run(dir)), {}, &set.model);
-    for (const auto& c : comparisons.compared) {
-      if (!c.gates()) continue;
+    hdb::compare_options options;
+    options.format = hdb::compare_format::json;
+    const auto result = hdb::compare_runs({f.set}, dir, options);
+    REQUIRE(result.error.empty());
+    const auto rows = json::parse(result.output).at("rows");
+    bool gated_fail = false;
+    for (const auto& row : rows) {
+      if (!row.at("headline").get<bool>()) continue;
+      const double value = row.at("current").get<double>();
       const auto line = std::find_if(report.lines.begin(), report.lines.end(), [&](const hdb::check_line& l) {
-        return l.family == c.key.family && l.value && *l.value == *c.current->central;
+        return l.family == row.at("family").get<std::string>() && l.value && *l.value == value;
       });
       REQUIRE(line != report.lines.end());
-      INFO(line->label << " shifted " << shift << ": " << line->reason << " / compare " << hdb::to_string(c.decision.result));
+      const auto verdict = row.at("verdict").get<std::string>();
+      INFO(line->label << " shifted " << shift << ": " << line->reason << " / compare " << verdict << " " << row.at("note"));
       ++compared;
+      CHECK((line->result == hdb::grade::fail) == (verdict == "SLOWER"));
+      const bool below_band = row.at("against_band").get<std::string>() == "SLOWER";
+      CHECK((line->result == hdb::grade::warn && below_band) ==
+            (verdict == "SAME" && below_band && row.at("note").get<std::string>().starts_with("outside the set's band")));
       if (line->result == hdb::grade::fail) {
         ++fails;
-        CHECK(c.decision.result == hdb::verdict::slower);
+        gated_fail = true;
       }
-      if (c.decision.result == hdb::verdict::same) CHECK(line->result != hdb::grade::fail);
-      if (c.decision.result == hdb::verdict::slower) ++slower;
+      if (line->result == hdb::grade::warn && below_band) ++within;
     }
+    CHECK(result.exit_code == (gated_fail ? 1 : 0));
   }
   CHECK(compared >= 33 * 4);
-  CHECK(fails > 0);       // the sweep reaches past the tolerances
-  CHECK(slower > fails);  // and has SLOWER within them, which check WARNs
+  CHECK(fails > 0);   // the sweep reaches past the tolerances
+  CHECK(within > 0);  // and has figures below the band within them, which check WARNs and compare calls SAME
+}
+
+TEST_CASE("compare against a set: below the band within the tolerance is SAME and says so; --threshold restores the band alone",
+          "[check][compare]") {
+  const fixture_set f;
+  const auto compare_at = [&](const std::string& id, double factor, std::optional<double> threshold) {
+    run_spec spec;
+    spec.run_id = id;
+    spec.gpus[0].pinned_h2d *= factor;
+    hdb::compare_options options;
+    options.threshold = threshold;
+    return hdb::compare_runs({f.set}, write_run(f.dir.path(), spec), options);
+  };
+  const auto within = compare_at("two", 0.98, std::nullopt);  // pinned copies: 3 % tolerance
+  INFO(within.output);
+  CHECK(within.exit_code == 0);
+  CHECK_THAT(within.output, hdb_test::contains_text("outside the set's band (-2%) but within the 3% that matters for a node"));
+  CHECK_THAT(within.output, hdb_test::contains_text("1 of them outside the set's band but within the tolerance"));
+  CHECK_THAT(within.output, hdb_test::contains_text("rule: against its kind's reference set a node is SLOWER only where"));
+  const auto beyond = compare_at("four", 0.96, std::nullopt);
+  INFO(beyond.output);
+  CHECK(beyond.exit_code == 1);
+  const auto asked = compare_at("two-at-1", 0.98, 0.01);  // the user named the change that matters
+  INFO(asked.output);
+  CHECK(asked.exit_code == 1);
+  CHECK_THAT(asked.output, !hdb_test::contains_text("rule: against its kind's reference set"));
 }
 
 TEST_CASE("check: a link trained to Gen4 under load is a FAIL naming the GPU", "[check]") {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hdb/harness/compare_model.hpp"
+#include "hdb/harness/files.hpp"
 
 namespace hdb {
 
@@ -21,6 +22,8 @@ struct compare_options : judge_options {
   // else: a noise.json to use whatever its kind.
   std::string noise_model = "auto";
   std::optional<std::filesystem::path> reference;  // --reference DIR, for "auto"
+  // The declarations whose tolerances hold a node to its kind's reference set, as check_options'.
+  std::filesystem::path schema_dir = own_directory() / "schema";
 };
 
 // "5%", "5" -> 0.05. Throws harness_error for anything else or a negative value.

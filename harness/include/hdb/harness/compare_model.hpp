@@ -12,6 +12,7 @@
 // affect the exit status.
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -25,6 +26,7 @@
 namespace hdb {
 
 struct noise_model;  // noise_model.hpp
+struct metric_key;
 
 enum class verdict { slower, same, faster };  // severity order
 
@@ -41,6 +43,10 @@ struct judge_options {
   std::optional<double> threshold;
   double alpha = 0.05;      // significance level (family-wise over headline metrics with several baselines)
   bool all = false;         // also judge non-headline metrics (they never affect the exit)
+  // Against a reference set (the baselines are its members), the change that matters for a node
+  // of the kind (tolerances.hpp, check's): a metric outside the set's band but within it is SAME,
+  // with a note, unless --threshold named the change that matters. Unset: none is known.
+  std::function<std::optional<double>(const metric_key&)> node_tolerance;
 };
 
 // "5%" for 0.05: the figure of a relative change, as the notes and tables print it.
@@ -61,7 +67,12 @@ struct loaded_run {
 
 // The decision for one metric of one case.
 struct metric_decision {
+  // The verdict: what compare prints and gates on. Against a reference set, SLOWER also needs the
+  // change beyond the metric's node tolerance (judge_options::node_tolerance).
   verdict result = verdict::same;
+  // The verdict against the baselines' band alone (run-to-run noise and the threshold), before any
+  // node tolerance: check grades its WARN and FAIL from this (judge_figure).
+  verdict against_band = verdict::same;
   double change = 0;                  // (current - baseline) / baseline of the medians
   std::optional<double> p_value;      // when a test was used (two-sided, not adjusted)
   std::optional<double> detectable;   // minimum detectable change (relative) at this noise level
@@ -195,11 +206,13 @@ struct comparison_set {
   std::size_t repetitions_only = 0;  // metrics judged by the one-baseline repetition rule
   std::string noise_model_source;    // where the noise model came from; empty when none was used
   bool model_is_baselines = false;   // the baselines are the model's own runs (a reference set): not pooled
+  bool held_to_node_tolerance = false;  // SLOWER also needed the change beyond each metric's node tolerance
   std::vector<comparison> compared;  // worst first: SLOWER, SAME, FASTER, each by its bad change
   std::vector<std::string> only_baseline, only_current;  // descriptions
   std::vector<std::string> notes;                         // node warnings, failed families
   std::size_t tests = 0;                                  // gating metrics judged against run-to-run spread
   int slower = 0, faster = 0, same = 0;                   // gating metrics only
+  int within_tolerance = 0;  // of `same`: outside the set's band, within the node tolerance
 };
 
 // Matches every shown metric (headlines; with options.all every metric) of the baselines with
