@@ -130,7 +130,9 @@ struct loaded_node {
   bool check_against_set = false;   // check.json's "reference" names a set
 };
 
-loaded_node load_node(const fs::path& dir) {
+loaded_node load_node(const fs::path& given) {
+  // "nodes/gpu01/" names gpu01, as "nodes/gpu01" does.
+  const auto dir = given.filename().empty() ? given.parent_path() : given;
   loaded_node loaded;
   auto& node = loaded.node;
   node.dir = dir;

@@ -67,14 +67,16 @@ struct fleet_dir {
     if (with_check) std::ofstream(dir / "check.json") << json{{"reference", nullptr}, {"lines", lines}}.dump();
     return dir;
   }
-  [[nodiscard]] hdb::fleet_report grade() const {
+  // trailing_slash: each DIR as a shell glob `nodes/*/` passes it, "gpu01/".
+  [[nodiscard]] hdb::fleet_report grade(bool trailing_slash = false) const {
     hdb::fleet_options options;
     options.reference = root / "no-sets";
     options.plots = false;
     options.schema_dir = root / "schema";
     std::vector<fs::path> args;
     for (const auto& entry : fs::directory_iterator(root)) {
-      if (entry.path().filename() != "no-sets" && entry.path().filename() != "schema") args.push_back(entry.path());
+      if (entry.path().filename() == "no-sets" || entry.path().filename() == "schema") continue;
+      args.push_back(trailing_slash ? entry.path() / "" : entry.path());
     }
     return hdb::grade_fleet(hdb::fleet_run_dirs(args), options);
   }
@@ -218,6 +220,8 @@ TEST_CASE("fleet: a node whose run did not finish is a FAIL of its own, the othe
   CHECK(report.nodes.size() == 8);
   CHECK_THAT(line_named(report, "gpu08", "node").reason, hdb_test::contains_text("no check.json: the run did not finish"));
   CHECK_THAT(line_named(report, "gpu09", "node").reason, hdb_test::contains_text("the run did not start"));
+  // The same fleet named as `nodes/*/` names its nodes alike: a node without a run directory is in the drain list.
+  CHECK(fleet.grade(true).failing_hostnames() == std::vector<std::string>{"gpu08", "gpu09"});
 }
 
 TEST_CASE("fleet: nodes by kind, GPUs apart, repeated hostnames named by run directory") {
