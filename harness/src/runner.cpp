@@ -38,9 +38,14 @@ std::string minutes_seconds(double seconds) {
   return buffer;
 }
 
-// The cases the binary will run: the non-empty lines of --benchmark_list_tests.
-std::optional<std::vector<std::string>> list_cases(const fs::path& binary, const std::vector<std::string>& flags) {
+bool cancelled(const suite_run_options& options) { return options.cancel != nullptr && *options.cancel != 0; }
+
+// The cases the binary will run: the non-empty lines of --benchmark_list_tests. `cancel` ends
+// the listing as it ends a family's run: a binary hung in its list step must not outlive SIGTERM.
+std::optional<std::vector<std::string>> list_cases(const fs::path& binary, const std::vector<std::string>& flags,
+                                                   const volatile std::sig_atomic_t* cancel) {
   child_spec spec;
+  spec.cancel = cancel;
   spec.argv = {binary.string()};
   spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
   spec.argv.emplace_back("--benchmark_list_tests");
@@ -147,7 +152,8 @@ planned_run plan_run(const std::vector<family_entry>& families, const suite_run_
     auto flags = family_flags(family, options);
     flags.insert(flags.end(), sweep.begin(), sweep.end());
     flags.insert(flags.end(), listing_flags.begin(), listing_flags.end());
-    const auto names = list_cases(options.bin_dir / family.binary, flags);
+    if (cancelled(options)) break;
+    const auto names = list_cases(options.bin_dir / family.binary, flags, options.cancel);
     family_plan f = plan_family(family.name, names.value_or(std::vector<std::string>{}), costs, wider, plan_defaults{});
     if (names) plan.listed[family.name] = names->size();
     else f.basis = "could not list its cases";
@@ -264,8 +270,6 @@ std::string recorded_path(const fs::path& path) {
   if (ec || relative.empty() || *relative.begin() == "..") return path.string();
   return relative.string();
 }
-
-bool cancelled(const suite_run_options& options) { return options.cancel != nullptr && *options.cancel != 0; }
 
 }  // namespace
 
