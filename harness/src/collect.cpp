@@ -245,7 +245,7 @@ std::optional<double> parse_size(const std::string& text) {
 
 }  // namespace
 
-std::vector<result_row> alpha_beta_rows(std::span<const result_row> rows, const std::string& fit_metric) {
+std::vector<result_row> alpha_beta_rows(std::span<const result_row> rows, const fit_decl& fit) {
   std::vector<result_row> out;
   struct group {
     result_row base;
@@ -257,7 +257,7 @@ std::vector<result_row> alpha_beta_rows(std::span<const result_row> rows, const 
   };
   std::vector<group> groups;
   for (const auto& row : rows) {
-    if (row.metric != fit_metric || row.stat != statistic::median) continue;
+    if (row.metric != fit.of || row.stat != statistic::median) continue;
     const auto size = parse_size(row.param("size_bytes"));
     if (!size || !row.value) continue;
     auto key = row;
@@ -268,24 +268,23 @@ std::vector<result_row> alpha_beta_rows(std::span<const result_row> rows, const 
     it->times.push_back(*row.value);
   }
   for (const auto& g : groups) {
-    const auto fit = fit_alpha_beta(g.sizes, g.times);
-    if (!fit) continue;
+    const auto line = fit_alpha_beta(g.sizes, g.times);
+    if (!line) continue;
     result_row base = g.base;
     base.headline = false;
     base.traffic.clear();
     base.sample_index.reset();
     base.stat = statistic::fit;
-    const auto add = [&](const char* metric, const char* unit, better direction, double value) {
+    for (const auto& role : fit_roles) {
       result_row row = base;
-      row.metric = metric;
-      row.unit = unit;
-      row.better_direction = direction;
-      row.value = value;
+      row.metric = fit.metric(role.role);
+      row.unit = role.unit;
+      row.better_direction = role.direction;
+      row.value = role.role == fit_role::beta    ? line->bandwidth_gbps()
+                  : role.role == fit_role::alpha ? line->alpha_us
+                                                 : line->n_half_bytes();
       out.push_back(std::move(row));
-    };
-    add("fit_bandwidth", "GB/s", better::higher, fit->bandwidth_gbps());
-    add("fit_latency", "us", better::lower, fit->alpha_us);
-    add("fit_n_half", "B", better::lower, fit->n_half_bytes());
+    }
   }
   return out;
 }
@@ -374,8 +373,8 @@ std::vector<result_row> family_rows(std::string_view run_id, const family_raw& r
   }
   const auto cases_begin = rows.size();
   for (const auto& c : group_by_case(raw.output->runs)) append_case_rows(rows, run_id, *declaration, c);
-  if (!declaration->fit_metric.empty()) {
-    const auto fits = alpha_beta_rows(std::span(rows).subspan(cases_begin), declaration->fit_metric);
+  if (declaration->fit) {
+    const auto fits = alpha_beta_rows(std::span(rows).subspan(cases_begin), *declaration->fit);
     rows.insert(rows.end(), fits.begin(), fits.end());
   }
   return rows;

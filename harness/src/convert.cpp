@@ -244,8 +244,8 @@ class converter {
           }
         }
       }
-      if (!decl->fit_metric.empty()) {
-        const auto fits = alpha_beta_rows(std::span(result_.rows).subspan(begin), decl->fit_metric);
+      if (decl->fit) {
+        const auto fits = alpha_beta_rows(std::span(result_.rows).subspan(begin), *decl->fit);
         result_.rows.insert(result_.rows.end(), fits.begin(), fits.end());
       }
     }

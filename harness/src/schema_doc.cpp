@@ -70,7 +70,10 @@ std::string family_section(const family_declaration& d) {
     out += "Gates (what `hdbench compare` gates; a case takes the first gate that selects it):\n\n" +
            markdown_table({"case", "parameters", "metric", "description"}, gates) + "\n";
   }
-  if (!d.fit_metric.empty()) out += "Alpha-beta fit of `" + d.fit_metric + "` (statistic `fit`).\n\n";
+  if (d.fit) {
+    out += "Alpha-beta fit of `" + d.fit->of + "` (statistic `fit`): beta `" + d.fit->metric(fit_role::beta) + "`, alpha `" +
+           d.fit->metric(fit_role::alpha) + "`, n_half `" + d.fit->metric(fit_role::n_half) + "`.\n\n";
+  }
   if (!d.traffic_classes.empty()) out += "Traffic classes of its own:\n\n" + traffic_table(d.traffic_classes) + "\n";
   return out;
 }

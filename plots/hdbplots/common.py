@@ -326,15 +326,16 @@ class Run:
 class Need:
     """Rows a figure cannot be drawn without: at least one ok row of this case and metric (and
     statistic, `median` unless said otherwise) whose columns equal `where`'s values (a list or
-    tuple = any of them) and hold at least `at_least`'s numbers (e.g. {"ranks": 2})."""
+    tuple = any of them) and hold at least `at_least`'s numbers (e.g. {"ranks": 2}). metric None:
+    any metric (the α–β fit's rows, whose names each run's declaration gives)."""
     case: str
-    metric: str
+    metric: str | None
     where: Mapping[str, Any] = field(default_factory=dict)
     statistic: str = "median"
     at_least: Mapping[str, float] = field(default_factory=dict)
 
     def matches(self, row: Row) -> bool:
-        if row.case != self.case or row.metric != self.metric or row.statistic != self.statistic:
+        if row.case != self.case or self.metric not in (None, row.metric) or row.statistic != self.statistic:
             return False
         for name, minimum in self.at_least.items():
             value = row.get(name)
@@ -488,6 +489,18 @@ class FamilyDeclaration:
     plots: str | None = None
     schema: Mapping[str, Any] = field(default_factory=dict)
     source: str = "meta.json"
+
+    @property
+    def fit_metrics(self) -> dict[str, str]:
+        """The α–β fit's rows by role ("beta", "alpha", "n_half") as the schema's "fit" names them;
+        {} without a fit. A schema written before "fit" (a committed reference run's) declared only
+        "fit_metric", and its rows carry the names the harness gave them then."""
+        fit = self.schema.get("fit")
+        if isinstance(fit, Mapping):
+            return {role: fit[role] for role in ("beta", "alpha", "n_half") if isinstance(fit.get(role), str)}
+        if self.schema.get("fit_metric"):
+            return {"beta": "fit_bandwidth", "alpha": "fit_latency", "n_half": "fit_n_half"}
+        return {}
 
 
 def manifest_path() -> Path:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -35,7 +35,6 @@ DIRECTION_NAMES = {"h2d": "host→device", "d2h": "device→host",
 DIRECTION_COLORS = {"h2d": "#332288", "d2h": "#117733", "bidir": "#AA4499", "d2d": "#882255"}
 HOST_KINDS = ("pinned", "registered", "write_combined", "mapped", "pageable", "device")
 APIS = ("async", "sync", "kernel")
-FIT_METRICS = ("fit_latency", "fit_bandwidth", "fit_n_half")
 # What tells curves apart inside a figure is host kind × API; any other declared parameter of the
 # case (but these axes) is named in the curve's label, so two curves are never merged silently.
 CURVE_AXES = ("direction", "host_kind", "api", "size_bytes", "streams")
@@ -200,26 +199,36 @@ def bandwidth_lesson(gpu: Target, data: Sequence[Row], direction: str) -> str:
 
 # ---------------------------------------------------------------- α–β fit
 
-def fit_params(rows: Sequence[Row], direction: str) -> dict[tuple[str, str, str], dict[str, float]]:
-    """(host kind, API, detail) → {fit_latency, fit_bandwidth, fit_n_half} for complete fits."""
+def fit_roles(scope: Scope) -> dict[str, str]:
+    """The copy family's fit rows by role, as its declaration names them (FamilyDeclaration)."""
+    declaration = scope.run.declarations.get("copy")
+    return declaration.fit_metrics if declaration else {}
+
+
+def fit_params(rows: Sequence[Row], direction: str, roles: Mapping[str, str]
+               ) -> dict[tuple[str, str, str], dict[str, float]]:
+    """(host kind, API, detail) → {"alpha", "beta", "n_half"} for complete fits."""
+    role_of = {metric: role for role, metric in roles.items()}
     fits: dict[tuple[str, str, str], dict[str, float]] = {}
     for r in select(rows, case="bandwidth", direction=direction, statistic="fit"):
-        fits.setdefault(line_key(r), {})[r.metric] = r.value  # type: ignore[assignment]
-    return {k: v for k, v in fits.items() if all(m in v for m in FIT_METRICS[:2])}
+        if r.metric in role_of:
+            fits.setdefault(line_key(r), {})[role_of[r.metric]] = r.value  # type: ignore[assignment]
+    return {k: v for k, v in fits.items() if "alpha" in v and "beta" in v}
 
 
 def fit_figure(scope: Scope, direction: str) -> MplFigure | None:
     """Measured time and bandwidth per copy against the harness's t(n) = α + n/β model."""
     gpu = Target.of(scope)
     data = select(gpu.rows, case="bandwidth", direction=direction)
-    fits = fit_params(gpu.rows, direction)
+    roles = fit_roles(scope)
+    fits = fit_params(gpu.rows, direction, roles)
     if not fits:
         return None
     fig, (ax_time, ax_bw) = new_figure(ncols=2, width=13.5, height=5.6)
     measured = {key: by_size(curve, "time_per_copy", "median") for key, curve in curves(data)}
     sizes = sorted({s for m in measured.values() for s in m})
     model_sizes = np.geomspace(min(sizes), max(sizes), 200) if sizes else np.geomspace(1 << 10, 1 << 30, 200)
-    for key, params in sorted(fits.items(), key=lambda kv: -kv[1]["fit_bandwidth"]):
+    for key, params in sorted(fits.items(), key=lambda kv: -kv[1]["beta"]):
         draw_fit(ax_time, ax_bw, key, params, measured.get(key, {}), model_sizes)
     for value, text in link_peaks(gpu, direction)[:1] if direction != "bidir" else []:
         reference_line(ax_bw, value, text)
@@ -239,7 +248,7 @@ def fit_figure(scope: Scope, direction: str) -> MplFigure | None:
     legend = figure_legend(fig, *axes_handles([ax_bw]), max_cols=2,
                            title="host memory · API:   α (fixed cost per copy),   β (bandwidth limit),   "
                                  "n½ = α·β (size reaching β/2)")
-    return finish(fig, *_text_claims(fit_lesson(fits, direction, gpu.rows), gpu.subtitle, legend))
+    return finish(fig, *_text_claims(fit_lesson(fits, direction, roles, gpu.rows), gpu.subtitle, legend))
 
 
 def _text_claims(lesson: tuple[str, list[dict]], subtitle: str, legend) -> tuple:
@@ -252,8 +261,8 @@ def draw_fit(ax_time: Axes, ax_bw: Axes, key: tuple[str, str, str], params: dict
              measured_us: dict[int, float], model_sizes: np.ndarray) -> None:
     """One path: measured points, model curves in both views, n½ marked on the bandwidth view."""
     host_kind, api, detail = key
-    alpha, beta = params["fit_latency"], params["fit_bandwidth"]
-    n_half = params.get("fit_n_half", alpha * beta * 1e3)
+    alpha, beta = params["alpha"], params["beta"]
+    n_half = params.get("n_half", alpha * beta * 1e3)
     color = host_color(host_kind)
     linestyle, marker = api_style(api)
     model_time = alpha + model_sizes / (beta * 1e3)  # µs, n in B, β in GB/s = 10³ B/µs
@@ -272,26 +281,26 @@ def draw_fit(ax_time: Axes, ax_bw: Axes, key: tuple[str, str, str], params: dict
 
 
 def fit_lesson(fits: dict[tuple[str, str, str], dict[str, float]], direction: str,
-               rows: Sequence[Row] = ()) -> tuple[str, list[dict]]:
+               roles: Mapping[str, str], rows: Sequence[Row] = ()) -> tuple[str, list[dict]]:
     """Phrase α and n½ of the path a program should use, pinned cudaMemcpyAsync (the fastest
     path when the run has no such fit): the size below which latency, not bandwidth, rules."""
     preferred = ("pinned", "async", "")  # d2d has none: its fastest path
-    key = preferred if preferred in fits else max(fits, key=lambda k: fits[k]["fit_bandwidth"])
+    key = preferred if preferred in fits else max(fits, key=lambda k: fits[k]["beta"])
     host_kind, api, _detail = key
     best = fits[key]
-    alpha, beta = best["fit_latency"], best["fit_bandwidth"]
-    n_half = best.get("fit_n_half", alpha * beta * 1e3)
+    alpha, beta = best["alpha"], best["beta"]
+    n_half = best.get("n_half", alpha * beta * 1e3)
     nbsp = "\u00a0"  # keeps "β = 56 GB/s" on one line when the title wraps
     alpha_text, beta_text = format_time_us(alpha), format_number(beta)
     text = (f"Each copy pays a fixed α{nbsp}={nbsp}{alpha_text} ({host_kind}, {api_label(api)}): "
             f"{direction} copies below n½{nbsp}={nbsp}{format_bytes(n_half)} get less than half of "
             f"β{nbsp}={nbsp}{beta_text}{nbsp}GB/s").replace(" µs", f"{nbsp}µs")
     claims = []
-    for metric, shown in (("fit_latency", alpha_text), ("fit_bandwidth", beta_text)):
-        found = [r for r in select(rows, case="bandwidth", direction=direction, statistic="fit", metric=metric)
+    for role, shown in (("alpha", alpha_text), ("beta", beta_text)):
+        found = [r for r in select(rows, case="bandwidth", direction=direction, statistic="fit", metric=roles[role])
                  if line_key(r) == key]
         number = shown.split()[0]
-        if len(found) == 1 and (metric != "fit_latency" or shown.endswith(" µs")):
+        if len(found) == 1 and (role != "alpha" or shown.endswith(" µs")):
             claims.append(claim(number, found[0].value, [cite(found[0])]))  # type: ignore[arg-type]
     return text, claims
 
@@ -687,7 +696,7 @@ FIGURES = (
     [Figure(f"copy_bandwidth_{d}", per_device=True, draw=partial(bandwidth_figure, direction=d),
             needs=[Need("bandwidth", "bandwidth", where={"direction": d})]) for d in DIRECTIONS]
     + [Figure(f"copy_fit_{d}", per_device=True, draw=partial(fit_figure, direction=d),
-              needs=[Need("bandwidth", m, where={"direction": d}, statistic="fit") for m in FIT_METRICS[:2]])
+              needs=[Need("bandwidth", None, where={"direction": d}, statistic="fit")])
        for d in DIRECTIONS]
     + [Figure("copy_pinned_speedup", per_device=True, draw=speedup_figure,
               needs=[Need("bandwidth", "bandwidth", where={"host_kind": kind}) for kind in ("pinned", "pageable")]),

@@ -131,6 +131,20 @@ TEST_CASE("the golden run has every kind of row", "[collect]") {
     CHECK(*fits[0]->value == Approx(55).epsilon(0.01));  // the fixture was drawn from 2.5 us + n / 55 GB/s
     CHECK(*select(rows, "fit_latency", hdb::statistic::fit)[0]->value == Approx(2.5).epsilon(0.02));
   }
+  SECTION("the fit's rows go under the names the declaration gives, in the units and directions of their roles") {
+    const auto named = hdb::alpha_beta_rows(rows, hdb::fit_decl{"time_per_copy", {"beta_of_t", "alpha_of_t", "half_of_t"}});
+    REQUIRE(named.size() == 3);
+    CHECK(named[0].metric == "beta_of_t");
+    CHECK(named[0].unit == "GB/s");
+    CHECK(named[0].better_direction == hdb::better::higher);
+    CHECK(*named[0].value == Approx(55).epsilon(0.01));
+    CHECK(named[1].metric == "alpha_of_t");
+    CHECK(named[1].unit == "us");
+    CHECK(*named[1].value == Approx(2.5).epsilon(0.02));
+    CHECK(named[2].metric == "half_of_t");
+    CHECK(named[2].unit == "B");
+    CHECK(*named[2].value == Approx(*named[0].value * *named[1].value * 1e3).epsilon(1e-6));
+  }
 }
 
 TEST_CASE("a JSON cut mid-object keeps every complete case", "[collect][truncated]") {

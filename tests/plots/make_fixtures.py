@@ -75,8 +75,8 @@ class Writer:
             self.rows.append({"schema_version": "3", "run_id": self.run_id, "family": family, "case": case,
                               "device": str(device), "gpus": "1", "gpu_uuid": self.uuids[device],
                               **{k: str(v) for k, v in params.items()}, "metric": metric,
-                              "unit": {"fit_latency": "us", "fit_bandwidth": "GB/s", "fit_n_half": "B"}[metric],
-                              "better": "neutral", "headline": "no", "traffic": "", "statistic": "fit",
+                              "unit": self.declarations[family]["metrics"][metric]["unit"],
+                              "better": self.declarations[family]["metrics"][metric]["better"], "headline": "no", "traffic": "", "statistic": "fit",
                               "sample_index": "", "value": f"{value:.6g}", "status": "ok", "reason": ""})
 
     def skipped(self, family: str, case: str, devices: list[int], params: dict, reason: str) -> None:

@@ -4,7 +4,7 @@
 For each results/reference/<kind>/results.csv (schema 3):
 - every measured row is walked back to its declaration (bench/<folder>/schema.json, found through
   harness/suite.json): the case kind exists, the metric is one the kind may set (or one of the
-  alpha-beta fit rows of the family's fit_metric), unit and better are the declared ones, a
+  metrics of the family's declared alpha-beta fit), unit and better are the declared ones, a
   headline is a declared headline, the traffic class is one the metric may carry, every parameter
   set is one of the kind's parameters, int parameters are integers, text values are declared;
 - `pandas.read_csv(path)` with no options and no warning (mixed types fail) gives the same
@@ -29,10 +29,6 @@ import re
 import sys
 import warnings
 from pathlib import Path
-
-# collect's alpha-beta fit of the family's fit_metric (docs/csv-schema.md)
-FIT_METRICS = {"fit_latency": ("us", "lower"), "fit_bandwidth": ("GB/s", "higher"), "fit_n_half": ("B", "lower")}
-
 
 def plot_common(repo: Path):
     """plots/hdbplots/common.py: Python's one list of the core columns and statistics."""
@@ -123,9 +119,11 @@ def row_problems(row: dict[str, str], schemas: dict[str, dict], core: frozenset[
     if row["status"] != "ok":
         return problems + ([f"{where}: a {row['status']} row carries a value"] if row["value"] else [])
     if row["statistic"] == "fit":
-        expected = FIT_METRICS.get(row["metric"])
-        if expected is None or schema.get("fit_metric") not in kind["metrics"]:
-            return problems + [f"{where}: fit row, but the kind does not set the family's fit_metric"]
+        fit = schema.get("fit", {})
+        if fit.get("of") not in kind["metrics"] or row["metric"] not in (fit.get(r) for r in ("beta", "alpha", "n_half")):
+            return problems + [f"{where}: fit row, but not one of the metrics of the family's fit of a metric this kind sets"]
+        metric = schema["metrics"][row["metric"]]
+        expected = (metric["unit"], metric["better"])
     else:
         if row["metric"] not in kind["metrics"]:
             return problems + [f"{where}: the case kind never sets this metric (declares {kind['metrics']})"]

@@ -364,6 +364,45 @@ std::optional<double> family_declaration::tolerance(const check_decl* check, std
 }
 const case_decl* family_declaration::case_kind(std::string_view name) const { return find_named(cases, name); }
 
+namespace {
+
+std::optional<fit_decl> read_fit(const reader& r, const family_declaration& d, const ordered_json& document) {
+  // A declaration written before "fit" (a committed reference run's meta.json) named only the
+  // fitted metric; its rows carry the names the harness then gave them.
+  const auto legacy = r.text(document, "fit_metric", "declaration", false);
+  const auto entry = document.find("fit");
+  if (!legacy.empty() && entry != document.end()) r.fail("fit_metric", "and \"fit\" both declare the fit: keep \"fit\"");
+  if (!legacy.empty()) {
+    if (d.metric(legacy) == nullptr) r.fail("fit_metric", "'" + legacy + "' is not a declared metric");
+    return fit_decl{legacy, {"fit_bandwidth", "fit_latency", "fit_n_half"}};
+  }
+  if (entry == document.end()) return std::nullopt;
+  const std::string where = "fit";
+  if (!entry->is_object()) r.fail(where, "is not an object");
+  for (const auto& [key, value] : entry->items()) {
+    const bool known = key == "of" || key == "description" ||
+                       std::any_of(std::begin(fit_roles), std::end(fit_roles), [&](const fit_role_info& f) { return f.key == key; });
+    if (!known) r.fail(where, "unknown field \"" + key + "\"");
+  }
+  fit_decl fit;
+  fit.of = r.text(*entry, "of", where, true);
+  if (d.metric(fit.of) == nullptr) r.fail(where + ".of", "'" + fit.of + "' is not a declared metric");
+  for (const auto& role : fit_roles) {
+    const std::string key(role.key);
+    auto& name = fit.metrics[static_cast<std::size_t>(role.role)];
+    name = r.text(*entry, key.c_str(), where, true);
+    const auto* m = d.metric(name);
+    if (m == nullptr) r.fail(where + "." + key, "'" + name + "' is not a declared metric");
+    if (m->unit != role.unit || m->direction != role.direction) {
+      r.fail(where + "." + key, "'" + name + "' must be in " + std::string(role.unit) + ", better " +
+                                    (role.direction == better::higher ? "higher" : "lower") + ", as the fit computes it");
+    }
+  }
+  return fit;
+}
+
+}  // namespace
+
 family_declaration parse_declaration(const ordered_json& document) {
   if (!document.is_object()) throw declaration_error("a declaration must be a JSON object");
   const auto family = document.find("family");
@@ -404,10 +443,7 @@ family_declaration parse_declaration(const ordered_json& document) {
     if (!gates->is_array()) r.fail("declaration.gates", "is not a list");
     for (std::size_t i = 0; i < gates->size(); ++i) d.gates.push_back(read_gate(r, d, i, (*gates)[i]));
   }
-  d.fit_metric = r.text(document, "fit_metric", "declaration", false);
-  if (!d.fit_metric.empty() && d.metric(d.fit_metric) == nullptr) {
-    r.fail("fit_metric", "'" + d.fit_metric + "' is not a declared metric");
-  }
+  d.fit = read_fit(r, d, document);
   return d;
 }
 

@@ -12,6 +12,7 @@
 #include "hdb/harness/family_status.hpp"
 #include "hdb/harness/raw_json.hpp"
 #include "hdb/harness/results.hpp"
+#include "hdb/host/declaration.hpp"
 
 namespace hdb {
 
@@ -37,9 +38,10 @@ void reconcile_status(family_status& status, const family_raw& raw);
 [[nodiscard]] std::vector<result_row> family_rows(std::string_view run_id, const family_raw& raw,
                                                   const family_declaration* declaration);
 
-// The alpha-beta fit (fit.hpp) of each group of ok `fit_metric` medians among `rows` that differ only
-// in size_bytes: rows fit_bandwidth, fit_latency, fit_n_half with statistic fit and no size_bytes.
-[[nodiscard]] std::vector<result_row> alpha_beta_rows(std::span<const result_row> rows, const std::string& fit_metric);
+// The alpha-beta fit (fit.hpp) of each group of ok `fit.of` medians among `rows` that differ only
+// in size_bytes: one row per fit role (beta, alpha, n_half) under the metric the declaration names
+// for it, with statistic fit and no size_bytes.
+[[nodiscard]] std::vector<result_row> alpha_beta_rows(std::span<const result_row> rows, const fit_decl& fit);
 
 struct collected_family {
   family_status status;

@@ -7,6 +7,7 @@
 // main held every case to it: check_registration, check_outputs); the build copies each one
 // beside hdbench as schema/<family>.json for the commands that read no raw JSON.
 // One model and one parser for the bench binaries and the harness (host-only, no CUDA).
+#include <array>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -118,13 +119,35 @@ struct gate_decl {
 inline constexpr std::string_view gate_largest = "largest";
 inline constexpr std::string_view gate_smallest = "smallest";
 
+// The alpha-beta fit t(n) = alpha + n/beta of one of the family's time metrics ("fit" in
+// schema.json; docs/csv-schema.md): the harness fits each group of that metric's medians that
+// differ only in size_bytes and writes one row per role under the metric the family declares for
+// it. A role's unit and direction follow from the fit itself, so the declared metric must have them.
+enum class fit_role { beta, alpha, n_half };  // the order of a group's fit rows
+struct fit_role_info {
+  fit_role role;
+  std::string_view key;  // its key in "fit"
+  std::string_view unit;
+  better direction;
+};
+inline constexpr fit_role_info fit_roles[] = {
+    {fit_role::beta, "beta", "GB/s", better::higher},    // the asymptotic bandwidth
+    {fit_role::alpha, "alpha", "us", better::lower},     // the fixed cost of one operation
+    {fit_role::n_half, "n_half", "B", better::lower}};  // alpha * beta: the size that reaches half of beta
+
+struct fit_decl {
+  std::string of;                     // the time metric fitted
+  std::array<std::string, 3> metrics;  // by fit_role
+  [[nodiscard]] const std::string& metric(fit_role role) const { return metrics[static_cast<std::size_t>(role)]; }
+};
+
 struct family_declaration {
   std::string family;
   std::string summary;
   std::vector<parameter_decl> parameters;  // declaration order
   std::vector<metric_decl> metrics;        // declaration order
   std::vector<case_decl> cases;            // declaration order
-  std::string fit_metric;                  // "" when the family has no alpha-beta fit
+  std::optional<fit_decl> fit;             // none when the family has no alpha-beta fit
   std::vector<traffic_class> traffic_classes;  // the family's own, beside the built-in ones
   std::vector<check_decl> checks;              // "checks": bring-up figures for `hdbench check`
   std::vector<gate_decl> gates;                // "gates": what gates `hdbench compare`, in order
