@@ -94,7 +94,7 @@ TEST_CASE("every collective, dtype and placement is right at odd sizes", "[gpu][
   }
 }
 
-TEST_CASE("graph launches leave results right; a no-op batch is refused", "[gpu][allreduce]") {
+TEST_CASE("graph launches leave results right, a no-op batch is refused", "[gpu][allreduce]") {
   // One rank in this process: verify, time graph-launched batches, verify again (out of place, so
   // the output must still be exactly the expected sums). Multicast stays off here too, as the
   // binary forces it in every process it starts.

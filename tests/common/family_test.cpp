@@ -77,7 +77,7 @@ TEST_CASE("the fixture cache keeps one fixture and rebuilds it when the case cha
   CHECK(built == 2);
 }
 
-TEST_CASE("repetition defaults: at least 5, at least 10 for headline cases; fewer with --quick", "[family]") {
+TEST_CASE("repetition defaults: at least 5, at least 10 for headline cases, fewer with --quick", "[family]") {
   const auto normal = hdb::repetitions_for(false);
   CHECK(normal.regular >= 5);
   CHECK(normal.headline >= 10);

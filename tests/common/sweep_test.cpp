@@ -97,7 +97,7 @@ TEST_CASE("sweep: a GPU outside the sweep keeps its headline, checked cases and 
   CHECK_FALSE(kept(cases, k, "bandwidth", "managed", "4096", 5));
 }
 
-TEST_CASE("sweep: pairs outside the sweep keep their headline sizes only; the whole node and collectives as declared") {
+TEST_CASE("sweep: pairs outside the sweep keep their headline sizes only, the whole node and collectives as declared") {
   const auto cases = copy_like(8);
   const auto k = keep(cases, hdb::parse_sweep_selection("0", "0>1"), 8);
   CHECK(kept(cases, k, "bandwidth", "0", "4096", 0));          // 0>1: the representative pair, full

@@ -164,7 +164,7 @@ TEST_CASE("slurm hostlist: equal prefix and digit count share brackets") {
   CHECK(hdb::slurm_hostlist({}).empty());
 }
 
-TEST_CASE("fleet: peers grade with check's rule; tolerance boundary") {
+TEST_CASE("fleet: peers grade with check's rule, tolerance boundary") {
   SECTION("healthy fleet: 0 FAIL, exit 0") {
     fleet_dir fleet("healthy");
     healthy_fleet(fleet, 12);

@@ -237,7 +237,7 @@ TEST_CASE("reference add: compact members, a representative, noise.json per metr
   }
 }
 
-TEST_CASE("compare against a set: unchanged quiet; planted 5 % SLOWER beyond the tolerance, noted within it", "[reference]") {
+TEST_CASE("compare against a set: unchanged quiet, planted 5 % SLOWER beyond the tolerance, noted within it", "[reference]") {
   const synthetic_set set;
   const auto quiet = hdb::compare_runs({set.set_dir}, set.extra, {});
   INFO(quiet.output);

@@ -185,7 +185,7 @@ TEST_CASE("anomaly rules", "[report]") {
   }
 }
 
-TEST_CASE("a family's own rules add anomalies and a section; % of peak is its traffic's", "[report]") {
+TEST_CASE("a family's own rules add anomalies and a section, % of peak is its traffic's", "[report]") {
   // A stand-in family no generic code knows: its rules say what only it can, its rows' traffic the peak.
   hdb::register_family_rules({
       "standin",

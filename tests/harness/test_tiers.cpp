@@ -62,7 +62,7 @@ TEST_CASE("tiers: two NVLink-joined H200s: one class, one pair class, the sweep 
   CHECK(hdb::sweep_flags(tiers) == std::vector<std::string>{"--sweep-devices=0", "--sweep-pairs=0>1"});
 }
 
-TEST_CASE("tiers: an 8-GPU HGX is one class across both sockets; a GPU trained at Gen4 is a class of its own") {
+TEST_CASE("tiers: an 8-GPU HGX is one class across both sockets, a GPU trained at Gen4 is a class of its own") {
   auto tiers = hdb::tiers_of(hgx());
   REQUIRE(tiers.classes.size() == 1);
   CHECK(tiers.classes[0].gpus.size() == 8);

@@ -108,7 +108,7 @@ TEST_CASE("cancel ends the child like a deadline", "[host][process]") {
   CHECK(r.elapsed_s < 5);
 }
 
-TEST_CASE("captured output stops at the limit; the child is never blocked", "[host][process]") {
+TEST_CASE("captured output stops at the limit, the child is never blocked", "[host][process]") {
   auto spec = shell("head -c 1000000 /dev/zero; echo done >&2");
   spec.output_limit = 1000;
   spec.stderr_to = hdb::child_stream::capture;

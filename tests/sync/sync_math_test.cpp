@@ -118,7 +118,7 @@ TEST_CASE("scheduling modes: names, CUDA flags, and whether cudaGetDeviceFlags s
   for (s::wait_api api : s::all_wait_apis()) CHECK(s::parse_wait_api(s::to_string(api)) == api);
 }
 
-TEST_CASE("the child's report survives the trip through JSON; garbage is refused", "[sync]") {
+TEST_CASE("the child's report survives the trip through JSON, garbage is refused", "[sync]") {
   s::child_report report;
   report.mode = s::sched_mode::yield;
   report.device_flags = 0x0a;
