@@ -72,10 +72,12 @@ void check_declared(benchmark::State& state, const case_spec& spec, const family
   }
 }
 
+// A CPU family's case makes no CUDA call here: no current device, no placement, and a cuda_error
+// it throws is an ordinary failure (there is no context to check).
 void run_guarded(benchmark::State& state, const case_spec& spec, const family_declaration& schema, run_record& record,
-                 placement_state& placement) {
+                 placement_state& placement, backend runs_on) {
   try {
-    if (!spec.devices.empty()) {
+    if (runs_on == backend::cuda && !spec.devices.empty()) {
       const int device = spec.devices.front();
       HDB_CUDA_CALL(cudaSetDevice(device));
       if (placement.applied_for != device && placement.by_device.contains(device)) {
@@ -95,7 +97,9 @@ void run_guarded(benchmark::State& state, const case_spec& spec, const family_de
       return;
     }
     // A sticky error also poisons every later call; check the device is still usable.
-    if (is_sticky(e.code()) || cudaDeviceSynchronize() != cudaSuccess) die_context_lost(record, spec.name, e.what());
+    if (runs_on == backend::cuda && (is_sticky(e.code()) || cudaDeviceSynchronize() != cudaSuccess)) {
+      die_context_lost(record, spec.name, e.what());
+    }
     ++record.failed_cases;
     state.SkipWithError(e.what());
   } catch (const std::bad_alloc&) {
@@ -182,6 +186,7 @@ std::optional<std::vector<int>> select_devices(const run_options& options, const
   }
 }
 
+// The run's own context: what was built, asked and selected. Both backends.
 void add_context(const family_declaration& schema, const run_options& options, const family_env& env,
                  const std::string& placement_text) {
   benchmark::AddCustomContext("hdbench.family", schema.family);
@@ -192,6 +197,10 @@ void add_context(const family_declaration& schema, const run_options& options, c
   benchmark::AddCustomContext("hdbench.quick", options.quick ? "true" : "false");
   benchmark::AddCustomContext("hdbench.devices", join_indices(device_indices(env)));
   benchmark::AddCustomContext("numa.placement", placement_text);
+}
+
+// The node's and the measured GPUs' fingerprints (CUDA and nvidia-smi): the GPU backend only.
+void add_fingerprint_context(const family_env& env) {
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& d : env.devices) gpus.push_back(read_gpu_fingerprint(d.index).facts);
   for (const auto& [key, value] : context_pairs(read_node_fingerprint(false).facts, gpus)) {
@@ -333,7 +342,7 @@ std::optional<int> parse_flags(int argc, char** argv, const family_spec& family,
   return std::nullopt;
 }
 
-// Step 3, listing where there is no GPU (or --assume-gpus): names need no GPU, so a
+// Step 3, GPU backend, listing where there is no GPU (or --assume-gpus): names need no GPU, so a
 // planner lists a bigger node's cases from a login node. Prints the names; the exit code.
 int list_assumed_gpus(const run_options& options, const family_spec& family, const family_declaration& schema,
                       const std::string& program) {
@@ -350,7 +359,7 @@ int list_assumed_gpus(const run_options& options, const family_spec& family, con
   return 0;
 }
 
-// Step 3: the selected GPUs, their locks (not when listing), a context on each, the
+// Step 3, GPU backend: the selected GPUs, their locks (not when listing), a context on each, the
 // spin gate, the NUMA placement beside the first, and (not when listing) the run's context with
 // the fingerprints. The exit code where it cannot start; nullopt when started.
 std::optional<int> start_gpus(const run_options& options, const family_declaration& schema, const std::string& program,
@@ -383,8 +392,37 @@ std::optional<int> start_gpus(const run_options& options, const family_declarati
   run.placement.applied_for = run.env.devices.front().index;
   // Listing prints names only: skip the fingerprint, which loads the PCIe link and runs
   // nvidia-smi (the harness lists every family before running it).
-  if (!listing) add_context(schema, options, run.env, placement_text);
+  if (!listing) {
+    add_context(schema, options, run.env, placement_text);
+    add_fingerprint_context(run.env);
+  }
   return std::nullopt;
+}
+
+// Step 3, CPU backend: the family's stand-in devices that --devices selects, and (not when
+// listing) the run's context. No CUDA call, no lock, no fingerprint, no placement.
+void start_cpu(const run_options& options, const family_spec& family, const family_declaration& schema, bool listing,
+               run_state& run) {
+  const std::vector<device_info> available = family.cpu_devices ? family.cpu_devices() : std::vector<device_info>{};
+  std::vector<int> selected;
+  for (std::size_t i = 0; i < available.size(); ++i) {
+    if (available[i].index != static_cast<int>(i)) throw std::logic_error("cpu_devices must be indexed 0, 1, ... in order");
+    selected.push_back(available[i].index);
+  }
+  if (!options.devices.all) {
+    for (int index : options.devices.indices) {
+      if (index >= static_cast<int>(available.size())) {
+        throw usage_error("--devices=" + join_indices(options.devices.indices) + " but this CPU family has " +
+                          std::to_string(available.size()) + " stand-in device" + (available.size() == 1 ? "" : "s"));
+      }
+    }
+    selected = options.devices.indices;
+  }
+  for (int index : selected) run.env.devices.push_back(available[static_cast<std::size_t>(index)]);
+  if (!listing) {
+    add_context(schema, options, run.env, "not placed: a CPU family (backend::cpu) measures no GPU to place it beside");
+    benchmark::AddCustomContext("hdbench.backend", "cpu");
+  }
 }
 
 // Step 4: the family's cases, registered, made headlines by the declaration's gates, cut to the
@@ -408,7 +446,7 @@ std::optional<int> register_checked(const run_options& options, const family_spe
   return std::nullopt;
 }
 
-// Step 5, not when listing: last before measuring, so the clocks have no time to
+// Step 5, GPU backend, not when listing: last before measuring, so the clocks have no time to
 // fall back: the first case of a fresh process must not run on a cold GPU.
 void warm_up(const family_env& env) {
   for (const auto& report : warm_start(device_indices(env))) {
@@ -419,7 +457,7 @@ void warm_up(const family_env& env) {
 // Step 6: every case as a Google Benchmark with its repetitions, guarded and costed, then the run
 // (or the listing), streamed as JSON. The process's exit code.
 int run_cases(const run_options& options, const family_declaration& schema, const std::string& program, bool listing,
-              run_state& run) {
+              backend runs_on, run_state& run) {
   const repetition_policy repetitions = repetitions_for(options.quick);
   std::unique_ptr<std::FILE, file_closer> costs;
   if (!options.case_costs.empty() && !listing) {
@@ -430,10 +468,10 @@ int run_cases(const run_options& options, const family_declaration& schema, cons
     }
   }
   for (const case_spec& spec : run.cases) {
-    auto* b = benchmark::RegisterBenchmark(spec.name.c_str(), [&spec, &schema, &run, &costs](benchmark::State& state) {
+    auto* b = benchmark::RegisterBenchmark(spec.name.c_str(), [&spec, &schema, &run, &costs, runs_on](benchmark::State& state) {
       const auto started = std::chrono::steady_clock::now();
       state.SetLabel(format_label(spec, run.env));
-      run_guarded(state, spec, schema, run.record, run.placement);
+      run_guarded(state, spec, schema, run.record, run.placement, runs_on);
       if (costs) record_cost(costs.get(), spec.name, std::chrono::steady_clock::now() - started);
     });
     b->UseManualTime()->Iterations(spec.iterations)->Unit(benchmark::kMicrosecond);
@@ -476,15 +514,20 @@ int family_main(int argc, char** argv, const family_spec& family, std::string_vi
   run_state run;
   run.record.program = program;
   const bool listing = listing_only(options);
+  const bool cpu = family.runs_on == backend::cpu;
   try {
     if (options.assume_gpus > 0 && !listing) {
       std::fprintf(stderr, "%s: --assume-gpus lists cases only; add --benchmark_list_tests\n", program.c_str());
       return 2;
     }
-    if (listing && (options.assume_gpus > 0 || !cuda_device_present())) return list_assumed_gpus(options, family, schema, program);
-    if (const auto exit_code = start_gpus(options, schema, program, listing, run)) return *exit_code;
+    if (cpu) {
+      start_cpu(options, family, schema, listing, run);
+    } else {
+      if (listing && (options.assume_gpus > 0 || !cuda_device_present())) return list_assumed_gpus(options, family, schema, program);
+      if (const auto exit_code = start_gpus(options, schema, program, listing, run)) return *exit_code;
+    }
     if (const auto exit_code = register_checked(options, family, schema, program, listing, run)) return *exit_code;
-    if (!listing) warm_up(run.env);
+    if (!listing && !cpu) warm_up(run.env);
   } catch (const gpu_busy_error& e) {
     std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
     return 2;
@@ -495,7 +538,7 @@ int family_main(int argc, char** argv, const family_spec& family, std::string_vi
     std::fprintf(stderr, "%s: start-up failed: %s\n", program.c_str(), e.what());
     return 2;
   }
-  return run_cases(options, schema, program, listing, run);
+  return run_cases(options, schema, program, listing, family.runs_on, run);
 }
 
 bool listing_only(const run_options& options) {
