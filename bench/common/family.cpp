@@ -72,10 +72,12 @@ void check_declared(benchmark::State& state, const case_spec& spec, const family
   }
 }
 
+// A CPU family's case makes no CUDA call here: no current device, no placement, and a cuda_error
+// it throws is an ordinary failure (there is no context to check).
 void run_guarded(benchmark::State& state, const case_spec& spec, const family_declaration& schema, run_record& record,
-                 placement_state& placement) {
+                 placement_state& placement, backend runs_on) {
   try {
-    if (!spec.devices.empty()) {
+    if (runs_on == backend::cuda && !spec.devices.empty()) {
       const int device = spec.devices.front();
       HDB_CUDA_CALL(cudaSetDevice(device));
       if (placement.applied_for != device && placement.by_device.contains(device)) {
@@ -95,7 +97,9 @@ void run_guarded(benchmark::State& state, const case_spec& spec, const family_de
       return;
     }
     // A sticky error also poisons every later call; check the device is still usable.
-    if (is_sticky(e.code()) || cudaDeviceSynchronize() != cudaSuccess) die_context_lost(record, spec.name, e.what());
+    if (runs_on == backend::cuda && (is_sticky(e.code()) || cudaDeviceSynchronize() != cudaSuccess)) {
+      die_context_lost(record, spec.name, e.what());
+    }
     ++record.failed_cases;
     state.SkipWithError(e.what());
   } catch (const std::bad_alloc&) {
@@ -182,6 +186,7 @@ std::optional<std::vector<int>> select_devices(const run_options& options, const
   }
 }
 
+// The run's own context: what was built, asked and selected. Both backends.
 void add_context(const family_declaration& schema, const run_options& options, const family_env& env,
                  const std::string& placement_text) {
   benchmark::AddCustomContext("hdbench.family", schema.family);
@@ -192,6 +197,10 @@ void add_context(const family_declaration& schema, const run_options& options, c
   benchmark::AddCustomContext("hdbench.quick", options.quick ? "true" : "false");
   benchmark::AddCustomContext("hdbench.devices", join_indices(device_indices(env)));
   benchmark::AddCustomContext("numa.placement", placement_text);
+}
+
+// The node's and the measured GPUs' fingerprints (CUDA and nvidia-smi): the GPU backend only.
+void add_fingerprint_context(const family_env& env) {
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& d : env.devices) gpus.push_back(read_gpu_fingerprint(d.index).facts);
   for (const auto& [key, value] : context_pairs(read_node_fingerprint(false).facts, gpus)) {
@@ -264,26 +273,44 @@ case_spec make_case(std::string_view family, std::string_view kind, label_list p
   return spec;
 }
 
-int family_main(int argc, char** argv, const family_spec& family, std::string_view schema_json) {
-  // Every kernel module is loaded when a context is created, not at the kernel's first launch:
-  // a module loaded lazily behind a held spin gate would wait for the gated device forever. The
-  // driver reads this once, at the process's first CUDA call, so it is set before anything else
-  // (before_cuda's workers included, which inherit it); a value the user set wins.
-  setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
-  const std::string program = "hdbench-" + family.name;
-  family_declaration schema;
+namespace {
+
+// What the start-up steps of family_main fill in and its cases use, until the process ends. The
+// members are in the order family_main's locals had, so they go in the same order at exit (the
+// GPU locks first).
+struct run_state {
+  family_env env;
+  std::vector<case_spec> cases;
+  run_record record;
+  placement_state placement;
+  // Held until the process ends: one measurement per GPU at a time, across processes. Taken
+  // before any context exists, so free memory and the fingerprint are not read while another
+  // run holds the GPU.
+  std::optional<gpu_locks> locks;
+};
+
+// Step 1: the declaration, held to the contract and to the family's name; false after one line
+// on stderr.
+bool load_declaration(std::string_view schema_json, const family_spec& family, const std::string& program,
+                      family_declaration& schema) {
   try {
     schema = parse_declaration(schema_json);
     require_documented(schema);
   } catch (const declaration_error& e) {
     std::fprintf(stderr, "%s: bad schema.json: %s\n", program.c_str(), e.what());
-    return 2;
+    return false;
   }
   if (schema.family != family.name) {
     std::fprintf(stderr, "%s: schema.json declares family '%s'\n", program.c_str(), schema.family.c_str());
-    return 2;
+    return false;
   }
-  run_options options;
+  return true;
+}
+
+// Step 2: our flags, then Google Benchmark's, all checked before the GPU is touched. The exit code
+// where the process ends here (--version, --help, a bad flag); nullopt with `options` set.
+std::optional<int> parse_flags(int argc, char** argv, const family_spec& family, const family_declaration& schema,
+                               const std::string& program, run_options& options) {
   try {
     options = parse_run_options(std::vector<std::string>(argv, argv + argc), family.flags);
   } catch (const std::exception& e) {
@@ -304,106 +331,133 @@ int family_main(int argc, char** argv, const family_spec& family, std::string_vi
     benchmark::Initialize(&gb_argc, gb_argv);  // prints its flags and exits
     return 0;
   }
-  // Google Benchmark's flags are checked before the GPU is touched, like ours.
+  // Google Benchmark keeps argv[0] (its context's "executable"): a string of options, which lives
+  // as long as the process.
   std::vector<char*> gb_argv;
   for (auto& a : options.benchmark_args) gb_argv.push_back(a.data());
   int gb_argc = static_cast<int>(gb_argv.size());
   gb_argv.push_back(nullptr);
   benchmark::Initialize(&gb_argc, gb_argv.data());
   if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return 2;
+  return std::nullopt;
+}
 
-  if (family.before_cuda) {
-    if (const auto exit_code = family.before_cuda(options, argc, argv)) return *exit_code;
-  }
-
+// Step 3, GPU backend, listing where there is no GPU (or --assume-gpus): names need no GPU, so a
+// planner lists a bigger node's cases from a login node. Prints the names; the exit code.
+int list_assumed_gpus(const run_options& options, const family_spec& family, const family_declaration& schema,
+                      const std::string& program) {
   family_env env;
   std::vector<case_spec> cases;
-  run_record record{program, 0};
-  placement_state placement;
-  const bool listing = listing_only(options);
-  // Held until the process ends: one measurement per GPU at a time, across processes. Taken
-  // before any context exists, so free memory and the fingerprint are not read while another
-  // run holds the GPU.
-  std::optional<gpu_locks> locks;
-  try {
-    if (options.assume_gpus > 0 && !listing) {
-      std::fprintf(stderr, "%s: --assume-gpus lists cases only; add --benchmark_list_tests\n", program.c_str());
+  const int assumed = std::max(options.assume_gpus, 1);
+  if (options.assume_gpus == 0) std::fprintf(stderr, "%s: no GPU here; listing the cases of one GPU\n", program.c_str());
+  for (int d = 0; d < assumed; ++d) env.devices.push_back(assumed_device(d));
+  case_registry registry(cases);
+  family.register_cases(options, env, registry);
+  set_headlines(schema, cases);
+  keep_sweep(cases, options, env.devices, schema);
+  for (const case_spec& spec : cases) std::printf("%s\n", spec.name.c_str());
+  return 0;
+}
+
+// Step 3, GPU backend: the selected GPUs, their locks (not when listing), a context on each, the
+// spin gate, the NUMA placement beside the first, and (not when listing) the run's context with
+// the fingerprints. The exit code where it cannot start; nullopt when started.
+std::optional<int> start_gpus(const run_options& options, const family_declaration& schema, const std::string& program,
+                              bool listing, run_state& run) {
+  const auto devices = select_devices(options, program);
+  if (!devices) return 2;
+  if (!listing) {
+    std::vector<gpu_lock_target> targets;
+    for (int d : *devices) {
+      cudaDeviceProp props{};
+      HDB_CUDA_CALL(cudaGetDeviceProperties(&props, d));
+      targets.push_back({d, format_uuid(props.uuid)});
+    }
+    run.locks.emplace(std::move(targets), options.lock_timeout, program, std::cerr);
+  }
+  for (int d : *devices) {
+    run.env.devices.push_back(read_device_info(d));
+    HDB_CUDA_CALL(cudaSetDevice(d));  // creates the device's context, every module loaded (family_main)
+  }
+  HDB_CUDA_CALL(cudaSetDevice(run.env.devices.front().index));
+  run.env.gate = std::make_unique<spin_gate>(options.gate_timeout);
+
+  std::string placement_text;
+  for (const auto& d : run.env.devices) {
+    const auto chosen = choose_numa_placement(options.numa, read_pci_numa_node("/sys", d.pci_bus_id), read_numa_nodes("/sys"));
+    placement_text += (placement_text.empty() ? "" : " | ") + ("GPU " + std::to_string(d.index) + ": " + chosen.reason);
+    run.placement.by_device.emplace(d.index, chosen);
+  }
+  placement_text += "; " + apply_numa_placement(run.placement.by_device.at(run.env.devices.front().index));
+  run.placement.applied_for = run.env.devices.front().index;
+  // Listing prints names only: skip the fingerprint, which loads the PCIe link and runs
+  // nvidia-smi (the harness lists every family before running it).
+  if (!listing) {
+    add_context(schema, options, run.env, placement_text);
+    add_fingerprint_context(run.env);
+  }
+  return std::nullopt;
+}
+
+// Step 3, CPU backend: the family's stand-in devices that --devices selects, and (not when
+// listing) the run's context. No CUDA call, no lock, no fingerprint, no placement.
+void start_cpu(const run_options& options, const family_spec& family, const family_declaration& schema, bool listing,
+               run_state& run) {
+  const std::vector<device_info> available = family.cpu_devices ? family.cpu_devices() : std::vector<device_info>{};
+  std::vector<int> selected;
+  for (std::size_t i = 0; i < available.size(); ++i) {
+    if (available[i].index != static_cast<int>(i)) throw std::logic_error("cpu_devices must be indexed 0, 1, ... in order");
+    selected.push_back(available[i].index);
+  }
+  if (!options.devices.all) {
+    for (int index : options.devices.indices) {
+      if (index >= static_cast<int>(available.size())) {
+        throw usage_error("--devices=" + join_indices(options.devices.indices) + " but this CPU family has " +
+                          std::to_string(available.size()) + " stand-in device" + (available.size() == 1 ? "" : "s"));
+      }
+    }
+    selected = options.devices.indices;
+  }
+  for (int index : selected) run.env.devices.push_back(available[static_cast<std::size_t>(index)]);
+  if (!listing) {
+    add_context(schema, options, run.env, "not placed: a CPU family (backend::cpu) measures no GPU to place it beside");
+    benchmark::AddCustomContext("hdbench.backend", "cpu");
+  }
+}
+
+// Step 4: the family's cases, registered, made headlines by the declaration's gates, cut to the
+// tier selection and held to the declaration. The exit code when a case breaks it.
+std::optional<int> register_checked(const run_options& options, const family_spec& family, const family_declaration& schema,
+                                    const std::string& program, bool listing, run_state& run) {
+  case_registry registry(run.cases);
+  family.register_cases(options, run.env, registry);
+  set_headlines(schema, run.cases);
+  const std::size_t registered = run.cases.size();
+  keep_sweep(run.cases, options, run.env.devices, schema);
+  if (!listing) {
+    benchmark::AddCustomContext("hdbench.sweep", describe_sweep(options.sweep, run.cases.size(), registered));
+  }
+  for (const case_spec& spec : run.cases) {
+    if (const auto problem = check_registration(schema, spec.kind, spec.labels)) {
+      std::fprintf(stderr, "%s: case %s: %s in schema.json\n", program.c_str(), spec.name.c_str(), problem->c_str());
       return 2;
     }
-    if (listing && (options.assume_gpus > 0 || !cuda_device_present())) {
-      // Names need no GPU: a planner lists a bigger node's cases from a login node.
-      const int assumed = std::max(options.assume_gpus, 1);
-      if (options.assume_gpus == 0) std::fprintf(stderr, "%s: no GPU here; listing the cases of one GPU\n", program.c_str());
-      for (int d = 0; d < assumed; ++d) env.devices.push_back(assumed_device(d));
-      case_registry registry(cases);
-      family.register_cases(options, env, registry);
-      set_headlines(schema, cases);
-      keep_sweep(cases, options, env.devices, schema);
-      for (const case_spec& spec : cases) std::printf("%s\n", spec.name.c_str());
-      return 0;
-    }
-    const auto devices = select_devices(options, program);
-    if (!devices) return 2;
-    if (!listing) {
-      std::vector<gpu_lock_target> targets;
-      for (int d : *devices) {
-        cudaDeviceProp props{};
-        HDB_CUDA_CALL(cudaGetDeviceProperties(&props, d));
-        targets.push_back({d, format_uuid(props.uuid)});
-      }
-      locks.emplace(std::move(targets), options.lock_timeout, program, std::cerr);
-    }
-    for (int d : *devices) {
-      env.devices.push_back(read_device_info(d));
-      HDB_CUDA_CALL(cudaSetDevice(d));  // creates the device's context, every module loaded (above)
-    }
-    HDB_CUDA_CALL(cudaSetDevice(env.devices.front().index));
-    env.gate = std::make_unique<spin_gate>(options.gate_timeout);
-
-    std::string placement_text;
-    for (const auto& d : env.devices) {
-      const auto chosen = choose_numa_placement(options.numa, read_pci_numa_node("/sys", d.pci_bus_id), read_numa_nodes("/sys"));
-      placement_text += (placement_text.empty() ? "" : " | ") + ("GPU " + std::to_string(d.index) + ": " + chosen.reason);
-      placement.by_device.emplace(d.index, chosen);
-    }
-    placement_text += "; " + apply_numa_placement(placement.by_device.at(env.devices.front().index));
-    placement.applied_for = env.devices.front().index;
-    // Listing prints names only: skip the fingerprint, which loads the PCIe link and runs
-    // nvidia-smi (the harness lists every family before running it).
-    if (!listing) add_context(schema, options, env, placement_text);
-
-    case_registry registry(cases);
-    family.register_cases(options, env, registry);
-    set_headlines(schema, cases);
-    const std::size_t registered = cases.size();
-    keep_sweep(cases, options, env.devices, schema);
-    if (!listing) {
-      benchmark::AddCustomContext("hdbench.sweep", describe_sweep(options.sweep, cases.size(), registered));
-    }
-    for (const case_spec& spec : cases) {
-      if (const auto problem = check_registration(schema, spec.kind, spec.labels)) {
-        std::fprintf(stderr, "%s: case %s: %s in schema.json\n", program.c_str(), spec.name.c_str(), problem->c_str());
-        return 2;
-      }
-    }
-    // Last before measuring, so the clocks have no time to fall back: the first case of a fresh
-    // process must not run on a cold GPU.
-    if (!listing) {
-      for (const auto& report : warm_start(device_indices(env))) {
-        for (const auto& [key, value] : warmup_context(report)) benchmark::AddCustomContext(key, value);
-      }
-    }
-  } catch (const gpu_busy_error& e) {
-    std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
-    return 2;
-  } catch (const usage_error& e) {
-    std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: start-up failed: %s\n", program.c_str(), e.what());
-    return 2;
   }
+  return std::nullopt;
+}
 
+// Step 5, GPU backend, not when listing: last before measuring, so the clocks have no time to
+// fall back: the first case of a fresh process must not run on a cold GPU.
+void warm_up(const family_env& env) {
+  for (const auto& report : warm_start(device_indices(env))) {
+    for (const auto& [key, value] : warmup_context(report)) benchmark::AddCustomContext(key, value);
+  }
+}
+
+// Step 6: every case as a Google Benchmark with its repetitions, guarded and costed, then the run
+// (or the listing), streamed as JSON. The process's exit code.
+int run_cases(const run_options& options, const family_declaration& schema, const std::string& program, bool listing,
+              backend runs_on, run_state& run) {
   const repetition_policy repetitions = repetitions_for(options.quick);
   std::unique_ptr<std::FILE, file_closer> costs;
   if (!options.case_costs.empty() && !listing) {
@@ -413,11 +467,11 @@ int family_main(int argc, char** argv, const family_spec& family, std::string_vi
       return 2;
     }
   }
-  for (const case_spec& spec : cases) {
-    auto* b = benchmark::RegisterBenchmark(spec.name.c_str(), [&spec, &schema, &env, &record, &placement, &costs](benchmark::State& state) {
+  for (const case_spec& spec : run.cases) {
+    auto* b = benchmark::RegisterBenchmark(spec.name.c_str(), [&spec, &schema, &run, &costs, runs_on](benchmark::State& state) {
       const auto started = std::chrono::steady_clock::now();
-      state.SetLabel(format_label(spec, env));
-      run_guarded(state, spec, schema, record, placement);
+      state.SetLabel(format_label(spec, run.env));
+      run_guarded(state, spec, schema, run.record, run.placement, runs_on);
       if (costs) record_cost(costs.get(), spec.name, std::chrono::steady_clock::now() - started);
     });
     b->UseManualTime()->Iterations(spec.iterations)->Unit(benchmark::kMicrosecond);
@@ -431,12 +485,60 @@ int family_main(int argc, char** argv, const family_spec& family, std::string_vi
   flushing_json_reporter json_reporter;
   benchmark::RunSpecifiedBenchmarks(nullptr, stream_json ? &json_reporter : nullptr);
   benchmark::Shutdown();
-  if (record.failed_cases > 0) {
-    std::fprintf(stderr, "%s: %d case%s failed (see the error messages above)\n", program.c_str(), record.failed_cases,
-                 record.failed_cases == 1 ? "" : "s");
+  if (run.record.failed_cases > 0) {
+    std::fprintf(stderr, "%s: %d case%s failed (see the error messages above)\n", program.c_str(), run.record.failed_cases,
+                 run.record.failed_cases == 1 ? "" : "s");
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int family_main(int argc, char** argv, const family_spec& family, std::string_view schema_json) {
+  // Every kernel module is loaded when a context is created, not at the kernel's first launch:
+  // a module loaded lazily behind a held spin gate would wait for the gated device forever. The
+  // driver reads this once, at the process's first CUDA call, so it is set before anything else
+  // (before_cuda's workers included, which inherit it); a value the user set wins.
+  setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
+  const std::string program = "hdbench-" + family.name;
+  family_declaration schema;
+  if (!load_declaration(schema_json, family, program, schema)) return 2;
+  run_options options;
+  if (const auto exit_code = parse_flags(argc, argv, family, schema, program, options)) return *exit_code;
+
+  if (family.before_cuda) {
+    if (const auto exit_code = family.before_cuda(options, argc, argv)) return *exit_code;
+  }
+
+  run_state run;
+  run.record.program = program;
+  const bool listing = listing_only(options);
+  const bool cpu = family.runs_on == backend::cpu;
+  try {
+    if (options.assume_gpus > 0 && !listing) {
+      std::fprintf(stderr, "%s: --assume-gpus lists cases only; add --benchmark_list_tests\n", program.c_str());
+      return 2;
+    }
+    if (cpu) {
+      start_cpu(options, family, schema, listing, run);
+    } else {
+      if (listing && (options.assume_gpus > 0 || !cuda_device_present())) return list_assumed_gpus(options, family, schema, program);
+      if (const auto exit_code = start_gpus(options, schema, program, listing, run)) return *exit_code;
+    }
+    if (const auto exit_code = register_checked(options, family, schema, program, listing, run)) return *exit_code;
+    if (!listing && !cpu) warm_up(run.env);
+  } catch (const gpu_busy_error& e) {
+    std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
+    return 2;
+  } catch (const usage_error& e) {
+    std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: start-up failed: %s\n", program.c_str(), e.what());
+    return 2;
+  }
+  return run_cases(options, schema, program, listing, family.runs_on, run);
 }
 
 bool listing_only(const run_options& options) {

@@ -11,7 +11,10 @@ family (tests/standin_family) and the families of harness/suite.json.
   report.cpp);
 - the schema.json keys of the doc's example are the stand-in's and cover every family's;
 - the manifest entry of the doc has the keys of the stand-in's entry and of every suite entry,
-  and the stand-in's entry names its own folder and a plot module it has.
+  and the stand-in's entry names its own folder and a plot module it has;
+- the stand-in is built as the doc says a family is: its main.cpp is the doc's one line (family_main
+  with the embedded schema), its CMakeLists.txt builds it with hdb_add_family and embeds no schema
+  of its own, and its report.cpp defines the doc's hdb::<family>_report_rules().
 
 Exit 0 = the doc matches, 1 = it does not (each mismatch printed), 2 = bad input.
 """
@@ -65,6 +68,30 @@ def check_suite_family(root: Path, entry: dict, pattern: str) -> str | None:
         matches = [p for p in root.glob(path) if p.name not in ("main.cpp", "report.cpp")]
         return None if matches else f"{path} matches no source besides main.cpp and report.cpp"
     return None if (root / path).is_file() else f"{path} does not exist"
+
+
+def check_built_as_documented(doc: str, folder: Path, entries: list[dict]) -> list[str]:
+    """The stand-in's main.cpp, CMakeLists.txt and report.cpp against what the doc says of them."""
+    name = entries[0].get("name", "") if entries else ""
+    failures = []
+    documented_main = re.search(r"\*\*`main\.cpp`\*\*: `([^`]+)`", doc)
+    if documented_main is None:
+        return ["the doc has no **`main.cpp`**: `...` line"]
+    main_line = documented_main.group(1).replace("<family>", name)
+    if main_line not in (folder / "main.cpp").read_text(encoding="utf-8"):
+        failures.append(f"main.cpp is not the doc's `{main_line}`")
+    cmake = (folder / "CMakeLists.txt").read_text(encoding="utf-8")
+    if not re.search(rf"hdb_add_family\({name}\b", cmake):
+        failures.append(f"CMakeLists.txt does not build the family with hdb_add_family({name} ...)")
+    if "hdb_schema" in cmake or "embedded_schema" in cmake:
+        failures.append("CMakeLists.txt embeds the schema itself (hdb_add_family does)")
+    documented_rules = re.search(r"`hdb::family_rules hdb::<family>_report_rules\(\)`", doc)
+    if documented_rules is None:
+        failures.append("the doc no longer names hdb::family_rules hdb::<family>_report_rules()")
+    report = folder / "report.cpp"
+    if report.is_file() and f"family_rules {name}_report_rules()" not in report.read_text(encoding="utf-8"):
+        failures.append(f"report.cpp does not define {name}_report_rules()")
+    return failures
 
 
 def main() -> int:
@@ -125,6 +152,8 @@ def main() -> int:
             failures.append(f"the stand-in's entry names folder {entry.get('folder')}, not its own")
         if f"plots/{entry.get('plots')}.py" not in listed:
             failures.append(f"the stand-in's plot module plots/{entry.get('plots')}.py is not the table's")
+
+    failures += check_built_as_documented(doc, args.family_dir, standin_entries)
 
     for failure in failures:
         print(f"FAIL {failure}")

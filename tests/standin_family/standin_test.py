@@ -4,15 +4,21 @@
     standin_test.py --hdbench BIN/hdbench --bin-dir DIR --family-dir tests/standin_family
                     --plot-run plots/plot_run.py --workdir WORK
 
+The stand-in is a family on family_main's CPU backend: it measures a triad over host memory on the
+CPU, so its numbers are real and vary; every check below holds for any honest measurement.
 1. `hdbench run --manifest suite.json --bin-dir DIR` (its binary, schema/standin.json and a stand-in
-   hdbench-probe with two GPUs) exits 0; results.csv has the stand-in's own parameters as
-   columns (`lanes` is no real family's), a row per repetition and a median per case and metric,
-   its traffic class on the bandwidth rows, no `extra` or `benchmark` column; meta.json carries
-   its declaration and plot module.
+   hdbench-probe with two GPUs) exits 0; the binary ran on the CPU backend (its context says so
+   and holds no GPU fingerprint); results.csv has the stand-in's own parameters as columns
+   (`lanes` is no real family's), a row per repetition (family_main's defaults: 10 for the gated
+   largest size, 5 for the others) and a median per case and metric, its traffic class on the
+   bandwidth rows, no `extra` or `benchmark` column; every sample's bandwidth is its size over its
+   time; meta.json carries its declaration and plot module.
 2. `hdbench report` shows the headline's % of peak from the family's OWN traffic class
-   (standin_triad_link: PCIe, the slower GPU, 3 bytes per output byte: 3 x 8.4 / 31.5 = 80 %).
-3. A second run with the stand-in's planted slowdown (`-- --standin.slowdown=10`, routed to it
-   alone): `hdbench compare BASE SLOW` says SLOWER for the headline and exits 1; the run against
+   (standin_triad_link: PCIe, the slower GPU, 3 bytes per output byte: 3 x median / 31.5 GB/s),
+   and the family's own report rules from the registry: its footnote and section, and its lanes
+   anomaly in the slow run's report only.
+3. A second run with the stand-in's planted slowdown (`-- --standin.slowdown=50`, routed to it
+   alone): `hdbench compare BASE SLOW` says SLOWER for a headline and exits 1; the run against
    itself exits 0; the neutral metric (doubled in the slow run) gets no verdict.
 4. `hdbench plot` draws the figure its plot module declares (found via HDBENCH_PLOT_MODULES),
    and what plot_run expects for the run is exactly what was drawn.
@@ -28,14 +34,20 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path
 
 SKIP = 77
-CASES = 8  # access x lanes x sizes in main.cpp
-REPETITIONS = 5
-HEADLINE = {"access": "linear", "lanes": "8", "size_bytes": str(1 << 30)}
+LARGEST = str(4 << 20)  # the largest of the default --sizes of standin.cpp: 64K,512K,4M
+CASES = 12  # access x lanes x sizes in standin.cpp
+GATED_CASES = 4  # access x lanes at the largest size
+REPETITIONS = {"gated": 10, "other": 5}  # family_main's repetitions_for(quick=false)
+HEADLINE = {"access": "linear", "lanes": "8", "size_bytes": LARGEST}
+SLOWDOWN_PERCENT = 50
+PEAK_GBPS = 31.5  # GPU 1 of the stand-in probe: PCIe Gen4 x16 per direction, the slower of the two
+LANES_ANOMALY = "ran with other lanes than asked"
 
 
 class Checks:
@@ -92,7 +104,21 @@ def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
         return list(reader.fieldnames or []), list(reader)
 
 
-def check_results(checks: Checks, run: Path) -> None:
+def check_backend(checks: Checks, run: Path) -> None:
+    """The raw JSON's context: family_main's CPU backend, no GPU fingerprint, no warm-up."""
+    try:
+        context = json.loads((run / "raw" / "standin.json").read_text(encoding="utf-8")).get("context", {})
+    except (OSError, json.JSONDecodeError) as e:
+        checks.check(False, f"raw/standin.json reads as JSON ({e})")
+        return
+    checks.check(context.get("hdbench.backend") == "cpu", "the binary ran on family_main's CPU backend (hdbench.backend=cpu)")
+    gpu_keys = sorted(k for k in context if k.startswith(("gpu.", "node.", "warmup")))
+    checks.check(not gpu_keys, f"its context holds no GPU or node fingerprint and no warm-up ({gpu_keys[:3]})")
+    checks.check(context.get("hdbench.devices") == "0,1", "its stand-in devices are 0,1")
+
+
+def check_results(checks: Checks, run: Path) -> dict[str, float]:
+    """The CSV's checks; the medians of triad_bandwidth by (access, lanes, size_bytes)."""
     header, rows = read_csv(run / "results.csv")
     checks.check(bool(rows) and all(r["schema_version"] == "3" for r in rows), "results.csv is schema 3")
     for column in ("access", "lanes", "size_bytes"):
@@ -106,25 +132,46 @@ def check_results(checks: Checks, run: Path) -> None:
                  "every stand-in row is ok: " + "; ".join({r["reason"] for r in standin if r["status"] != "ok"}))
     for metric in ("triad_bandwidth", "triad_time", "lanes_used"):
         medians = [r for r in standin if r["metric"] == metric and r["statistic"] == "median"]
-        samples = [r for r in standin if r["metric"] == metric and r["statistic"] == "sample"]
         checks.check(len(medians) == CASES, f"{metric}: one median per case ({len(medians)} of {CASES})")
-        checks.check(len(samples) == CASES * REPETITIONS,
-                     f"{metric}: one sample row per repetition ({len(samples)} of {CASES * REPETITIONS})")
+        for gated in (True, False):
+            want = REPETITIONS["gated" if gated else "other"] * (GATED_CASES if gated else CASES - GATED_CASES)
+            samples = [r for r in standin if r["metric"] == metric and r["statistic"] == "sample"
+                       and (r["size_bytes"] == LARGEST) == gated]
+            checks.check(len(samples) == want, f"{metric}: one sample row per repetition of the "
+                         f"{'gated largest size' if gated else 'other sizes'} ({len(samples)} of {want})")
     checks.check({r["statistic"] for r in standin} <= {"sample", "median"},
                  "only sample and median rows (no mean/min/max/stddev/cv, no fit without a fit_metric)")
+    checks.check(all(r["headline"] == ("yes" if r["metric"] == "triad_bandwidth" and r["size_bytes"] == LARGEST else "no")
+                     for r in standin), "the gate (size_bytes: largest) makes triad_bandwidth of the largest size the headline")
+    case_of = lambda r: (r["access"], r["lanes"], r["size_bytes"])  # noqa: E731
+    samples: dict[tuple, dict[str, float]] = {}
+    for r in standin:
+        if r["statistic"] == "sample":
+            samples.setdefault(case_of(r) + (r["sample_index"],), {})[r["metric"]] = float(r["value"])
+    consistent = [abs(s["triad_bandwidth"] * s["triad_time"] * 1e3 / int(k[2]) - 1) < 1e-9
+                  for k, s in samples.items() if "triad_bandwidth" in s and "triad_time" in s]
+    checks.check(bool(consistent) and all(consistent), "every sample's bandwidth is its size over its time")
+    checks.check(all(float(r["value"]) > 0 for r in standin if r["metric"] == "triad_bandwidth"), "every bandwidth is measured (> 0)")
+    medians: dict[str, float] = {}
+    for r in standin:
+        if r["metric"] == "triad_bandwidth" and r["statistic"] == "median":
+            values = [s["triad_bandwidth"] for k, s in samples.items() if k[:3] == case_of(r)]
+            checks.check(bool(values) and abs(float(r["value"]) - statistics.median(values)) <= 1e-9 * float(r["value"]),
+                         f"the median row of {case_of(r)} is the median of its samples")
+            medians["/".join(case_of(r))] = float(r["value"])
     headline = [r for r in standin if r["metric"] == "triad_bandwidth" and r["statistic"] == "median"
                 and all(r[k] == v for k, v in HEADLINE.items())]
     if checks.check(len(headline) == 1, "the headline case's median row is there"):
         row = headline[0]
-        checks.check(float(row["value"]) == 8.4, f"its median is the middle repetition, 8.4 GB/s ({row['value']})")
         checks.check(row["unit"] == "GB/s" and row["better"] == "higher" and row["headline"] == "yes",
-                     "unit, better and headline come from the declaration and the label")
+                     "unit, better and headline come from the declaration and the gate")
         checks.check(row["traffic"] == "standin_triad_link", "its traffic is the family's own class")
         checks.check(row["device"] == "0" and row["gpus"] == "2" and row["gpu_uuid"] == "GPU-standin-0,GPU-standin-1",
-                     "device = first GPU, gpus = 2, gpu_uuid in device order")
-    neutral = [r for r in standin if r["metric"] == "lanes_used"]
-    checks.check(bool(neutral) and all(r["better"] == "neutral" and r["traffic"] == "-" for r in neutral),
+                     "device = first stand-in device, gpus = 2, gpu_uuid in device order")
+    lanes = [r for r in standin if r["metric"] == "lanes_used"]
+    checks.check(bool(lanes) and all(r["better"] == "neutral" and r["traffic"] == "-" for r in lanes),
                  "lanes_used is neutral and carries no traffic (the not-applicable token `-`)")
+    checks.check(all(float(r["value"]) == float(r["lanes"]) for r in lanes), "lanes_used is the lanes asked for")
     checks.check(all(r["lanes"].isdigit() for r in standin), "lanes holds integers on every row")
     meta = json.loads((run / "meta.json").read_text(encoding="utf-8"))
     family = meta.get("families", {}).get("standin", {})
@@ -134,25 +181,52 @@ def check_results(checks: Checks, run: Path) -> None:
     checks.check(family.get("plots") == "standin", "meta.json names the family's plot module")
     checks.check(isinstance(schema, dict) and "standin_triad_link" in schema.get("traffic_classes", {}),
                  "meta.json carries the family's declaration with its traffic class")
+    return medians
 
 
-def check_report(args: argparse.Namespace, checks: Checks, run: Path) -> None:
+def report_cells(report: str, params: str, metric: str) -> list[str] | None:
+    """The cells of the family table's row for the case described by `params` and `metric`."""
+    for line in report.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 7 and cells[0] == "triad" and cells[1].endswith(params) and cells[2] == metric:
+            return cells
+    return None
+
+
+def check_report(args: argparse.Namespace, checks: Checks, run: Path, medians: dict[str, float]) -> None:
     result = hdbench(args, "report", str(run))
     checks.check(result.returncode == 0, "hdbench report exits 0")
     report = (run / "report.md").read_text(encoding="utf-8")
-    lines = [line for line in report.splitlines() if "triad_bandwidth" in line and "8.4" in line]
+    cells = report_cells(report, " ".join(f"{k}={v}" for k, v in HEADLINE.items()), "triad_bandwidth")
+    median = medians.get("/".join(HEADLINE.values()))
+    if checks.check(cells is not None and median is not None, "report.md has the headline's row"):
+        print(f"    report: {' | '.join(cells)}")
+        expected = 3 * median / PEAK_GBPS * 100
+        shown = re.fullmatch(r"([0-9.]+) %", cells[5])
+        checks.check(shown is not None and abs(float(shown.group(1)) - expected) <= 0.051,
+                     f"its % of peak is 3 x {median:.4g} / {PEAK_GBPS} = {expected:.1f} % "
+                     f"(the slower GPU, x3 traffic; report: {cells[5]})")
+        checks.check("PCIe per direction of the slower GPU" in cells[6], "and names the class's basis")
+    # The family's own rules, found through the registry the harness build generated.
+    checks.check("Stand-in figures are triads over host memory" in report, "report.md has the family's footnote (report.cpp)")
+    checks.check("Stand-in triad bandwidth (medians" in report, "report.md has the family's own section (report.cpp)")
+    checks.check(LANES_ANOMALY not in report, "the base run has no lanes anomaly")
+
+
+def check_slow_report(checks: Checks, slow: Path) -> None:
+    report = (slow / "report.md").read_text(encoding="utf-8")
+    lines = [line for line in report.splitlines() if LANES_ANOMALY in line]
     for line in lines:
-        print(f"    report: {line}")
-    checks.check(any(re.search(r"\| 80(\.0)? ?% \|", line) for line in lines),
-                 "report.md shows the headline at 80 % of peak (3 x 8.4 / 31.5: the slower GPU, x3 traffic)")
-    checks.check("PCIe per direction of the slower GPU" in report, "report.md names the class's basis")
+        print(f"    slow report: {line}")
+    checks.check(len(lines) == 1 and f"standin: {CASES} triad cases" in lines[0],
+                 f"the slow run's report flags its doubled lanes, one anomaly line for all {CASES} cases (report.cpp)")
 
 
 def check_compare(args: argparse.Namespace, checks: Checks, base: Path, slow: Path) -> None:
     same = hdbench(args, "compare", str(base), str(base))
     checks.check(same.returncode == 0, "compare of a run with itself exits 0")
     slower = hdbench(args, "compare", str(base), str(slow))
-    checks.check(slower.returncode == 1, "compare against the 10 % slower run exits 1")
+    checks.check(slower.returncode == 1, f"compare against the {SLOWDOWN_PERCENT} % slower run exits 1")
     lines = [line for line in slower.stdout.splitlines() if "triad_bandwidth" in line]
     checks.check(any("SLOWER" in line for line in lines), "it names triad_bandwidth SLOWER")
     every = hdbench(args, "compare", "--all", str(base), str(slow))
@@ -198,12 +272,14 @@ def main() -> int:
     args.workdir.mkdir(parents=True)
     checks = Checks()
     base = run_once(args, checks, "base")
-    slow = run_once(args, checks, "slow", "--", "--standin.slowdown=10")
+    slow = run_once(args, checks, "slow", "--", f"--standin.slowdown={SLOWDOWN_PERCENT}")
     drew = True
     if base is not None:
-        check_results(checks, base)
-        check_report(args, checks, base)
+        check_backend(checks, base)
+        medians = check_results(checks, base)
+        check_report(args, checks, base, medians)
         if slow is not None:
+            check_slow_report(checks, slow)
             check_compare(args, checks, base, slow)
         drew = check_plots(args, checks, base)
     if checks.failures:

@@ -62,7 +62,7 @@ struct case_spec {
 struct family_env {
   std::vector<device_info> devices;  // the selected devices, ascending index
   // One release flag in portable pinned memory: streams on every device wait on it, so one
-  // release starts a batch spanning GPUs at once (the nvbandwidth latch).
+  // release starts a batch spanning GPUs at once (the nvbandwidth latch). Empty for backend::cpu.
   std::unique_ptr<spin_gate> gate;
 
   // The record of CUDA device `index`; throws std::out_of_range when it was not selected.
@@ -78,6 +78,13 @@ class case_registry {
   std::vector<case_spec>& cases_;
 };
 
+// What a family's cases run on. cuda: the node's GPUs (every bench family). cpu: the host alone
+// (the stand-in family of the tests, tests/standin_family, which needs no GPU): family_main then
+// makes no CUDA call (no device query, context, spin gate or warm-up), takes no GPU lock, reads no
+// GPU or node fingerprint and places the thread nowhere; its devices are the family's stand-ins
+// (family_spec::cpu_devices), --devices selecting among them, and env.gate stays empty.
+enum class backend { cuda, cpu };
+
 // Summary, parameters, metrics and the fit metric are the schema's (bench/<family>/schema.json).
 struct family_spec {
   std::string name;  // "copy": binary hdbench-copy, context hdbench.family; the schema's "family"
@@ -88,6 +95,10 @@ struct family_spec {
   // process is a worker. Returning an exit code ends the process with it (a worker, which writes
   // no JSON and takes no fingerprint); std::nullopt continues as the driver.
   std::function<std::optional<int>(const run_options&, int argc, char** argv)> before_cuda = {};
+  backend runs_on = backend::cuda;
+  // backend::cpu only: the devices its cases name (index ascending from 0, uuid, name), which
+  // stand in for GPUs the family does not use; --assume-gpus changes nothing for such a family.
+  std::function<std::vector<device_info>()> cpu_devices = {};
 };
 
 // The one place a case becomes a headline: each case's headline_metrics from the declaration's
