@@ -448,7 +448,7 @@ TEST_CASE("check and compare decide alike on every gated headline of a stand-in 
   CHECK(within > 0);  // and has figures below the band within them, which check WARNs and compare calls SAME
 }
 
-TEST_CASE("compare against a set: below the band within the tolerance is SAME and says so; --threshold restores the band alone",
+TEST_CASE("compare against a set: below the band within the tolerance is SAME and says so, --threshold restores the band alone",
           "[check][compare]") {
   const fixture_set f;
   const auto compare_at = [&](const std::string& id, double factor, std::optional<double> threshold) {
@@ -462,7 +462,7 @@ TEST_CASE("compare against a set: below the band within the tolerance is SAME an
   const auto within = compare_at("two", 0.98, std::nullopt);  // pinned copies: 3 % tolerance
   INFO(within.output);
   CHECK(within.exit_code == 0);
-  CHECK_THAT(within.output, hdb_test::contains_text("outside the set's band (-2%) but within the 3% that matters for a node"));
+  CHECK_THAT(within.output, hdb_test::contains_text("outside the set's band (-2.06%) but within the 3% that matters for a node"));
   CHECK_THAT(within.output, hdb_test::contains_text("1 of them outside the set's band but within the tolerance"));
   CHECK_THAT(within.output, hdb_test::contains_text("rule: against its kind's reference set a node is SLOWER only where"));
   const auto beyond = compare_at("four", 0.96, std::nullopt);
