@@ -341,6 +341,9 @@ TEST_CASE("check: the scatter note needs 3x the set's scatter, a figure worse th
   };
   CHECK_THAT(h2d_reason("four", 0.96, 4, false), hdb_test::contains_text("scattered 4.0x"));
   CHECK_THAT(h2d_reason("two", 0.96, 2, false), !hdb_test::contains_text("scattered"));
+  // Either side of the factor 3 itself: the run's scatter over the set's is the planted factor.
+  CHECK_THAT(h2d_reason("three-two", 0.96, 3.2, false), hdb_test::contains_text("scattered 3.2x"));
+  CHECK_THAT(h2d_reason("two-eight", 0.96, 2.8, false), !hdb_test::contains_text("scattered"));
   CHECK_THAT(h2d_reason("quick", 0.96, 8, true), !hdb_test::contains_text("scattered"));     // --quick: fewer repetitions
   CHECK_THAT(h2d_reason("inside", 1.0, 8, false), !hdb_test::contains_text("scattered"));   // PASS
   CHECK_THAT(h2d_reason("better", 1.05, 8, false), !hdb_test::contains_text("scattered"));  // better than the band
@@ -361,6 +364,12 @@ TEST_CASE("check: peaks only, at the cut-offs: PASS from 75 %, WARN from 50 %, F
   CHECK(grade_at("p74", 74) == hdb::grade::warn);
   CHECK(grade_at("p51", 51) == hdb::grade::warn);
   CHECK(grade_at("p47", 47) == hdb::grade::fail);
+  // A tenth of a per cent either side of each cut (the median sits 0.01 % above the level), so a
+  // cut moved by half a point either way changes a grade here.
+  CHECK(grade_at("p75.1", 75.1) == hdb::grade::pass);
+  CHECK(grade_at("p74.9", 74.9) == hdb::grade::warn);
+  CHECK(grade_at("p50.1", 50.1) == hdb::grade::warn);
+  CHECK(grade_at("p49.9", 49.9) == hdb::grade::fail);
 }
 
 TEST_CASE("check: a host line WARNs outside the band and FAILs only below half the set's centre", "[check]") {
@@ -389,10 +398,13 @@ TEST_CASE("check: the rule in one place", "[check]") {
   CHECK(hdb::judge_figure(hdb::verdict::same, 0.2, 0.03, false) == hdb::grade::pass);
   CHECK(hdb::judge_figure(hdb::verdict::slower, 0.031, 0.03, false) == hdb::grade::fail);
   CHECK(hdb::judge_figure(hdb::verdict::slower, 0.029, 0.03, false) == hdb::grade::warn);
+  CHECK(hdb::judge_figure(hdb::verdict::slower, 0.03, 0.03, false) == hdb::grade::warn);  // FAIL is beyond it, not at it
   CHECK(hdb::judge_figure(hdb::verdict::slower, 0.001, std::nullopt, false) == hdb::grade::fail);
   CHECK(hdb::judge_figure(hdb::verdict::faster, -0.2, 0.03, false) == hdb::grade::warn);
   CHECK(hdb::judge_figure(hdb::verdict::faster, -0.2, 0.5, true) == hdb::grade::pass);
   CHECK(hdb::judge_figure(hdb::verdict::slower, 0.49, 0.5, true) == hdb::grade::warn);
+  CHECK(hdb::judge_figure(hdb::verdict::slower, 0.5, 0.5, true) == hdb::grade::warn);
+  CHECK(hdb::judge_figure(hdb::verdict::slower, 0.51, 0.5, true) == hdb::grade::fail);
   CHECK(hdb::worse_by(95, 100, hdb::better::higher) == hdb_test::Approx(0.05));
   CHECK(hdb::worse_by(105, 100, hdb::better::lower) == hdb_test::Approx(0.05));
   CHECK(hdb::worse_by(105, 100, hdb::better::neutral) == 0);

@@ -407,6 +407,28 @@ TEST_CASE("decision rule with one baseline: significance and threshold together"
     CHECK(*d.p_value > 0.05);
     CHECK(d.change == hdb_test::Approx(-0.06));
     CHECK(d.result == hdb::verdict::same);
+    // The same repetitions the other way round, and with lower better: a gain beyond the
+    // threshold without significance is not FASTER either.
+    const auto gain = hdb::decide(lower, 94, wide, 100, hdb::better::higher, options);
+    CHECK(gain.change > 0.05);
+    CHECK(gain.result == hdb::verdict::same);
+    CHECK(hdb::decide(wide, 100, lower, 94, hdb::better::lower, options).result == hdb::verdict::same);
+  }
+  SECTION("significant and exactly the threshold: SAME, a change must be beyond it") {
+    std::vector<double> five_worse, five_better;
+    for (const double v : tight) {
+      five_worse.push_back(v * 0.95);
+      five_better.push_back(v * 1.05);
+    }
+    // (95 - 100) / 100 and (105 - 100) / 100 are 0.05 to the last bit, as the 5 % default is.
+    const auto at = hdb::decide(tight, 100, five_worse, 95, hdb::better::higher, options);
+    REQUIRE(at.p_value);
+    CHECK(*at.p_value < 0.05);
+    CHECK(at.change == -0.05);
+    CHECK(at.result == hdb::verdict::same);
+    CHECK(hdb::decide(tight, 100, five_worse, 94.99, hdb::better::higher, options).result == hdb::verdict::slower);
+    CHECK(hdb::decide(tight, 100, five_better, 105, hdb::better::higher, options).result == hdb::verdict::same);
+    CHECK(hdb::decide(tight, 100, five_better, 105.01, hdb::better::higher, options).result == hdb::verdict::faster);
   }
   SECTION("significant but below the threshold: SAME") {
     std::vector<double> slightly_worse;
@@ -776,4 +798,78 @@ TEST_CASE("multi-GPU cases match on the first device and the GPU count", "[compa
     CHECK(result.exit_code == 0);
     CHECK_FALSE(hdb_test::contains(result.output, "different physical GPU"));
   }
+}
+
+TEST_CASE("Bonferroni: a 1.5 % shift significant at alpha but not at alpha over the 7 headlines is SAME", "[compare]") {
+  // Three baseline runs whose bandwidths agree within about 0.5 %: every bandwidth 1.5 % lower
+  // gives p about 0.025 on the pinned one-way copies, below alpha = 0.05 but above 0.05 / 7.
+  const hdb_test::temp_dir dir;
+  const auto baselines = write_baselines(dir);
+  run_spec shifted{"current", {}};
+  shifted.bandwidth_factor = 0.985;
+  const auto current = write_run(dir, make_rows(shifted));
+  const auto one_way = [](const nlohmann::json& doc) {
+    std::vector<nlohmann::json> rows;
+    for (const auto& row : doc.at("rows")) {
+      const auto direction = row.at("parameters").at("direction");
+      if (row.at("metric") == "bandwidth" && (direction == "h2d" || direction == "d2h")) rows.push_back(row);
+    }
+    REQUIRE(rows.size() == 2);
+    return rows;
+  };
+  hdb::compare_options options;
+  options.format = hdb::compare_format::json;
+  const auto doc = nlohmann::json::parse(hdb::compare_runs(baselines, current, options).output);
+  CHECK(doc.at("rule").at("tests") == 7);
+  CHECK(doc.at("exit_code") == 0);
+  for (const auto& row : one_way(doc)) {
+    INFO(row.dump());
+    CHECK(row.at("change").get<double>() == hdb_test::Approx(-0.015).margin(0.001));
+    CHECK(row.at("p").get<double>() < 0.05);
+    CHECK(row.at("p").get<double>() > 0.05 / 7);
+    CHECK(row.at("verdict") == "SAME");
+  }
+  // The same rule at a level of 0.05 after the division (alpha 0.35 over 7 tests) calls both SLOWER.
+  options.alpha = 0.35;
+  const auto loose = nlohmann::json::parse(hdb::compare_runs(baselines, current, options).output);
+  CHECK(loose.at("rule").at("level").get<double>() == hdb_test::Approx(0.05));
+  for (const auto& row : one_way(loose)) {
+    INFO(row.dump());
+    CHECK(row.at("verdict") == "SLOWER");
+  }
+}
+
+TEST_CASE("plain baseline runs, tight: a 1.5 % shift is SLOWER at the default 1 % threshold, SAME at 2 %", "[compare]") {
+  // Three baseline run directories (no reference set, no noise model) whose bandwidths agree
+  // within 0.05 %: the interval of a 1.5 % drop reaches 1 % but not 2 %.
+  const hdb_test::temp_dir dir;
+  constexpr std::array<run_offsets, 3> tight_shifts = {{
+      {+0.0005, -0.0004, +0.0003, 0, 0, 0, 0},
+      {-0.0004, +0.0003, -0.0005, 0, 0, 0, 0},
+      {0.0000, +0.0001, +0.0002, 0, 0, 0, 0},
+  }};
+  std::vector<std::filesystem::path> baselines;
+  for (std::size_t i = 0; i < tight_shifts.size(); ++i) {
+    baselines.push_back(write_run(dir, make_rows({"tight" + std::to_string(i + 1), tight_shifts[i]})));
+  }
+  run_spec shifted{"current", {}};
+  shifted.bandwidth_factor = 0.985;
+  const auto current = write_run(dir, make_rows(shifted));
+  const auto by_default = hdb::compare_runs(baselines, current, {});
+  INFO(by_default.output);
+  CHECK(hdb_test::contains(by_default.output, "run-to-run spread of 3 baseline runs"));
+  CHECK(hdb_test::contains(by_default.output, "reaches the 1% threshold"));
+  CHECK(hdb_test::contains(by_default.output, "3 slower, 0 faster, 4 same"));
+  CHECK(by_default.exit_code == 1);
+  for (const auto& line : verdict_lines(by_default.output)) {
+    INFO(line);
+    CHECK(line.starts_with("SLOWER") == hdb_test::contains(line, "GB/s"));
+  }
+  hdb::compare_options two;
+  two.threshold = 0.02;
+  const auto at_two = hdb::compare_runs(baselines, current, two);
+  INFO(at_two.output);
+  CHECK(hdb_test::contains(at_two.output, "0 slower, 0 faster, 7 same"));
+  CHECK(hdb_test::contains(at_two.output, "real but below the 2% threshold"));
+  CHECK(at_two.exit_code == 0);
 }

@@ -459,6 +459,35 @@ TEST_CASE("validate: leave-one-out and an extra run quiet, planted 5 % caught on
   }
 }
 
+TEST_CASE("validate: an extra run worse than the set is a false SLOWER, a better one a false FASTER, each in its own column",
+          "[reference]") {
+  // Leave-one-out inside the set is quiet (the test above); the extra run alone moves the counts.
+  const synthetic_set set;
+  const auto columns = [&](double worse, const std::string& id) {
+    const auto run = write_run(set.tmp.path() / id, {"20261217T000000Z-" + id, run_shifts[6], worse});
+    const auto result = hdb::validate_reference_set(set.set_dir, {run}, {});
+    INFO(hdb::render_validation(result));
+    REQUIRE(result.headlines.size() == 4);
+    return result;
+  };
+  const auto slow = columns(0.06, "slow");
+  for (const auto& h : slow.headlines) {
+    INFO(hdb::describe(h.key));
+    CHECK(h.false_slower == 1);
+    CHECK(h.false_faster == 0);
+    CHECK(h.same == 6);
+  }
+  const auto fast = columns(-0.06, "fast");
+  for (const auto& h : fast.headlines) {
+    INFO(hdb::describe(h.key));
+    CHECK(h.false_slower == 0);
+    CHECK(h.false_faster == 1);
+    CHECK(h.same == 6);
+  }
+  CHECK(slow.false_verdicts >= 4);
+  CHECK(fast.false_verdicts >= 4);
+}
+
 TEST_CASE("hdbench reference: exit 0 on a sound set, 1 on a missed plant, 2 on a refused run", "[reference][cli]") {
   const synthetic_set set;
   const auto run = [](std::vector<std::string> args) {

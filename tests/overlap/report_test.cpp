@@ -66,6 +66,7 @@ TEST_CASE("anomaly: overlap efficiency below 70 % on three or more pinned stream
   // The boundary itself: 70 % is enough, a tenth below is not.
   CHECK(anomalies({pipeline("efficiency", 70, {.streams = 3})}).empty());
   CHECK(anomalies({pipeline("efficiency", 69.9, {.streams = 3})}).size() == 1);
+  CHECK(anomalies({pipeline("efficiency", 70.1, {.streams = 3})}).empty());
   // Two streams cannot reach the bound, and pageable or other issue modes are not judged.
   CHECK(anomalies({pipeline("efficiency", 40, {.streams = 2})}).empty());
   CHECK(anomalies({pipeline("efficiency", 40, {.host_kind = "pageable"})}).empty());
@@ -81,6 +82,10 @@ TEST_CASE("anomaly: overlap efficiency above 115 % beats the bound", "[overlap][
   // The bound now comes from the probe beside each pass, not from a start-up calibration.
   CHECK(hdb_test::contains(high.front(), "the probe beside its passes measured the link or the kernel slower"));
   CHECK(anomalies({pipeline("efficiency", 114, {})}).empty());
+  // The boundary itself: 115 % is still within the bound's reach, a tenth above it is not.
+  CHECK(anomalies({pipeline("efficiency", 115, {})}).empty());
+  CHECK(anomalies({pipeline("efficiency", 114.9, {})}).empty());
+  CHECK(anomalies({pipeline("efficiency", 115.1, {})}).size() == 1);
 }
 
 TEST_CASE("anomaly: the best multi-stream pinned pass below 1.1x one stream", "[overlap][report]") {

@@ -200,6 +200,46 @@ TEST_CASE("anomaly: a pair below 80 % of the median of its peers, not of any one
   CHECK(hdb_test::count_containing(hdb_test::anomalies(rules, three_gpu_rows({400, 400, 315, 400, 400, 400}), meta),
                                    "GPU 1 -> GPU 0") == 1);
   CHECK(hdb_test::anomalies(rules, three_gpu_rows({400, 400, 325, 400, 400, 400}), meta).empty());
+  // And a quarter of a per cent either side: 319 is named, 321 is not; 320, 80 % itself, is not.
+  CHECK(hdb_test::anomalies(rules, three_gpu_rows({400, 400, 320, 400, 400, 400}), meta).empty());
+  CHECK(hdb_test::count_containing(hdb_test::anomalies(rules, three_gpu_rows({400, 400, 319, 400, 400, 400}), meta),
+                                   "GPU 1 -> GPU 0") == 1);
+  CHECK(hdb_test::anomalies(rules, three_gpu_rows({400, 400, 321, 400, 400, 400}), meta).empty());
+}
+
+namespace {
+
+// Three GPUs: 0 <-> 1 and 0 <-> 2 over NVLink x18, 1 <-> 2 over PCIe only (through the CPU).
+json mixed_link_meta() {
+  json meta = nvlink_meta(3);
+  for (auto& pair : meta["node"]["topology"]["pairs"]) {
+    const int src = pair["src"], dst = pair["dst"];
+    if ((src == 1 && dst == 2) || (src == 2 && dst == 1)) {
+      pair["link"] = {{"type", "pcie"}, {"links", nullptr}, {"per_link_GBps", nullptr}, {"peak_GBps", nullptr},
+                      {"via", nullptr}, {"pcie_path", "SYS"}, {"source", "nvml"}};
+    }
+  }
+  return meta;
+}
+
+}  // namespace
+
+TEST_CASE("anomaly: a pair is held to the pairs with the same link, not to every pair", "[p2p][report]") {
+  const auto rules = hdb::p2p_report_rules();
+  const json meta = mixed_link_meta();
+  // three_gpu_rows' order: 0->1, 0->2, 1->0, 1->2, 2->0, 2->1. The PCIe pairs move a tenth of
+  // what the NVLink pairs do, as they should: against every pair (median 390) both would be named.
+  const auto healthy = hdb_test::anomalies(rules, three_gpu_rows({390, 390, 390, 50, 390, 50}), meta);
+  for (const auto& line : healthy) UNSCOPED_INFO(line);
+  CHECK(hdb_test::count_containing(healthy, "below the median") == 0);
+  // A slow PCIe pair against its one PCIe peer, a slow NVLink pair against its three NVLink peers.
+  const auto slow = hdb_test::anomalies(rules, three_gpu_rows({300, 390, 390, 35, 390, 50}), meta);
+  for (const auto& line : slow) UNSCOPED_INFO(line);
+  CHECK(hdb_test::count_containing(slow, "below the median") == 2);
+  CHECK(hdb_test::count_containing(slow, "GPU 1 -> GPU 2 ce_peer at 1 GiB: 35 GB/s, 30 % below the median of the 1 other "
+                                         "pair(s) with the same link (pcie SYS, 50 GB/s)") == 1);
+  CHECK(hdb_test::count_containing(slow, "GPU 0 -> GPU 1 ce_peer at 1 GiB: 300 GB/s, 23.1 % below the median of the 3 other "
+                                         "pair(s) with the same link (nvlink x18 SYS, 390 GB/s)") == 1);
 }
 
 TEST_CASE("anomaly: ce_peer below half of its NVLink peak", "[p2p][report]") {

@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+"""Mutation check of hdbench's verdict logic: does a test pin every boundary?
+
+Each mutation below is a textual patch of one source line (file, exact old text, new text). For
+each in turn the script applies it, rebuilds only the test targets that mutation needs, runs the
+relevant test binaries and reverts the line. A mutation is KILLED when a test fails (or the test
+binary dies), SURVIVED when every test still passes. Run by hand, not in CI (docs/testing.md,
+"Mutation script"):
+
+    cmake --preset ci                     # once: the build directory
+    python3 tools/mutate.py               # every mutation (about 11 minutes on 2 cores)
+    python3 tools/mutate.py --list        # what would be applied
+    python3 tools/mutate.py --only check-peak-warn-45 --only p2p-same-link
+
+Before the first mutation it builds the targets unmutated and runs the tests: a test that fails
+there would "kill" every mutation, so the script stops (exit 2). After the last one it rebuilds
+the targets from the restored sources, so the build directory never keeps a mutated binary.
+
+Exit status: 0 every mutation KILLED, 1 one or more SURVIVED, 2 the script could not judge (a
+mutation's old text is not exactly once in its file, a build failed, the unmutated tests fail).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The test binaries (CMake target = binary name, in <build>/tests) and the Catch2 test spec each
+# runs with ("" = every test case of the binary).
+CHECK = ("test_check", "")
+COMPARE = ("test_harness", "[compare]")
+REFERENCE = ("test_reference", "")
+OVERLAP = ("overlap_report_tests", "")
+P2P = ("p2p_report_tests", "")
+
+
+@dataclass
+class Mutation:
+    name: str
+    why: str  # the boundary the mutation moves, and the test that pins it
+    file: str  # relative to the repository root
+    old: str  # the exact text, once in the file
+    new: str
+    tests: list = field(default_factory=list)  # (binary, test spec)
+
+
+CHECK_HPP = "harness/include/hdb/harness/check.hpp"
+CHECK_CPP = "harness/src/check.cpp"
+COMPARE_CPP = "harness/src/compare_model.cpp"
+COMPARE_HPP = "harness/include/hdb/harness/compare_model.hpp"
+VALIDATE_CPP = "harness/src/reference_validate.cpp"
+OVERLAP_CPP = "bench/overlap/report.cpp"
+P2P_CPP = "bench/p2p/report.cpp"
+
+MUTATIONS = [
+    # --- check: peaks-only grading -------------------------------------------------------------
+    Mutation("check-peak-warn-45", "peaks only: the WARN/FAIL cut at 45 % instead of 50 % (probe 49.9 % FAILs)",
+             CHECK_HPP, "inline constexpr double peak_warn_percent = 50;", "inline constexpr double peak_warn_percent = 45;",
+             [CHECK]),
+    Mutation("check-peak-warn-49.5", "peaks only: the WARN/FAIL cut at 49.5 % (probe 49.9 % FAILs)",
+             CHECK_HPP, "inline constexpr double peak_warn_percent = 50;", "inline constexpr double peak_warn_percent = 49.5;",
+             [CHECK]),
+    Mutation("check-peak-warn-50.5", "peaks only: the WARN/FAIL cut at 50.5 % (probe 50.1 % WARNs)",
+             CHECK_HPP, "inline constexpr double peak_warn_percent = 50;", "inline constexpr double peak_warn_percent = 50.5;",
+             [CHECK]),
+    Mutation("check-peak-pass-74.5", "peaks only: the PASS/WARN cut at 74.5 % (probe 74.9 % WARNs)",
+             CHECK_HPP, "inline constexpr double peak_pass_percent = 75;", "inline constexpr double peak_pass_percent = 74.5;",
+             [CHECK]),
+    Mutation("check-peak-pass-75.5", "peaks only: the PASS/WARN cut at 75.5 % (probe 75.1 % PASSes)",
+             CHECK_HPP, "inline constexpr double peak_pass_percent = 75;", "inline constexpr double peak_pass_percent = 75.5;",
+             [CHECK]),
+    # --- check: the scatter note ---------------------------------------------------------------
+    Mutation("check-scatter-6", "the scatter note from 6x the set's scatter instead of 3x (a 4x scatter is noted)",
+             CHECK_CPP, "constexpr double unsteady_scatter_factor = 3.0;", "constexpr double unsteady_scatter_factor = 6.0;",
+             [CHECK]),
+    Mutation("check-scatter-3.5", "the scatter note from 3.5x (a 3.2x scatter is noted)",
+             CHECK_CPP, "constexpr double unsteady_scatter_factor = 3.0;", "constexpr double unsteady_scatter_factor = 3.5;",
+             [CHECK]),
+    Mutation("check-scatter-2.5", "the scatter note from 2.5x (a 2.8x scatter is not)",
+             CHECK_CPP, "constexpr double unsteady_scatter_factor = 3.0;", "constexpr double unsteady_scatter_factor = 2.5;",
+             [CHECK]),
+    Mutation("check-quick-guard", "the scatter note on a --quick run too (its meta.json says quick: no note)",
+             CHECK_CPP, '      if (!meta.value("quick", false)) {', "      {", [CHECK]),
+    Mutation("check-scatter-any-grade", "the scatter note on a figure inside or better than the band too",
+             CHECK_CPP, "  if (compared == nullptr || compared->decision.against_band != verdict::slower) return;",
+             "  if (compared == nullptr) return;", [CHECK]),
+    Mutation("check-tolerance-inclusive", "judge_figure: SLOWER by exactly the tolerance FAILs (it WARNs: FAIL is beyond it)",
+             CHECK_CPP, "case verdict::slower: return !tolerance || worse > *tolerance ? grade::fail : grade::warn;",
+             "case verdict::slower: return !tolerance || worse >= *tolerance ? grade::fail : grade::warn;", [CHECK]),
+    # --- compare -------------------------------------------------------------------------------
+    Mutation("compare-bonferroni-level", "decide_against_runs at level alpha, not alpha / tests",
+             COMPARE_CPP, "  const double level = options.alpha / static_cast<double>(tests);",
+             "  const double level = options.alpha;", [COMPARE]),
+    Mutation("compare-bonferroni-m", "build_comparisons passes m = 1 to decide_against_runs, not the gating headlines' count",
+             COMPARE_CPP, "std::max<std::size_t>(set.tests, 1), options);", "std::size_t{1}, options);", [COMPARE]),
+    Mutation("compare-bonferroni-all", "with --all, non-gating metrics count as Bonferroni tests too",
+             COMPARE_CPP, "    if (probe.gates() && spread_of(key, runs) && *it->second.central > 0) ++set.tests;",
+             "    if (spread_of(key, runs) && *it->second.central > 0) ++set.tests;", [COMPARE]),
+    Mutation("compare-one-baseline-slower-unsignificant", "one baseline: SLOWER beyond 5 % without significance",
+             COMPARE_CPP, "  if (significant && worse > threshold) d.result = verdict::slower;",
+             "  if (worse > threshold) d.result = verdict::slower;", [COMPARE]),
+    Mutation("compare-one-baseline-faster-unsignificant", "one baseline: FASTER beyond 5 % without significance",
+             COMPARE_CPP, "  else if (significant && worse < -threshold) d.result = verdict::faster;",
+             "  else if (worse < -threshold) d.result = verdict::faster;", [COMPARE]),
+    Mutation("compare-one-baseline-threshold-inclusive", "one baseline: a change of exactly the threshold is SLOWER (beyond it is)",
+             COMPARE_CPP, "  if (significant && worse > threshold) d.result = verdict::slower;",
+             "  if (significant && worse >= threshold) d.result = verdict::slower;", [COMPARE]),
+    Mutation("compare-one-baseline-faster-threshold-inclusive", "one baseline: a gain of exactly the threshold is FASTER",
+             COMPARE_CPP, "  else if (significant && worse < -threshold) d.result = verdict::faster;",
+             "  else if (significant && worse <= -threshold) d.result = verdict::faster;", [COMPARE]),
+    Mutation("compare-known-threshold-2", "the default threshold with known noise 2 % instead of 1 % (plain baseline runs)",
+             COMPARE_HPP, "inline constexpr double known_noise_threshold = 0.01;",
+             "inline constexpr double known_noise_threshold = 0.02;", [COMPARE]),
+    # --- reference validate ----------------------------------------------------------------------
+    Mutation("validate-false-swapped", "validate: false SLOWER and false FASTER counted in each other's column",
+             VALIDATE_CPP,
+             "(v == verdict::slower ? entry.false_slower : v == verdict::faster ? entry.false_faster : entry.same)++;",
+             "(v == verdict::slower ? entry.false_faster : v == verdict::faster ? entry.false_slower : entry.same)++;",
+             [REFERENCE]),
+    Mutation("validate-false-slower-as-faster", "validate: a false SLOWER counted as a false FASTER",
+             VALIDATE_CPP,
+             "(v == verdict::slower ? entry.false_slower : v == verdict::faster ? entry.false_faster : entry.same)++;",
+             "(v == verdict::slower ? entry.false_faster : v == verdict::faster ? entry.false_faster : entry.same)++;",
+             [REFERENCE]),
+    Mutation("validate-false-faster-as-slower", "validate: a false FASTER counted as a false SLOWER",
+             VALIDATE_CPP,
+             "(v == verdict::slower ? entry.false_slower : v == verdict::faster ? entry.false_faster : entry.same)++;",
+             "(v == verdict::slower ? entry.false_slower : v == verdict::faster ? entry.false_slower : entry.same)++;",
+             [REFERENCE]),
+    # --- overlap report rules --------------------------------------------------------------------
+    Mutation("overlap-min-efficiency-69.5", "overlap: minimum efficiency 69.5 % instead of 70 % (probe 69.9 % is named)",
+             OVERLAP_CPP, "constexpr double min_efficiency_percent = 70.0;", "constexpr double min_efficiency_percent = 69.5;",
+             [OVERLAP]),
+    Mutation("overlap-min-efficiency-70.5", "overlap: minimum efficiency 70.5 % (probe 70.1 % is not named)",
+             OVERLAP_CPP, "constexpr double min_efficiency_percent = 70.0;", "constexpr double min_efficiency_percent = 70.5;",
+             [OVERLAP]),
+    Mutation("overlap-max-efficiency-114.5", "overlap: maximum efficiency 114.5 % (probe 114.9 % is not named)",
+             OVERLAP_CPP, "constexpr double max_efficiency_percent = 115.0;", "constexpr double max_efficiency_percent = 114.5;",
+             [OVERLAP]),
+    Mutation("overlap-max-efficiency-115.5", "overlap: maximum efficiency 115.5 % (probe 115.1 % is named)",
+             OVERLAP_CPP, "constexpr double max_efficiency_percent = 115.0;", "constexpr double max_efficiency_percent = 115.5;",
+             [OVERLAP]),
+    Mutation("overlap-min-efficiency-inclusive", "overlap: exactly 70 % efficiency is named (below it is)",
+             OVERLAP_CPP, "    if (entry.second < min_efficiency_percent) {", "    if (entry.second <= min_efficiency_percent) {",
+             [OVERLAP]),
+    Mutation("overlap-max-efficiency-inclusive", "overlap: exactly 115 % efficiency is named (above it is)",
+             OVERLAP_CPP, "    if (entry.second > max_efficiency_percent) {", "    if (entry.second >= max_efficiency_percent) {",
+             [OVERLAP]),
+    # --- p2p report rules ------------------------------------------------------------------------
+    Mutation("p2p-same-link", "p2p: a pair's peers taken over every link, not only pairs with the same link",
+             P2P_CPP,
+             "if ((o.src != v.src || o.dst != v.dst) && link_class(topology, o.src, o.dst) == link_class(topology, v.src, v.dst)) {",
+             "if (o.src != v.src || o.dst != v.dst) {", [P2P]),
+    Mutation("p2p-shortfall-0.79", "p2p: a pair named below 79 % of its peers' median, not 80 % (probe 79.75 % is named)",
+             P2P_CPP, "constexpr double peer_shortfall = 0.8;", "constexpr double peer_shortfall = 0.79;", [P2P]),
+    Mutation("p2p-shortfall-0.81", "p2p: a pair named below 81 % (probe 80.25 % is not named)",
+             P2P_CPP, "constexpr double peer_shortfall = 0.8;", "constexpr double peer_shortfall = 0.81;", [P2P]),
+    Mutation("p2p-shortfall-inclusive", "p2p: a pair at exactly 80 % of its peers' median is named (below it is)",
+             P2P_CPP, "        if (v.value < peer_shortfall * reference) {", "        if (v.value <= peer_shortfall * reference) {",
+             [P2P]),
+]
+
+
+class Interrupted(Exception):
+    pass
+
+
+def on_signal(signum, _frame):
+    raise Interrupted(f"signal {signum}")
+
+
+def run(cmd, log, timeout=None):
+    """Runs cmd, its output appended to `log`; returns the exit status (124 on timeout)."""
+    with open(log, "a") as out:
+        out.write(f"\n$ {' '.join(str(c) for c in cmd)}\n")
+        out.flush()
+        try:
+            return subprocess.run(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            out.write(f"timed out after {timeout} s\n")
+            return 124
+
+
+def build(build_dir, targets, log):
+    return run(["cmake", "--build", str(build_dir), "--target", *sorted(targets)], log) == 0
+
+
+def failed_cases(junit):
+    """The test cases (and sections) with a failure or error in a Catch2 junit file."""
+    try:
+        tree = ET.parse(junit)
+    except (ET.ParseError, OSError):
+        return None
+    names = []
+    for case in tree.iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            name = case.get("name", "?")
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def run_tests(build_dir, tests, log, timeout):
+    """Runs each (binary, spec); returns the failures as 'binary: test case' lines (empty: all passed)."""
+    failures = []
+    for binary, spec in tests:
+        with tempfile.NamedTemporaryFile(suffix=".xml", delete=False) as tmp:
+            junit = tmp.name
+        try:
+            cmd = [str(build_dir / "tests" / binary), *([spec] if spec else []), "-r", "junit", "-o", junit]
+            status = run(cmd, log, timeout)
+            cases = failed_cases(junit)
+        finally:
+            os.unlink(junit)
+        if status == 0:
+            continue
+        if cases:
+            failures += [f"{binary}: {case}" for case in cases]
+        else:
+            failures.append(f"{binary}: exit {status} ({'timed out' if status == 124 else 'no failed case in its report: crashed?'})")
+    return failures
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build-dir", default=str(ROOT / "build" / "ci"), help="a configured build directory (default build/ci)")
+    parser.add_argument("--only", action="append", default=[], metavar="NAME", help="run only this mutation (repeatable)")
+    parser.add_argument("--list", action="store_true", help="list the mutations and exit")
+    parser.add_argument("--log", default=None, help="build and test output (default: a file in the build directory)")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds a test binary may run (default 600)")
+    args = parser.parse_args()
+
+    chosen = [m for m in MUTATIONS if not args.only or m.name in args.only]
+    unknown = sorted(set(args.only) - {m.name for m in MUTATIONS})
+    if unknown:
+        print(f"mutate.py: no mutation named {', '.join(unknown)} (--list names them)", file=sys.stderr)
+        return 2
+    if args.list:
+        for m in chosen:
+            print(f"{m.name}: {m.why}\n  {m.file}: '{m.old.strip()}' -> '{m.new.strip()}'")
+        return 0
+
+    build_dir = Path(args.build_dir).resolve()
+    if not (build_dir / "build.ninja").exists() and not (build_dir / "Makefile").exists():
+        print(f"mutate.py: {build_dir} is not a configured build directory (cmake --preset ci)", file=sys.stderr)
+        return 2
+    log = Path(args.log) if args.log else build_dir / "mutate.log"
+    log.write_text("")
+
+    # Every site exactly once, before anything is touched.
+    for m in chosen:
+        count = (ROOT / m.file).read_text().count(m.old)
+        if count != 1:
+            print(f"mutate.py: {m.name}: the old text is {count} times in {m.file}, not once: {m.old.strip()!r}", file=sys.stderr)
+            return 2
+
+    signal.signal(signal.SIGTERM, on_signal)
+    targets = {binary for m in chosen for binary, _ in m.tests}
+    tests = sorted({t for m in chosen for t in m.tests})
+    print(f"mutate.py: {len(chosen)} mutation(s); unmutated build of {', '.join(sorted(targets))} (log: {log})", flush=True)
+    if not build(build_dir, targets, log):
+        print("mutate.py: the unmutated build fails; see the log", file=sys.stderr)
+        return 2
+    baseline = run_tests(build_dir, tests, log, args.timeout)
+    if baseline:
+        print("mutate.py: tests fail without any mutation, so no mutation can be judged:", file=sys.stderr)
+        for failure in baseline:
+            print(f"  {failure}", file=sys.stderr)
+        return 2
+
+    results = []
+    broken = False
+    try:
+        for i, m in enumerate(chosen, 1):
+            path = ROOT / m.file
+            original = path.read_bytes()
+            started = time.monotonic()
+            print(f"[{i}/{len(chosen)}] {m.name}: {m.file}: '{m.old.strip()}' -> '{m.new.strip()}'", flush=True)
+            try:
+                path.write_bytes(original.replace(m.old.encode(), m.new.encode(), 1))
+                mutant_targets = {binary for binary, _ in m.tests}
+                if not build(build_dir, mutant_targets, log):
+                    verdict, detail = "BUILD FAILED", ["the mutated source does not build; see the log"]
+                    broken = True
+                else:
+                    failures = run_tests(build_dir, m.tests, log, args.timeout)
+                    verdict, detail = ("KILLED", failures) if failures else ("SURVIVED", [m.why])
+            finally:
+                path.write_bytes(original)  # a new mtime: the next build recompiles the restored line
+            results.append((m, verdict))
+            print(f"  {verdict} ({time.monotonic() - started:.0f} s)", flush=True)
+            for line in detail:
+                print(f"    {'by ' if verdict == 'KILLED' else ''}{line}", flush=True)
+    except (Interrupted, KeyboardInterrupt) as stop:
+        print(f"mutate.py: stopped ({stop or 'interrupted'}); the source is restored", file=sys.stderr)
+        broken = True
+    finally:
+        print(f"mutate.py: rebuilding {', '.join(sorted(targets))} from the restored sources", flush=True)
+        if not build(build_dir, targets, log):
+            print("mutate.py: the restored build fails; see the log", file=sys.stderr)
+            broken = True
+
+    print()
+    width = max(len(m.name) for m, _ in results) if results else 0
+    for m, verdict in results:
+        print(f"{verdict:<12} {m.name:<{width}}  {m.why}")
+    killed = sum(1 for _, v in results if v == "KILLED")
+    survived = sum(1 for _, v in results if v == "SURVIVED")
+    print(f"mutate.py: {len(results)} mutations, {killed} KILLED, {survived} SURVIVED")
+    if broken:
+        return 2
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
