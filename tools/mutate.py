@@ -41,6 +41,8 @@ COMPARE = ("test_harness", "[compare]")
 REFERENCE = ("test_reference", "")
 OVERLAP = ("overlap_report_tests", "")
 P2P = ("p2p_report_tests", "")
+# A CTest test instead of a Catch2 binary: (the target it needs built, "ctest:" + a -R regex).
+STANDIN_DECLARED = ("hdbench-standin", "ctest:standin_family: family_main fails each case")
 
 
 @dataclass
@@ -167,6 +169,11 @@ MUTATIONS = [
     Mutation("p2p-shortfall-inclusive", "p2p: a pair at exactly 80 % of its peers' median is named (below it is)",
              P2P_CPP, "        if (v.value < peer_shortfall * reference) {", "        if (v.value <= peer_shortfall * reference) {",
              [P2P]),
+    # --- family_main: every case held to its declaration --------------------------------------
+    Mutation("family-check-declared", "family_main never calls check_declared: an undeclared counter or traffic pick "
+             "of the CPU stand-in must fail its cases",
+             "bench/common/family.cpp", "    if (!state.error_occurred()) check_declared(state, spec, schema, record);",
+             "    if (false && !state.error_occurred()) check_declared(state, spec, schema, record);", [STANDIN_DECLARED]),
 ]
 
 
@@ -213,6 +220,12 @@ def run_tests(build_dir, tests, log, timeout):
     """Runs each (binary, spec); returns the failures as 'binary: test case' lines (empty: all passed)."""
     failures = []
     for binary, spec in tests:
+        if spec.startswith("ctest:"):
+            regex = spec[len("ctest:"):]
+            status = run(["ctest", "--test-dir", str(build_dir), "-R", regex, "--output-on-failure"], log, timeout)
+            if status != 0:
+                failures.append(f"ctest -R '{regex}': exit {status}")
+            continue
         with tempfile.NamedTemporaryFile(suffix=".xml", delete=False) as tmp:
             junit = tmp.name
         try:
