@@ -47,6 +47,7 @@ json line_json(const fleet_line& line) {
           {"reading", line.reading},         {"centre", opt(line.centre)}, {"low", opt(line.low)},
           {"high", opt(line.high)},          {"from_centre", from_centre}, {"tolerance", opt(line.tolerance)},
           {"host_bound", line.host_bound},   {"is_figure", line.figure},   {"basis", line.basis},
+          {"better", line.direction ? json(to_string(*line.direction)) : json(nullptr)},
           {"peers", line.peers},             {"reason", line.reason}};
 }
 

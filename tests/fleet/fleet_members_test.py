@@ -11,6 +11,7 @@ has one testcase per node. peer mode also learns a set (--learn) and checks a me
 import argparse
 import json
 import os
+import shutil
 import sys
 import xml.etree.ElementTree as ET
 
@@ -79,6 +80,36 @@ def main():
         raise SystemExit(f"FAIL: gpu05's FAIL lines {lines['gpu05']}")
     if report["nodes"][0]["name"] not in ("gpu02", "gpu05"):
         raise SystemExit("FAIL: worst node not first")
+    # check.json carries each figure's direction, and fleet grades by it; a check.json of an older
+    # hdbench (no "better") is graded alike, the direction read from the declarations.
+    directions = []
+    for d in dirs:
+        with open(os.path.join(d, "check.json")) as f:
+            directions += [l.get("better") for l in json.load(f)["lines"] if l["family"] != "health" and l["value"] is not None]
+    if not directions or any(b not in ("higher", "lower") for b in directions):
+        raise SystemExit(f"FAIL: check.json's figure lines without a better: {sorted(set(map(str, directions)))}")
+    older = os.path.join(work, "fleet-older")
+    shutil.rmtree(older, ignore_errors=True)
+    for d in dirs:
+        copy = os.path.join(older, os.path.basename(d))
+        os.makedirs(copy)
+        shutil.copy(os.path.join(d, "meta.json"), copy)
+        with open(os.path.join(d, "check.json")) as f:
+            check = json.load(f)
+        for line in check["lines"]:
+            line.pop("better", None)
+        with open(os.path.join(copy, "check.json"), "w") as f:
+            json.dump(check, f)
+    _, old_report = fleet_json(args.hdbench, [older], fleet_ref, os.path.join(work, "out-older"), expect=1)
+    # Against peers the direction graded each line, so fleet.json's better must be the same too (a set's
+    # grades are check's, kept as they are).
+    def grades(r):
+        return sorted((n["name"], l["family"], l["figure"], tuple(l["gpus"]), l["grade"],
+                       l["better"] if args.mode == "peer" else None) for n in r["nodes"] for l in n["lines"])
+    if grades(old_report) != grades(report):
+        raise SystemExit("FAIL: the same fleet without check.json's better is graded otherwise")
+    print(f"better: on all {len(directions)} figure lines of the 12 check.json; without it (as an older check.json) "
+          f"the same {len(grades(report))} line grades{' and directions' if args.mode == 'peer' else ''}")
     cmd = [args.hdbench, "fleet", fleet_dir, "--nodelist", "--out", os.path.join(work, "out3"), "--no-plots"]
     _, stdout, _ = run(cmd + ["--reference", fleet_ref], expect=1)
     if stdout.strip() != "gpu[02,05]":
@@ -102,6 +133,16 @@ def main():
             raise SystemExit(f"FAIL: fleet drew {drawn}, not the heatmap and a dot plot per figure")
         print(f"figures: fleet_heatmap.png and {len(dots)} dot plots")
     print("--nodelist: gpu[02,05]")
+
+    # The committed holdout round 2 (four fresh H200s; their check.json by an older hdbench, no "better").
+    holdout = os.path.join(os.path.dirname(os.path.abspath(args.members)), "holdout")
+    four = [os.path.join(holdout, r) for r in ("20261202T032812Z-vm", "20261202T033323Z-vm", "20261202T033829Z-vm",
+                                               "20261202T034338Z-vm")]
+    _, held = fleet_json(args.hdbench, four, fleet_ref, os.path.join(work, "out-holdout"), expect=0)
+    held_basis = {l["basis"] for n in held["nodes"] for l in n["lines"] if l["is_figure"]}
+    if held_basis != {want_basis} or (args.mode == "peer" and held["kinds"][0]["notes"]):
+        raise SystemExit(f"FAIL: the holdout's figure lines graded against {held_basis}, notes {held['kinds'][0]['notes']}")
+    print(f"holdout round 2 (older check.json): exit 0, {held['summary']['line']}")
 
     if args.mode != "peer":
         return

@@ -34,8 +34,9 @@ struct fleet_options {
   std::optional<std::filesystem::path> reference;  // --reference: as check's
   double alpha = 0.05;  // family-wise over every node x figure graded against peers, per kind
   bool plots = true;
-  // The declarations that give each figure its direction (check.json lines carry no "better"):
-  // schema/<family>.json beside hdbench, as check_options', else the nodes' meta.json.
+  // The declarations that give a figure its direction where its check.json line carries no
+  // "better" (a check.json of an older hdbench): schema/<family>.json beside hdbench, as
+  // check_options', else the nodes' meta.json.
   std::filesystem::path schema_dir = own_directory() / "schema";
 };
 
@@ -67,6 +68,7 @@ struct fleet_line {
   std::optional<double> value;
   std::optional<double> centre, low, high;  // the band it was graded against (peers' or the set's)
   std::optional<double> tolerance;
+  std::optional<better> direction;  // check.json's "better", else the declarations' (peers only)
   bool host_bound = false;
   bool figure = false;   // a figure (not health, not a node-level line)
   std::string basis;     // "peers", "set", "check" (check.json's grade kept), "node"
