@@ -306,3 +306,39 @@ TEST_CASE("fleet: a check.json line's better gives the direction, an older check
     CHECK_THAT(report.kinds[0].notes[0], hdb_test::contains_text("carry no \"better\""));
   }
 }
+
+TEST_CASE("fleet_plot.json: what the figures draw, per figure one entry per node x GPU with a band") {
+  fleet_dir fleet("plot_input");
+  healthy_fleet(fleet, 12, 3, 0.95);
+  fleet.node("gpu13", json::array(), 1, false);  // no check.json: a row of the heatmap, no dot
+  const auto report = fleet.grade();
+  const auto plot = hdb::fleet_plot_json(report);
+  CHECK(plot["fleet_plot_version"] == 1);
+  const auto& names = plot["nodes"]["name"];
+  REQUIRE(names.size() == 13);
+  CHECK(names[0] == report.nodes[0].name);  // report order: worst first
+  CHECK(plot["nodes"]["grade"][0] == "FAIL");
+  REQUIRE(plot["figures"].size() == 1);
+  const auto& figure = plot["figures"][0];
+  CHECK(figure["family"] == "copy");
+  CHECK(figure["figure"] == "pinned h2d 1 GiB");
+  CHECK(figure["unit"] == "GB/s");
+  for (const char* column : {"node", "gpu", "grade", "value", "low", "high", "centre"}) CHECK(figure[column].size() == 12);
+  int fails = 0;
+  for (std::size_t j = 0; j < 12; ++j) {
+    const auto& node = report.nodes[figure["node"][j].get<std::size_t>()];
+    CHECK(node.name != "gpu13");
+    CHECK(figure["gpu"][j] == "GPU 0");
+    const auto& line = line_named(report, node.name, "copy");
+    CHECK(figure["grade"][j] == std::string(hdb::to_string(line.result)));
+    // 6 significant digits: short in the file, a part in a million off
+    CHECK(figure["value"][j].get<double>() == hdb_test::Approx(*line.value).epsilon(1e-6));
+    CHECK(figure["low"][j].get<double>() == hdb_test::Approx(*line.low).epsilon(1e-6));
+    CHECK(figure["value"][j].dump().size() <= 8);
+    if (figure["grade"][j] == "FAIL") {
+      ++fails;
+      CHECK(node.name == "gpu04");
+    }
+  }
+  CHECK(fails == 1);
+}
