@@ -16,7 +16,8 @@ import sys
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fleet_common import copy_members, plant_gen4, plant_slow_pinned, run, set_hostname, write_check_json  # noqa: E402
+from fleet_common import (copy_members, plant_gen4, plant_slow_pinned, plotting_python, run, set_hostname,  # noqa: E402
+                          write_check_json)
 
 
 def fleet_json(hdbench, dirs, reference, out, extra=(), expect=None):
@@ -124,14 +125,25 @@ def main():
     for name in ("gpu02", "gpu05"):
         print(f"planted ({args.mode}): {name} FAIL: {'; '.join(lines[name])}")
     if args.mode == "peer":
-        # The figures a user opens: the heatmap and one dot plot per graded figure, drawn.
+        # The figures a user opens, as drawn: the heatmap and one dot plot per graded figure; gpu02's
+        # pinned copies labelled FAIL dots and about 5 % under the centre on the heatmap.
         out = os.path.join(work, "out-plots")
         run([args.hdbench, "fleet", fleet_dir, "--reference", fleet_ref, "--out", out], expect=1)
-        drawn = sorted(os.listdir(os.path.join(out, "plots"))) if os.path.isdir(os.path.join(out, "plots")) else []
-        dots = [f for f in drawn if f.endswith(".png") and f != "fleet_heatmap.png"]
-        if "fleet_heatmap.png" not in drawn or not dots:
-            raise SystemExit(f"FAIL: fleet drew {drawn}, not the heatmap and a dot plot per figure")
-        print(f"figures: fleet_heatmap.png and {len(dots)} dot plots")
+        python = plotting_python()
+        if python is None:
+            raise SystemExit("FAIL: no Python with matplotlib to draw the fleet figures")
+        checker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fleet_figures_check.py")
+        _, stdout, _ = run([python, checker, out], expect=0)
+        seen = json.loads(stdout)
+        for figure in ("copy pinned h2d 1 GiB", "copy pinned d2h 1 GiB"):
+            if "gpu02 GPU 0" not in seen["labels"].get(figure, []):
+                raise SystemExit(f"FAIL: {figure}: gpu02 not labelled ({seen['labels'].get(figure)})")
+        cells = {k: v for k, v in seen["heatmap_fail_cells"].items() if k.startswith("gpu02 GPU 0 copy pinned")}
+        if len(cells) != 2 or not all(-6 < v < -4 for v in cells.values()):
+            raise SystemExit(f"FAIL: the heatmap's cells of gpu02's pinned copies: {cells}")
+        print(f"figures: fleet_heatmap.png and {seen['figures']} dot plots, as drawn; gpu02 labelled on both pinned "
+              f"copies, {', '.join(f'{v:.1f} %' for v in cells.values())} on the heatmap")
+
     print("--nodelist: gpu[02,05]")
 
     # The committed holdout round 2 (four fresh H200s; their check.json by an older hdbench, no "better").
