@@ -307,6 +307,7 @@ std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const
     line.label = f.label;
     line.value = row.value;
     line.key = key_of(row);
+    line.better_direction = row.better_direction;
     line.tolerance = f.tolerance;
     line.host_bound = f.host_bound;
     line.unit = row.unit;

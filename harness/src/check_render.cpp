@@ -93,6 +93,7 @@ std::string render_json(const check_report& report) {
                      {"unit", line.unit},
                      {"reading", line.reading},
                      {"expected", std::move(expected)},
+                     {"better", line.better_direction ? json(to_string(*line.better_direction)) : json(nullptr)},
                      {"tolerance", line.tolerance ? json(*line.tolerance) : json(nullptr)},
                      {"host_bound", line.host_bound},
                      {"reason", line.reason}});

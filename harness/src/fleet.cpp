@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <exception>
 #include <map>
 #include <numbers>
 #include <set>
@@ -16,6 +17,7 @@
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/noise_model.hpp"
 #include "hdb/harness/reference_set.hpp"
+#include "hdb/harness/results.hpp"
 #include "hdb/harness/stats.hpp"
 #include "hdb/harness/tables.hpp"
 
@@ -77,6 +79,15 @@ fleet_line line_from_check_json(const json& entry) {
   line.value = number_or_null(entry, "value");
   line.tolerance = number_or_null(entry, "tolerance");
   line.host_bound = entry.value("host_bound", false);
+  // check.json's "better" (written since hdbench check carries the row's direction); an older
+  // check.json has none, and the declarations give it (direction_finder).
+  if (const auto b = entry.find("better"); b != entry.end() && b->is_string()) {
+    try {
+      line.direction = parse_better(b->get<std::string>());
+    } catch (const std::exception&) {
+      // an unknown word: the declarations decide, as for an older check.json
+    }
+  }
   line.figure = line.family != "health" && !line.label.empty();
   if (const auto expected = entry.find("expected"); expected != entry.end() && expected->is_object()) {
     line.centre = number_or_null(*expected, "centre");
@@ -100,6 +111,7 @@ fleet_line line_from_check(const check_line& source) {
   line.value = source.value;
   line.tolerance = source.tolerance;
   line.host_bound = source.host_bound;
+  line.direction = source.better_direction;
   line.figure = source.family != "health";
   if (const auto& band = source.expected.band) {
     line.centre = band->centre;
@@ -198,8 +210,9 @@ std::optional<better> direction_in(const family_declaration& declaration, const 
   return std::nullopt;
 }
 
-// The declarations that give the figures their direction: the judging hdbench's installed ones
-// (as check judges by them), else the first node's meta.json of the kind that records the family.
+// The declarations that give the figures their direction where check.json does not (one written
+// before check wrote "better"): the judging hdbench's installed ones (as check judges by them),
+// else the first node's meta.json of the kind that records the family.
 class direction_finder {
  public:
   explicit direction_finder(fs::path schema_dir) : schema_dir_(std::move(schema_dir)) {}
@@ -315,7 +328,8 @@ void grade_by_peers(std::vector<loaded_node>& loaded, const kind_group& group, f
     for (std::size_t l = 0; l < node.lines.size(); ++l) {
       auto& line = node.lines[l];
       if (!line.figure || !line.value || !(*line.value > 0)) continue;
-      if (!directions.find(line.family, line.label, metas)) {
+      if (!line.direction) line.direction = directions.find(line.family, line.label, metas);
+      if (!line.direction) {
         ++no_direction;
         continue;
       }
@@ -347,13 +361,14 @@ void grade_by_peers(std::vector<loaded_node>& loaded, const kind_group& group, f
     const auto bands = leave_one_out_bands(values, k);
     for (std::size_t j = 0; j < slots.size(); ++j) {
       auto& line = loaded[slots[j].node].node.lines[slots[j].line];
-      if (bands[j]) grade_against_peers(line, *bands[j], *directions.find(line.family, line.label, metas));
+      if (bands[j]) grade_against_peers(line, *bands[j], *line.direction);
     }
   }
   summary.basis = "peers";
   if (no_direction > 0) {
     summary.notes.push_back(std::to_string(no_direction) +
-                            " figure line(s) name no metric of their family's declaration: check.json's grade kept");
+                            " figure line(s) carry no \"better\" and name no metric of their family's declaration: "
+                            "check.json's grade kept");
   }
 }
 

@@ -1,11 +1,20 @@
 // hdbench fleet, the outputs: the report as text, junit or JSON; fleet.json, fleet.txt and the
-// figures (plots/plot_fleet.py) under --out; and --learn's reference sets. Nothing here grades.
+// figures (plots/fleet_plot.json, drawn by plots/plot_fleet.py) under --out; and --learn's reference
+// sets. Nothing here grades.
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <map>
 #include <ostream>
 #include <set>
+#include <thread>
+
+#ifdef __GLIBC__
+#include <malloc.h>  // malloc_trim
+#endif
 
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
@@ -47,6 +56,7 @@ json line_json(const fleet_line& line) {
           {"reading", line.reading},         {"centre", opt(line.centre)}, {"low", opt(line.low)},
           {"high", opt(line.high)},          {"from_centre", from_centre}, {"tolerance", opt(line.tolerance)},
           {"host_bound", line.host_bound},   {"is_figure", line.figure},   {"basis", line.basis},
+          {"better", line.direction ? json(to_string(*line.direction)) : json(nullptr)},
           {"peers", line.peers},             {"reason", line.reason}};
 }
 
@@ -122,6 +132,15 @@ std::string render_junit(const fleet_report& report) {
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"hdbench fleet\" tests=\"" +
          std::to_string(report.nodes.size()) + "\" failures=\"" + std::to_string(report.failed_nodes()) + "\">\n" + cases +
          "  <system-out>" + xml_escape(kinds_text(report) + fleet_summary_line(report)) + "</system-out>\n</testsuite>\n";
+}
+
+// `value` to 6 significant digits, which json prints short ("55.2999", not 17 digits): off by 5
+// parts in a million at most, which no figure shows, and the plot input of a thousand nodes stays
+// a few MB.
+double plotted(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return std::strtod(text, nullptr);
 }
 
 std::string slug(const std::string& text) {
@@ -203,6 +222,50 @@ json to_json(const fleet_report& report) {
           {"exit_code", report.exit_code()}};
 }
 
+json fleet_plot_json(const fleet_report& report) {
+  json names = json::array(), hostnames = json::array(), grades = json::array();
+  struct columns {
+    std::string unit;
+    json node = json::array(), gpu = json::array(), grade = json::array(), value = json::array(), low = json::array(),
+         high = json::array(), centre = json::array();
+  };
+  std::map<std::pair<std::string, std::string>, columns> figures;  // sorted by family, figure: the files' order
+  for (std::size_t i = 0; i < report.nodes.size(); ++i) {
+    const auto& node = report.nodes[i];
+    names.push_back(node.name);
+    hostnames.push_back(node.hostname);
+    grades.push_back(to_string(node.overall()));
+    for (const auto& line : node.lines) {
+      if (!line.figure || !line.value || !line.centre || !line.low || !line.high) continue;
+      auto& c = figures[{line.family, line.label}];
+      if (c.unit.empty()) c.unit = line.unit;
+      c.node.push_back(i);
+      c.gpu.push_back(gpu_text(line.gpus));
+      c.grade.push_back(to_string(line.result));
+      c.value.push_back(plotted(*line.value));
+      c.low.push_back(plotted(*line.low));
+      c.high.push_back(plotted(*line.high));
+      c.centre.push_back(plotted(*line.centre));
+    }
+  }
+  json list = json::array();
+  for (auto& [key, c] : figures) {
+    list.push_back({{"family", key.first},
+                    {"figure", key.second},
+                    {"unit", c.unit},
+                    {"node", std::move(c.node)},
+                    {"gpu", std::move(c.gpu)},
+                    {"grade", std::move(c.grade)},
+                    {"value", std::move(c.value)},
+                    {"low", std::move(c.low)},
+                    {"high", std::move(c.high)},
+                    {"centre", std::move(c.centre)}});
+  }
+  return {{"fleet_plot_version", 1},
+          {"nodes", {{"name", std::move(names)}, {"hostname", std::move(hostnames)}, {"grade", std::move(grades)}}},
+          {"figures", std::move(list)}};
+}
+
 std::string render_fleet(const fleet_report& report, fleet_format format) {
   switch (format) {
     case fleet_format::text: return render_text(report, false);
@@ -220,35 +283,65 @@ fs::path default_fleet_out(const fs::path& first_arg) {
   return parent / ("fleet-" + stamp);
 }
 
-void write_fleet_outputs(const fleet_report& report, const std::string& document, const fs::path& out_dir, bool plots,
-                         std::ostream& log) {
-  fs::create_directories(out_dir);
-  atomic_write_file(out_dir / "fleet.json", document);
-  atomic_write_file(out_dir / "fleet.txt", render_text(report, true));
-  log << "hdbench fleet: wrote " << (out_dir / "fleet.json").string() << " and fleet.txt\n";
-  if (!plots) return;
+namespace {
+
+// Finds the Python and runs plots/plot_fleet.py on `input`; what happened goes to `log`.
+void draw_fleet_figures(const fs::path& plot_dir, const fs::path& input, std::string& log) {
   // The same Python as the run's plots (plots.cpp: $HDBENCH_PYTHON, python3, /usr/bin/python3).
   const auto options = plot_options_from_environment();
   const auto script = options.plots_dir / "plot_fleet.py";
   if (!fs::exists(script)) {
-    log << "hdbench fleet: figures skipped, " << script.string() << " not found (set HDBENCH_PLOTS_DIR)\n";
+    log = "hdbench fleet: figures skipped, " + script.string() + " not found (set HDBENCH_PLOTS_DIR)\n";
     return;
   }
   const auto found = find_plot_python(options);
   if (!found.python) {
-    log << "hdbench fleet: figures skipped, no Python with matplotlib"
-        << (found.override_problem.empty() ? "" : " (" + found.override_problem + ")") << "\n";
+    log = "hdbench fleet: figures skipped, no Python with matplotlib" +
+          (found.override_problem.empty() ? "" : " (" + found.override_problem + ")") + "\n";
     return;
   }
-  fs::create_directories(out_dir / "plots");
   child_spec spec;
-  spec.argv = {*found.python, script.string(), (out_dir / "fleet.json").string(), "-o", (out_dir / "plots").string()};
-  spec.stdout_path = out_dir / "plots" / "plot_fleet.log";
-  spec.stderr_path = out_dir / "plots" / "plot_fleet.stderr.log";
+  spec.argv = {*found.python, script.string(), input.string(), "-o", plot_dir.string()};
+  spec.stdout_path = plot_dir / "plot_fleet.log";
+  spec.stderr_path = plot_dir / "plot_fleet.stderr.log";
   spec.timeout = std::chrono::minutes(5);
   const auto result = run_with_deadline(spec);
-  if (result.succeeded()) log << "hdbench fleet: figures in " << (out_dir / "plots").string() << "\n";
-  else log << "hdbench fleet: plot_fleet.py did not finish cleanly; see " << spec.stderr_path.string() << "\n";
+  log = result.succeeded() ? "hdbench fleet: figures in " + plot_dir.string() + "\n"
+                           : "hdbench fleet: plot_fleet.py " + result.describe() + "; see " + spec.stderr_path.string() + "\n";
+}
+
+}  // namespace
+
+void write_fleet_outputs(const fleet_report& report, const std::string& document, const fs::path& out_dir, bool plots,
+                         std::ostream& log) {
+  fs::create_directories(out_dir);
+  // The figures are drawn from plots/fleet_plot.json (what they show, a tenth of fleet.json), by a
+  // Python found and run while fleet.json and fleet.txt are written.
+  std::string plot_log;
+  std::jthread drawing;  // joined before plot_log goes
+  if (plots) {
+    const auto plot_dir = out_dir / "plots";
+    fs::create_directories(plot_dir);
+    const auto input = plot_dir / "fleet_plot.json";
+    atomic_write_file(input, fleet_plot_json(report).dump() + "\n");
+#ifdef __GLIBC__
+    // The freed JSON trees (hundreds of MB at a thousand nodes) back to the system before the
+    // Python starts: the two are resident together, and under 1 GiB together.
+    ::malloc_trim(0);
+#endif
+    drawing = std::jthread([plot_dir, input, &plot_log] {
+      try {
+        draw_fleet_figures(plot_dir, input, plot_log);
+      } catch (const std::exception& e) {
+        plot_log = std::string("hdbench fleet: figures skipped: ") + e.what() + "\n";
+      }
+    });
+  }
+  atomic_write_file(out_dir / "fleet.json", document);
+  atomic_write_file(out_dir / "fleet.txt", render_text(report, true));
+  log << "hdbench fleet: wrote " << (out_dir / "fleet.json").string() << " and fleet.txt\n";
+  if (drawing.joinable()) drawing.join();
+  log << plot_log;
 }
 
 std::string kind_dir_name(const json& fingerprint) {

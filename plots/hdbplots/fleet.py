@@ -1,4 +1,4 @@
-"""The fleet figures: `hdbench fleet` writes fleet.json (docs/fleet.md), this draws it.
+"""The fleet figures: `hdbench fleet` writes plots/fleet_plot.json (docs/fleet.md), this draws it.
 
 - one figure per graded figure (family + label): every node's value on every GPU as a dot, sorted,
   with the band each was graded against (its peers' or the set's), the dots coloured by grade and
@@ -6,12 +6,25 @@
 - one heatmap, nodes x figures (each GPU its own column), in % from the centre the figure was
   graded against, clipped at +-10 % so a 5 % fault stands out.
 
-Only fleet.json is read; nothing is re-graded here.
+fleet_plot.json holds only what the figures draw, in columns (a thousand nodes x 8 GPUs is about
+6.6 MB, where fleet.json is 65 MB):
+
+    {"fleet_plot_version": 1,
+     "nodes": {"name": [...], "hostname": [...], "grade": [...]},        worst first, as fleet's
+     "figures": [{"family", "figure", "unit",                            sorted by family, figure
+                  "node": [index into nodes], "gpu": ["GPU 0", ...],     one entry per dot
+                  "grade", "value", "low", "high", "centre": [...]}]}
+
+A fleet.json (older hdbench, or drawn apart) is read too and reduced to the same columns. Nothing
+is re-graded here. One Figure is reused for the dot plots and the drawing is numpy throughout, so
+the figures of a thousand nodes take seconds, not the fleet's memory; a large fleet's figures are
+drawn by two processes where two CPUs are free.
 """
 from __future__ import annotations
 
 import json
-import math
+import multiprocessing
+import os
 import re
 from pathlib import Path
 
@@ -19,116 +32,245 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.cm import ScalarMappable  # noqa: E402
+from matplotlib.colors import Normalize  # noqa: E402
+from matplotlib.transforms import Bbox  # noqa: E402
+import numpy as np  # noqa: E402
 
 GRADE_COLOURS = {"FAIL": "#c0392b", "WARN": "#e67e22", "PASS": "#2e86c1", "INFO": "#95a5a6"}
 MAX_LABELS = 12  # outliers labelled per figure: more would cover the dots
 MAX_ROW_LABELS = 60  # heatmap rows named when the fleet is small; else only the nodes that FAIL or WARN
+RASTERIZE_ABOVE = 1000  # dots drawn as one image in vector formats (svg, pdf) above this many
+DOTS_SIZE = (9, 4.2)
+DOTS_MARGINS = {"left": 0.08, "right": 0.985, "bottom": 0.12, "top": 0.9}  # fixed: no layout pass per figure
 
 
 def load(path: str | Path) -> dict:
+    """fleet_plot.json, or a fleet.json reduced to its columns. ValueError for neither."""
     with open(path) as f:
-        return json.load(f)
+        data = json.load(f)
+    if isinstance(data, dict) and "fleet_plot_version" in data:
+        return data
+    if isinstance(data, dict) and "fleet_version" in data and "nodes" in data:
+        return from_fleet(data)
+    raise ValueError("neither a fleet_plot.json nor a fleet.json (hdbench fleet writes them)")
 
 
-def _gpu(line: dict) -> str:
-    return "node" if not line["gpus"] else "GPU " + ",".join(str(g) for g in line["gpus"])
+def gpu_text(gpus: list[int]) -> str:
+    return "node" if not gpus else "GPU " + ",".join(str(g) for g in gpus)
 
 
-def graded_figures(fleet: dict) -> dict[tuple[str, str], list[tuple[dict, dict]]]:
-    """(family, figure) -> [(node, line)] for every figure line with a value and a band."""
-    figures: dict[tuple[str, str], list[tuple[dict, dict]]] = {}
-    for node in fleet["nodes"]:
+def from_fleet(fleet: dict) -> dict:
+    """fleet.json's nodes and lines reduced to fleet_plot.json's columns (what hdbench fleet writes)."""
+    nodes = {"name": [], "hostname": [], "grade": []}
+    figures: dict[tuple[str, str], dict] = {}
+    for i, node in enumerate(fleet["nodes"]):
+        nodes["name"].append(node["name"])
+        nodes["hostname"].append(node["hostname"])
+        nodes["grade"].append(node["grade"])
         for line in node["lines"]:
-            if line.get("is_figure") and line["value"] is not None and line["low"] is not None:
-                figures.setdefault((line["family"], line["figure"]), []).append((node, line))
-    return figures
+            if not line.get("is_figure") or any(line.get(k) is None for k in ("value", "low", "high", "centre")):
+                continue
+            entry = figures.setdefault((line["family"], line["figure"]), {
+                "family": line["family"], "figure": line["figure"], "unit": line["unit"],
+                "node": [], "gpu": [], "grade": [], "value": [], "low": [], "high": [], "centre": []})
+            entry["node"].append(i)
+            entry["gpu"].append(gpu_text(line["gpus"]))
+            for key in ("grade", "value", "low", "high", "centre"):
+                entry[key].append(line[key])
+    return {"fleet_plot_version": 1, "reduced_from": "fleet.json", "nodes": nodes, "figures": [figures[k] for k in sorted(figures)]}
 
 
 def file_stem(family: str, figure: str) -> str:
     return "fleet_" + re.sub(r"[^a-z0-9]+", "_", f"{family} {figure}".lower()).strip("_")[:80]
 
 
-def draw_dots(family: str, figure: str, entries: list[tuple[dict, dict]], out: Path, formats: list[str], dpi: int) -> list[Path]:
-    entries = sorted(entries, key=lambda e: e[1]["value"])
-    x = list(range(len(entries)))
-    values = [line["value"] for _, line in entries]
-    fig, ax = plt.subplots(figsize=(9, 4.2))
-    ax.fill_between(x, [l["low"] for _, l in entries], [l["high"] for _, l in entries], step="mid",
-                    color="#aed6f1", alpha=0.6, label="band each dot was graded against")
-    ax.plot(x, [l["centre"] for _, l in entries], color="#5d6d7e", lw=0.8, label="centre")
-    for grade, colour in GRADE_COLOURS.items():
-        pts = [(i, v) for i, ((_, l), v) in enumerate(zip(entries, values)) if l["grade"] == grade]
-        if pts:
-            ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=10 if len(entries) > 200 else 22, color=colour,
-                       label=f"{grade} ({len(pts)})", zorder=3)
-    outliers = [(i, node, line) for i, (node, line) in enumerate(entries) if line["grade"] in ("FAIL", "WARN")]
-    outliers.sort(key=lambda o: (o[2]["grade"] != "FAIL", -abs(o[2]["from_centre"] or 0)))
-    for i, node, line in outliers[:MAX_LABELS]:
-        ax.annotate(f"{node['hostname']} {_gpu(line)}", (i, line["value"]), xytext=(4, 6), textcoords="offset points",
-                    fontsize=7, color=GRADE_COLOURS[line["grade"]])
-    unit = entries[0][1]["unit"]
-    fails = sum(1 for _, l in entries if l["grade"] == "FAIL")
-    lo, hi = min(values), max(values)
+def _columns(entry: dict) -> dict:
+    """One figure's dots as numpy arrays, sorted by value (stable: equal values keep fleet's order)."""
+    value = np.asarray(entry["value"], dtype=float)
+    order = np.argsort(value, kind="stable")
+    cols = {k: np.asarray(entry[k], dtype=float)[order] for k in ("value", "low", "high", "centre")}
+    cols["grade"] = np.asarray(entry["grade"], dtype=object)[order]
+    cols["node"] = np.asarray(entry["node"], dtype=int)[order]
+    cols["gpu"] = np.asarray(entry["gpu"], dtype=object)[order]
+    return cols
+
+
+def _emptied_axes(fig):
+    """`fig`'s axes with the last figure's artists and data limits gone, its ticks and fonts kept
+    (a fifth of the time of a new Axes per figure); a new Axes on a new Figure."""
+    if not fig.axes:
+        return fig.add_subplot()
+    ax = fig.axes[0]
+    for artist in [*ax.collections, *ax.lines, *ax.texts]:
+        artist.remove()
+    if ax.get_legend() is not None:
+        ax.get_legend().remove()
+    ax.dataLim.set_points(Bbox.null().get_points())
+    ax.ignore_existing_data_limits = True
+    ax.set_autoscale_on(True)
+    return ax
+
+
+def draw_dots(fig, data: dict, entry: dict):
+    """Draws one figure's dots into `fig` (what it showed before removed) and returns its axes."""
+    ax = _emptied_axes(fig)
+    c = _columns(entry)
+    n = len(c["value"])
+    x = np.arange(n)
+    raster = n > RASTERIZE_ABOVE
+    ax.fill_between(x, c["low"], c["high"], step="mid", color="#aed6f1", alpha=0.6, lw=0,
+                    label="band each dot was graded against", rasterized=raster)
+    ax.plot(x, c["centre"], color="#5d6d7e", lw=0.8, label="centre", rasterized=raster)
+    size = 10 if n > 200 else 22
+    handles = {}
+    for z, grade in enumerate(("INFO", "PASS", "WARN", "FAIL")):  # the outliers drawn last, on top
+        mask = c["grade"] == grade
+        count = int(mask.sum())
+        if count:
+            handles[grade] = ax.scatter(x[mask], c["value"][mask], s=size, color=GRADE_COLOURS[grade], lw=0,
+                                        label=f"{grade} ({count})", zorder=3 + z, rasterized=raster)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        from_centre = np.where(c["centre"] > 0, c["value"] / c["centre"] - 1, 0.0)
+    outliers = np.flatnonzero((c["grade"] == "FAIL") | (c["grade"] == "WARN"))
+    # FAIL first, then the farthest from the centre
+    outliers = outliers[np.lexsort((-np.abs(from_centre[outliers]), c["grade"][outliers] != "FAIL"))]
+    hostnames = data["nodes"]["hostname"]
+    lo, hi = float(c["value"].min()), float(c["value"].max())
+    near_x, near_y = 0.03 * n, 0.03 * (hi - lo)
+    last = None  # (x, value, level) of the label before: labels of neighbouring dots are stacked
+    for i in sorted(outliers[:MAX_LABELS]):
+        grade = c["grade"][i]
+        level = 0
+        if last is not None and x[i] - last[0] <= near_x and abs(c["value"][i] - last[1]) <= near_y:
+            level = last[2] + 1
+        last = (x[i], c["value"][i], level)
+        ax.annotate(f"{hostnames[c['node'][i]]} {c['gpu'][i]}", (x[i], c["value"][i]), xytext=(4, 4 + 8 * level),
+                    textcoords="offset points", fontsize=7, color=GRADE_COLOURS[grade], zorder=10)
+    fails = int((c["grade"] == "FAIL").sum())
     spread = 100 * (hi / lo - 1) if lo > 0 else float("nan")
-    ax.set_title(f"{family} {figure}: {len(entries)} GPUs, {fails} FAIL; the whole fleet spans {spread:.1f} %",
+    ax.set_title(f"{entry['family']} {entry['figure']}: {n} GPUs, {fails} FAIL; the whole fleet spans {spread:.1f} %",
                  fontsize=10, wrap=True)
     ax.set_xlabel("node and GPU, sorted by value")
-    ax.set_ylabel(unit)
-    ax.legend(fontsize=7, loc="best")
-    return _save(fig, out / file_stem(family, figure), formats, dpi)
+    ax.set_ylabel(entry["unit"])
+    ax.set_xlim(-0.5 - 0.01 * n, n - 0.5 + 0.01 * n)
+    legend = [h for h in ax.get_legend_handles_labels()[0] if h not in handles.values()]
+    legend += [handles[g] for g in GRADE_COLOURS if g in handles]
+    # "best" weighs every dot: at thousands of dots the upper left, empty as the dots rise, is as good
+    ax.legend(handles=legend, fontsize=7, loc="best" if n <= RASTERIZE_ABOVE else "upper left")
+    fig.subplots_adjust(**DOTS_MARGINS)
+    return ax
+
+
+def heatmap_grid(data: dict) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
+    """Nodes (fleet's order) x columns (family, figure, GPU: sorted), in % from the centre; NaN where unmeasured."""
+    columns: list[tuple[str, str, str]] = []
+    placed = []  # (rows, column indices, % from centre) per figure
+    for entry in sorted(data["figures"], key=lambda e: (e["family"], e["figure"])):
+        value = np.asarray(entry["value"], dtype=float)
+        centre = np.asarray(entry["centre"], dtype=float)
+        keep = centre > 0
+        if not keep.any():
+            continue
+        gpus, where = np.unique(np.asarray(entry["gpu"], dtype=object)[keep].astype(str), return_inverse=True)
+        placed.append((np.asarray(entry["node"], dtype=int)[keep], len(columns) + where,
+                       100 * (value[keep] / centre[keep] - 1)))
+        columns += [(entry["family"], entry["figure"], g) for g in gpus]
+    grid = np.full((len(data["nodes"]["name"]), len(columns)), np.nan)
+    for rows, cols, percent in placed:
+        grid[rows, cols] = percent
+    return grid, columns
+
+
+def draw_heatmap(data: dict):
+    """The heatmap as a new Figure (its size follows the fleet's), or None without a graded figure."""
+    grid, columns = heatmap_grid(data)
+    if not columns:
+        return None
+    names, grades = data["nodes"]["name"], data["nodes"]["grade"]
+    fig = plt.figure(figsize=heatmap_size(len(names), len(columns)))
+    ax = fig.add_subplot()
+    # Coloured here, as bytes: imshow would resample the floats to the figure's pixels (at a
+    # thousand nodes 4,800 x 4,800 RGBA doubles, 700 MB) where RGBA bytes take an eighth.
+    colours = ScalarMappable(Normalize(vmin=-10, vmax=10), plt.get_cmap("RdBu"))
+    ax.imshow(colours.to_rgba(np.ma.masked_invalid(grid), bytes=True), aspect="auto", interpolation="nearest")
+    fig.colorbar(colours, ax=ax, label="% from centre (clipped at 10)")
+    ax.set_xticks(range(len(columns)))
+    ax.set_xticklabels([f"{f} {l} {g}"[:60] for f, l, g in columns], rotation=90, fontsize=6)
+    named = [i for i in range(len(names)) if len(names) <= MAX_ROW_LABELS or grades[i] in ("FAIL", "WARN")]
+    named = named[:MAX_ROW_LABELS * 2]
+    ax.set_yticks(named)
+    ax.set_yticklabels([f"{names[i]} {grades[i]}" for i in named], fontsize=6)
+    fails = sum(1 for g in grades if g == "FAIL")
+    ax.set_title(f"{len(names)} nodes x {len(columns)} figures, % from the centre each was graded against: "
+                 f"{fails} node(s) FAIL (worst first)", fontsize=10)
+    fig.tight_layout()  # once: the tick labels' room
+    return fig
+
+
+def heatmap_size(nodes: int, columns: int) -> tuple[float, float]:
+    return min(40.0, 4 + 0.28 * columns), min(40.0, 2.5 + 0.16 * nodes)
 
 
 def _save(fig, stem: Path, formats: list[str], dpi: int) -> list[Path]:
-    """Writes the figure once per format beside `stem` and closes it."""
-    fig.tight_layout()
     written = []
     for fmt in formats:
         path = stem.with_name(f"{stem.name}.{fmt}")
         fig.savefig(path, dpi=dpi)
         written.append(path)
-    plt.close(fig)
     return written
 
 
-def draw_heatmap(fleet: dict, out: Path, formats: list[str], dpi: int) -> list[Path]:
-    columns: list[tuple[str, str, str]] = []
-    seen = set()
-    for node in fleet["nodes"]:
-        for line in node["lines"]:
-            key = (line["family"], line["figure"], _gpu(line))
-            if line.get("is_figure") and line["from_centre"] is not None and key not in seen:
-                seen.add(key)
-                columns.append(key)
-    if not columns:
-        return []
-    columns.sort()
-    index = {c: j for j, c in enumerate(columns)}
-    nodes = fleet["nodes"]
-    grid = [[math.nan] * len(columns) for _ in nodes]
-    for i, node in enumerate(nodes):
-        for line in node["lines"]:
-            key = (line["family"], line["figure"], _gpu(line))
-            if key in index and line["from_centre"] is not None:
-                grid[i][index[key]] = 100 * line["from_centre"]
-    height = min(40.0, 2.5 + 0.16 * len(nodes))
-    fig, ax = plt.subplots(figsize=(min(40.0, 4 + 0.28 * len(columns)), height))
-    image = ax.imshow(grid, aspect="auto", cmap="RdBu", vmin=-10, vmax=10, interpolation="nearest")
-    fig.colorbar(image, ax=ax, label="% from centre (clipped at 10)")
-    ax.set_xticks(range(len(columns)))
-    ax.set_xticklabels([f"{f} {l} {g}"[:60] for f, l, g in columns], rotation=90, fontsize=6)
-    named = [(i, n) for i, n in enumerate(nodes) if len(nodes) <= MAX_ROW_LABELS or n["grade"] in ("FAIL", "WARN")]
-    ax.set_yticks([i for i, _ in named][:MAX_ROW_LABELS * 2])
-    ax.set_yticklabels([f"{n['name']} {n['grade']}" for _, n in named][:MAX_ROW_LABELS * 2], fontsize=6)
-    fails = sum(1 for n in nodes if n["fail"] > 0)
-    ax.set_title(f"{len(nodes)} nodes x {len(columns)} figures, % from the centre each was graded against: "
-                 f"{fails} node(s) FAIL (worst first)", fontsize=10)
-    return _save(fig, out / "fleet_heatmap", formats, dpi)
+_JOB: dict = {}  # what the drawing processes share (forked, not pickled)
 
 
-def draw(fleet: dict, out: Path, formats: list[str], dpi: int) -> list[Path]:
+def _draw_task(task: int) -> list[Path]:
+    """Task -1 is the heatmap, else the dot plot of figures[task]; one Figure per process, reused."""
+    data, out, formats, dpi = _JOB["data"], _JOB["out"], _JOB["formats"], _JOB["dpi"]
+    if task < 0:
+        heatmap = draw_heatmap(data)
+        if heatmap is None:
+            return []
+        try:
+            return _save(heatmap, out / "fleet_heatmap", formats, dpi)
+        finally:
+            plt.close(heatmap)
+    if "fig" not in _JOB:
+        _JOB["fig"] = plt.figure(figsize=DOTS_SIZE)
+    entry = data["figures"][task]
+    draw_dots(_JOB["fig"], data, entry)
+    return _save(_JOB["fig"], out / file_stem(entry["family"], entry["figure"]), formats, dpi)
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def draw(data: dict, out: Path, formats: list[str], dpi: int, jobs: int | None = None) -> list[Path]:
+    """Every figure, on `jobs` processes (default: up to 2 where the CPUs are there and the fleet is
+    large); returns the written paths, the dot plots by family and figure, then the heatmap."""
     out.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    for (family, figure), entries in sorted(graded_figures(fleet).items()):
-        written += draw_dots(family, figure, entries, out, formats, dpi)
-    written += draw_heatmap(fleet, out, formats, dpi)
-    return written
+    data = dict(data, figures=sorted((e for e in data["figures"] if e["value"]), key=lambda e: (e["family"], e["figure"])))
+    tasks = [-1] + list(range(len(data["figures"])))  # the heatmap first: it takes longest
+    points = sum(len(e["value"]) for e in data["figures"])
+    if jobs is None:
+        jobs = min(2, _cpus()) if points > 5000 else 1
+    _JOB.clear()
+    _JOB.update(data=data, out=out, formats=formats, dpi=dpi)
+    results: dict[int, list[Path]] = {}
+    try:
+        if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
+            with multiprocessing.get_context("fork").Pool(jobs) as pool:
+                for task, paths in zip(tasks, pool.imap(_draw_task, tasks, chunksize=1)):
+                    results[task] = paths
+        else:
+            for task in tasks:
+                results[task] = _draw_task(task)
+    finally:
+        if "fig" in _JOB:
+            plt.close(_JOB["fig"])
+        _JOB.clear()
+    return [p for task in tasks[1:] + tasks[:1] for p in results[task]]

@@ -16,6 +16,14 @@ def run(cmd, expect=None):
     return proc.returncode, proc.stdout, proc.stderr
 
 
+def plotting_python():
+    """The Python hdbench fleet draws with, as the harness looks for it; None: none imports matplotlib."""
+    for candidate in (os.environ.get("HDBENCH_PYTHON"), shutil.which("python3"), "/usr/bin/python3"):
+        if candidate and subprocess.run([candidate, "-c", "import matplotlib"], capture_output=True).returncode == 0:
+            return candidate
+    return None
+
+
 def copy_members(members_dir, dest):
     """Each member's meta.json and results.csv into dest/<run id>/; returns the run dirs in id order."""
     if os.path.exists(dest):

@@ -11,11 +11,13 @@ has one testcase per node. peer mode also learns a set (--learn) and checks a me
 import argparse
 import json
 import os
+import shutil
 import sys
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fleet_common import copy_members, plant_gen4, plant_slow_pinned, run, set_hostname, write_check_json  # noqa: E402
+from fleet_common import (copy_members, plant_gen4, plant_slow_pinned, plotting_python, run, set_hostname,  # noqa: E402
+                          write_check_json)
 
 
 def fleet_json(hdbench, dirs, reference, out, extra=(), expect=None):
@@ -79,6 +81,36 @@ def main():
         raise SystemExit(f"FAIL: gpu05's FAIL lines {lines['gpu05']}")
     if report["nodes"][0]["name"] not in ("gpu02", "gpu05"):
         raise SystemExit("FAIL: worst node not first")
+    # check.json carries each figure's direction, and fleet grades by it; a check.json of an older
+    # hdbench (no "better") is graded alike, the direction read from the declarations.
+    directions = []
+    for d in dirs:
+        with open(os.path.join(d, "check.json")) as f:
+            directions += [l.get("better") for l in json.load(f)["lines"] if l["family"] != "health" and l["value"] is not None]
+    if not directions or any(b not in ("higher", "lower") for b in directions):
+        raise SystemExit(f"FAIL: check.json's figure lines without a better: {sorted(set(map(str, directions)))}")
+    older = os.path.join(work, "fleet-older")
+    shutil.rmtree(older, ignore_errors=True)
+    for d in dirs:
+        copy = os.path.join(older, os.path.basename(d))
+        os.makedirs(copy)
+        shutil.copy(os.path.join(d, "meta.json"), copy)
+        with open(os.path.join(d, "check.json")) as f:
+            check = json.load(f)
+        for line in check["lines"]:
+            line.pop("better", None)
+        with open(os.path.join(copy, "check.json"), "w") as f:
+            json.dump(check, f)
+    _, old_report = fleet_json(args.hdbench, [older], fleet_ref, os.path.join(work, "out-older"), expect=1)
+    # Against peers the direction graded each line, so fleet.json's better must be the same too (a set's
+    # grades are check's, kept as they are).
+    def grades(r):
+        return sorted((n["name"], l["family"], l["figure"], tuple(l["gpus"]), l["grade"],
+                       l["better"] if args.mode == "peer" else None) for n in r["nodes"] for l in n["lines"])
+    if grades(old_report) != grades(report):
+        raise SystemExit("FAIL: the same fleet without check.json's better is graded otherwise")
+    print(f"better: on all {len(directions)} figure lines of the 12 check.json; without it (as an older check.json) "
+          f"the same {len(grades(report))} line grades{' and directions' if args.mode == 'peer' else ''}")
     cmd = [args.hdbench, "fleet", fleet_dir, "--nodelist", "--out", os.path.join(work, "out3"), "--no-plots"]
     _, stdout, _ = run(cmd + ["--reference", fleet_ref], expect=1)
     if stdout.strip() != "gpu[02,05]":
@@ -93,15 +125,36 @@ def main():
     for name in ("gpu02", "gpu05"):
         print(f"planted ({args.mode}): {name} FAIL: {'; '.join(lines[name])}")
     if args.mode == "peer":
-        # The figures a user opens: the heatmap and one dot plot per graded figure, drawn.
+        # The figures a user opens, as drawn: the heatmap and one dot plot per graded figure; gpu02's
+        # pinned copies labelled FAIL dots and about 5 % under the centre on the heatmap.
         out = os.path.join(work, "out-plots")
         run([args.hdbench, "fleet", fleet_dir, "--reference", fleet_ref, "--out", out], expect=1)
-        drawn = sorted(os.listdir(os.path.join(out, "plots"))) if os.path.isdir(os.path.join(out, "plots")) else []
-        dots = [f for f in drawn if f.endswith(".png") and f != "fleet_heatmap.png"]
-        if "fleet_heatmap.png" not in drawn or not dots:
-            raise SystemExit(f"FAIL: fleet drew {drawn}, not the heatmap and a dot plot per figure")
-        print(f"figures: fleet_heatmap.png and {len(dots)} dot plots")
+        python = plotting_python()
+        if python is None:
+            raise SystemExit("FAIL: no Python with matplotlib to draw the fleet figures")
+        checker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fleet_figures_check.py")
+        _, stdout, _ = run([python, checker, out], expect=0)
+        seen = json.loads(stdout)
+        for figure in ("copy pinned h2d 1 GiB", "copy pinned d2h 1 GiB"):
+            if "gpu02 GPU 0" not in seen["labels"].get(figure, []):
+                raise SystemExit(f"FAIL: {figure}: gpu02 not labelled ({seen['labels'].get(figure)})")
+        cells = {k: v for k, v in seen["heatmap_fail_cells"].items() if k.startswith("gpu02 GPU 0 copy pinned")}
+        if len(cells) != 2 or not all(-6 < v < -4 for v in cells.values()):
+            raise SystemExit(f"FAIL: the heatmap's cells of gpu02's pinned copies: {cells}")
+        print(f"figures: fleet_heatmap.png and {seen['figures']} dot plots, as drawn; gpu02 labelled on both pinned "
+              f"copies, {', '.join(f'{v:.1f} %' for v in cells.values())} on the heatmap")
+
     print("--nodelist: gpu[02,05]")
+
+    # The committed holdout round 2 (four fresh H200s; their check.json by an older hdbench, no "better").
+    holdout = os.path.join(os.path.dirname(os.path.abspath(args.members)), "holdout")
+    four = [os.path.join(holdout, r) for r in ("20261202T032812Z-vm", "20261202T033323Z-vm", "20261202T033829Z-vm",
+                                               "20261202T034338Z-vm")]
+    _, held = fleet_json(args.hdbench, four, fleet_ref, os.path.join(work, "out-holdout"), expect=0)
+    held_basis = {l["basis"] for n in held["nodes"] for l in n["lines"] if l["is_figure"]}
+    if held_basis != {want_basis} or (args.mode == "peer" and held["kinds"][0]["notes"]):
+        raise SystemExit(f"FAIL: the holdout's figure lines graded against {held_basis}, notes {held['kinds'][0]['notes']}")
+    print(f"holdout round 2 (older check.json): exit 0, {held['summary']['line']}")
 
     if args.mode != "peer":
         return

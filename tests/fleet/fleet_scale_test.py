@@ -7,7 +7,9 @@ members' geometric centre and spread (SD of ln value between members); every syn
 reads centre x exp(spread x z), z ~ N(0, 1) with a fixed seed, and carries the members' health
 lines. 10 planted faults: 5 nodes with one GPU's pinned h2d and d2h 5 % slower, 5 with one GPU's
 PCIe link a health FAIL (read Gen4 under load). fleet must name exactly those 10 nodes (exit 1),
-within --max-seconds and --max-rss-mib (measured with /usr/bin/time -v where it exists).
+within --max-seconds and --max-rss-mib (measured with /usr/bin/time -v where it exists); with
+--plots it runs again drawing the figures, within the same bounds, and the figures must show the 5
+slow nodes (fleet_figures_check.py).
 """
 import argparse
 import json
@@ -21,7 +23,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fleet_common import copy_members, run, write_check_json  # noqa: E402
+from fleet_common import copy_members, plotting_python, run, write_check_json  # noqa: E402
 
 
 def member_figures(dirs):
@@ -92,7 +94,8 @@ def make_fleet(members, out, nodes, gpus, seed):
             json.dump(node_meta, f)
         with open(os.path.join(d, "check.json"), "w") as f:
             json.dump(check, f)
-    return sorted(f"gpu{n + 1:0{width}d}" for n in planted), len(figures)
+    name = lambda n: f"gpu{n + 1:0{width}d}"  # noqa: E731
+    return sorted(name(n) for n in planted), sorted(name(n) for n in slow), len(figures)
 
 
 def main():
@@ -105,7 +108,8 @@ def main():
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--max-seconds", type=float, default=10)
     parser.add_argument("--max-rss-mib", type=float, default=1024)
-    parser.add_argument("--plots", action="store_true", help="also draw the figures (timed apart)")
+    parser.add_argument("--plots", action="store_true",
+                        help="then again with the figures (timed apart, the same bounds), and check what they show")
     args = parser.parse_args()
     work = os.path.join(args.workdir, f"scale{args.nodes}")
     empty = os.path.join(work, "no-sets")
@@ -116,35 +120,101 @@ def main():
     fleet = os.path.join(work, "fleet")
     if os.path.exists(fleet):
         shutil.rmtree(fleet)
-    planted, figures = make_fleet(members, fleet, args.nodes, args.gpus, args.seed)
+    planted, slow, figures = make_fleet(members, fleet, args.nodes, args.gpus, args.seed)
     hosts = sorted(os.path.join(fleet, h) for h in os.listdir(fleet))
-    cmd = [args.hdbench, "fleet", *hosts, "--reference", empty, "--out", os.path.join(work, "out"), "--format", "json"]
-    if not args.plots:
-        cmd.append("--no-plots")
-    timer = ["/usr/bin/time", "-v"] if os.access("/usr/bin/time", os.X_OK) else []
-    start = time.monotonic()
-    proc = subprocess.run(timer + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    seconds = time.monotonic() - start
-    if proc.returncode != 1:
-        raise SystemExit(f"FAIL: fleet exited {proc.returncode}: {proc.stderr[-2000:]}")
-    report = json.loads(proc.stdout)
-    named = sorted(report["summary"]["failing_hostnames"])
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
-    rss_mib = int(rss.group(1)) / 1024 if rss else None
-    elapsed = re.search(r"Elapsed \(wall clock\) time.*: (\S+)", proc.stderr)
-    print(f"{args.nodes} nodes x {args.gpus} GPUs, {figures} figures per GPU "
-          f"({args.nodes * args.gpus * figures} figure lines), k = {report['kinds'][0]['k']:.2f}: "
-          f"{seconds:.2f} s wall{' (' + elapsed.group(1) + ')' if elapsed else ''}, "
-          f"max RSS {rss_mib:.0f} MiB" if rss_mib is not None else "max RSS not measured (no /usr/bin/time)")
-    print(f"planted: {', '.join(planted)}")
-    print(f"named:   {', '.join(named)}")
-    if named != planted:
-        raise SystemExit(f"FAIL: named {named}, planted {planted}")
-    if seconds > args.max_seconds:
-        raise SystemExit(f"FAIL: {seconds:.1f} s > {args.max_seconds} s")
-    if rss_mib is not None and rss_mib > args.max_rss_mib:
-        raise SystemExit(f"FAIL: {rss_mib:.0f} MiB > {args.max_rss_mib} MiB")
+    for plots in ([False, True] if args.plots else [False]):
+        out = os.path.join(work, "out-plots" if plots else "out")
+        if os.path.exists(out):
+            shutil.rmtree(out)
+        cmd = [args.hdbench, "fleet", *hosts, "--reference", empty, "--out", out, "--format", "json"]
+        if not plots:
+            cmd.append("--no-plots")
+        timer = ["/usr/bin/time", "-v"] if os.access("/usr/bin/time", os.X_OK) else []
+        proc, seconds, together = run_sampled(timer + cmd, work)
+        if proc.returncode != 1:
+            raise SystemExit(f"FAIL: fleet exited {proc.returncode}: {proc.stderr[-2000:]}")
+        report = json.loads(proc.stdout)
+        k = report["kinds"][0]["k"]
+        named = sorted(report["summary"]["failing_hostnames"])
+        # GNU time's maximum is that of the largest process (hdbench, or a Python drawing the
+        # figures); `together` the most they held at once, sampled
+        rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+        rss_mib = max(int(rss.group(1)) / 1024 if rss else 0, together) or None
+        elapsed = re.search(r"Elapsed \(wall clock\) time.*: (\S+)", proc.stderr)
+        cpu = sum(float(m) for m in re.findall(r"(?:User|System) time \(seconds\): (\S+)", proc.stderr))
+        what = "with the figures" if plots else "--no-plots"
+        print(f"{args.nodes} nodes x {args.gpus} GPUs, {figures} figures per GPU "
+              f"({args.nodes * args.gpus * figures} figure lines), k = {k:.2f}, {what}: "
+              f"{seconds:.2f} s wall{' (' + elapsed.group(1) + ', ' + f'{cpu:.2f} s CPU)' if elapsed else ''}, "
+              + (f"max RSS {int(rss.group(1)) / 1024:.0f} MiB" if rss else "max RSS not measured (no /usr/bin/time)")
+              + f", {together:.0f} MiB resident together (sampled)")
+        print(f"planted: {', '.join(planted)}")
+        print(f"named:   {', '.join(named)}")
+        if named != planted:
+            raise SystemExit(f"FAIL: named {named}, planted {planted}")
+        if seconds > args.max_seconds:
+            raise SystemExit(f"FAIL: {what}: {seconds:.1f} s > {args.max_seconds} s")
+        if rss_mib is not None and rss_mib > args.max_rss_mib:
+            raise SystemExit(f"FAIL: {what}: {rss_mib:.0f} MiB > {args.max_rss_mib} MiB")
+        if plots:
+            check_figures(out, slow)
 
+
+def run_sampled(cmd, work):
+    """Runs cmd (stdout and stderr through files: fleet's JSON is tens of MB), sampling every 20 ms
+    the resident memory of it and its children together. Returns (completed, wall s, peak MiB)."""
+    def tree(pid):
+        pids = [pid]
+        try:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as f:
+                    for child in f.read().split():
+                        pids += tree(int(child))
+        except OSError:
+            pass
+        return pids
+
+    def resident(pid):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                return next((int(l.split()[1]) for l in f if l.startswith("VmRSS:")), 0)
+        except OSError:
+            return 0
+
+    out_path, err_path = os.path.join(work, "fleet.stdout"), os.path.join(work, "fleet.stderr")
+    peak = 0
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        start = time.monotonic()
+        child = subprocess.Popen(cmd, stdout=out, stderr=err)
+        while child.poll() is None:
+            if os.path.isdir("/proc/self/task"):
+                peak = max(peak, sum(resident(p) for p in set(tree(child.pid))))
+            time.sleep(0.02)
+        seconds = time.monotonic() - start
+    with open(out_path) as out, open(err_path) as err:
+        done = subprocess.CompletedProcess(cmd, child.returncode, out.read(), err.read())
+    os.remove(out_path)
+    return done, seconds, peak / 1024
+
+
+def check_figures(out, slow):
+    """The figures as the user sees them (fleet_figures_check.py, with the Python that drew them):
+    each slow node's pinned copies a labelled FAIL dot, and about 5 % under the centre on the heatmap."""
+    python = plotting_python()
+    if python is None:
+        raise SystemExit("FAIL: --plots, but no Python with matplotlib to draw the figures")
+    checker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fleet_figures_check.py")
+    _, stdout, _ = run([python, checker, out], expect=0)
+    seen = json.loads(stdout)
+    for figure in ("copy pinned h2d 1 GiB", "copy pinned d2h 1 GiB"):
+        labelled = sorted(label.split(" ")[0] for label in seen["labels"][figure])
+        if labelled != sorted(slow):
+            raise SystemExit(f"FAIL: {figure}: labelled {labelled}, the slow nodes are {sorted(slow)}")
+    cells = seen["heatmap_fail_cells"]
+    if len(cells) != 2 * len(slow) or not all(-6 < v < -4 for v in cells.values()):
+        raise SystemExit(f"FAIL: the heatmap's FAIL cells {cells}")
+    print(f"figures: {seen['figures']} dot plots and the heatmap, as drawn; the 5 slow nodes labelled on both pinned "
+          f"copies, {min(cells.values()):.1f} to {max(cells.values()):.1f} % on the heatmap")
 
 if __name__ == "__main__":
     main()

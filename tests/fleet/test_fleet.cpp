@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -258,4 +259,86 @@ TEST_CASE("fleet: bad input") {
   CHECK_THROWS_AS(hdb::parse_fleet_format("xml"), hdb::harness_error);
   CHECK(hdb::kind_dir_name(json{{"gpu_name", "NVIDIA H200"}, {"gpus", 1}}) == "h200");
   CHECK(hdb::kind_dir_name(json{{"gpu_name", "NVIDIA H100 80GB HBM3"}, {"gpus", 8}}) == "h100-80gb-hbm3-x8");
+}
+
+TEST_CASE("fleet: a check.json line's better gives the direction, an older check.json's comes from the declarations") {
+  // n one-GPU nodes of one figure; node 4 reads 5 % higher. `better`: the line's word, or none (an older check.json).
+  const auto graded = [](const std::string& name, const std::string& label, const std::optional<std::string>& better,
+                         const std::string& schema_dir = "schema") {
+    fleet_dir fleet(name);
+    for (int i = 0; i < 12; ++i) {
+      auto line = figure_line(0, (i == 3 ? 1.05 : 1 + 0.002 * std::sin(1.7 * i)) * 10, 0.03, false, label);
+      if (better) line["better"] = *better;
+      fleet.node("gpu" + std::to_string(10 + i), json::array({line}));
+    }
+    hdb::fleet_options options;
+    options.reference = fleet.root / "no-sets";
+    options.plots = false;
+    options.schema_dir = fleet.root / schema_dir;
+    std::vector<fs::path> args;
+    for (int i = 0; i < 12; ++i) args.push_back(fleet.root / ("gpu" + std::to_string(10 + i)));
+    return hdb::grade_fleet(hdb::fleet_run_dirs(args), options);
+  };
+  SECTION("lower is better, as the line says: 5 % higher FAILs, with no declaration to ask") {
+    const auto report = graded("better_lower", "made-up latency", "lower", "no-schema");
+    CHECK(report.failing_hostnames() == std::vector<std::string>{"gpu13"});
+    CHECK(report.kinds[0].notes.empty());
+    CHECK(line_named(report, "gpu13", "copy").direction == hdb::better::lower);
+  }
+  SECTION("the line's word over the declaration's: a bandwidth said lower-is-better") {
+    CHECK(graded("better_over", "pinned h2d 1 GiB", "lower").failing_hostnames() == std::vector<std::string>{"gpu13"});
+    // higher: 5 % higher is better than the peers, a WARN
+    const auto report = graded("better_higher", "pinned h2d 1 GiB", "higher");
+    CHECK(report.failed_nodes() == 0);
+    CHECK(line_named(report, "gpu13", "copy").result == hdb::grade::warn);
+  }
+  SECTION("no better (an older check.json): copy's declaration says higher, so 5 % higher is a WARN") {
+    const auto report = graded("better_none", "pinned h2d 1 GiB", std::nullopt);
+    CHECK(report.failed_nodes() == 0);
+    CHECK(line_named(report, "gpu13", "copy").result == hdb::grade::warn);
+    CHECK(line_named(report, "gpu13", "copy").direction == hdb::better::higher);
+  }
+  SECTION("neither: check.json's grade kept, with a note") {
+    const auto report = graded("better_neither", "made-up latency", std::nullopt, "no-schema");
+    CHECK(report.failed_nodes() == 0);
+    CHECK(line_named(report, "gpu13", "copy").basis == "check");
+    REQUIRE(report.kinds[0].notes.size() == 1);
+    CHECK_THAT(report.kinds[0].notes[0], hdb_test::contains_text("carry no \"better\""));
+  }
+}
+
+TEST_CASE("fleet_plot.json: what the figures draw, per figure one entry per node x GPU with a band") {
+  fleet_dir fleet("plot_input");
+  healthy_fleet(fleet, 12, 3, 0.95);
+  fleet.node("gpu13", json::array(), 1, false);  // no check.json: a row of the heatmap, no dot
+  const auto report = fleet.grade();
+  const auto plot = hdb::fleet_plot_json(report);
+  CHECK(plot["fleet_plot_version"] == 1);
+  const auto& names = plot["nodes"]["name"];
+  REQUIRE(names.size() == 13);
+  CHECK(names[0] == report.nodes[0].name);  // report order: worst first
+  CHECK(plot["nodes"]["grade"][0] == "FAIL");
+  REQUIRE(plot["figures"].size() == 1);
+  const auto& figure = plot["figures"][0];
+  CHECK(figure["family"] == "copy");
+  CHECK(figure["figure"] == "pinned h2d 1 GiB");
+  CHECK(figure["unit"] == "GB/s");
+  for (const char* column : {"node", "gpu", "grade", "value", "low", "high", "centre"}) CHECK(figure[column].size() == 12);
+  int fails = 0;
+  for (std::size_t j = 0; j < 12; ++j) {
+    const auto& node = report.nodes[figure["node"][j].get<std::size_t>()];
+    CHECK(node.name != "gpu13");
+    CHECK(figure["gpu"][j] == "GPU 0");
+    const auto& line = line_named(report, node.name, "copy");
+    CHECK(figure["grade"][j] == std::string(hdb::to_string(line.result)));
+    // 6 significant digits: short in the file, a part in a million off
+    CHECK(figure["value"][j].get<double>() == hdb_test::Approx(*line.value).epsilon(1e-6));
+    CHECK(figure["low"][j].get<double>() == hdb_test::Approx(*line.low).epsilon(1e-6));
+    CHECK(figure["value"][j].dump().size() <= 8);
+    if (figure["grade"][j] == "FAIL") {
+      ++fails;
+      CHECK(node.name == "gpu04");
+    }
+  }
+  CHECK(fails == 1);
 }

@@ -53,6 +53,7 @@ struct check_line {
   std::string reason;
   // A figure's: the row it grades, and the tolerance and host wording that judged it.
   std::optional<metric_key> key;
+  std::optional<better> better_direction;  // the row's (check.json "better"): fleet grades by it
   std::optional<double> tolerance;
   bool host_bound = false;
 };

@@ -34,8 +34,9 @@ struct fleet_options {
   std::optional<std::filesystem::path> reference;  // --reference: as check's
   double alpha = 0.05;  // family-wise over every node x figure graded against peers, per kind
   bool plots = true;
-  // The declarations that give each figure its direction (check.json lines carry no "better"):
-  // schema/<family>.json beside hdbench, as check_options', else the nodes' meta.json.
+  // The declarations that give a figure its direction where its check.json line carries no
+  // "better" (a check.json of an older hdbench): schema/<family>.json beside hdbench, as
+  // check_options', else the nodes' meta.json.
   std::filesystem::path schema_dir = own_directory() / "schema";
 };
 
@@ -67,6 +68,7 @@ struct fleet_line {
   std::optional<double> value;
   std::optional<double> centre, low, high;  // the band it was graded against (peers' or the set's)
   std::optional<double> tolerance;
+  std::optional<better> direction;  // check.json's "better", else the declarations' (peers only)
   bool host_bound = false;
   bool figure = false;   // a figure (not health, not a node-level line)
   std::string basis;     // "peers", "set", "check" (check.json's grade kept), "node"
@@ -126,9 +128,16 @@ enum class fleet_format { text, junit, json };
 // "hdbench fleet: FAIL — 2 of 12 nodes FAIL (vm (a), vm (b)), 0 WARN, 10 PASS"
 [[nodiscard]] std::string fleet_summary_line(const fleet_report& report);
 
+// What the fleet figures draw, and only that (plots/fleet_plot.json, plots/plot_fleet.py's input):
+// the nodes in report order (name, hostname, grade) and, per graded figure (family, label; sorted),
+// one entry per node x GPU line with a band: node index, GPU ("GPU 0"), grade, value, low, high,
+// centre (6 significant digits). At a thousand nodes x 8 GPUs it is 7 MB, where fleet.json is 65.
+[[nodiscard]] nlohmann::json fleet_plot_json(const fleet_report& report);
+
 // --out: fleet.json (`document`: to_json(report) dumped once, also what --format json prints: at a
-// thousand nodes it is 70 MB, built once), fleet.txt (every line) and, with `plots` and a Python
-// with matplotlib, plots/ drawn by plots/plot_fleet.py; what happened goes to `log`.
+// thousand nodes it is 65 MB, built once), fleet.txt (every line) and, with `plots`,
+// plots/fleet_plot.json and, with a Python with matplotlib, the figures plots/plot_fleet.py draws
+// from it (while fleet.json and fleet.txt are written); what happened goes to `log`.
 void write_fleet_outputs(const fleet_report& report, const std::string& document, const std::filesystem::path& out_dir,
                          bool plots, std::ostream& log);
 
