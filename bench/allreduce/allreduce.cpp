@@ -32,7 +32,7 @@
 #include "hdb/cuda_check.hpp"
 #include "hdb/host/lists.hpp"
 #include "hdb/sizes.hpp"
-#include "hdb/topology.hpp"
+#include "hdb/host_placement.hpp"
 
 #include <algorithm>
 #include <cstdio>

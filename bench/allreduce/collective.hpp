@@ -1,5 +1,6 @@
 #pragma once
-// The collectives as data (one file each: all_reduce.cpp, reduce_scatter.cpp, all_gather.cpp):
+// The collectives as data (one file each: collective_all_reduce.cpp, collective_reduce_scatter.cpp,
+// collective_all_gather.cpp):
 // how many elements every rank sends and receives for a message, and the bus factor that turns
 // algorithm bandwidth into bus bandwidth. Definitions follow nccl-tests (doc/PERFORMANCE.md):
 //   message size S = the full vector: all-reduce's buffer, reduce-scatter's input, all-gather's

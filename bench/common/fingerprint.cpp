@@ -7,7 +7,7 @@
 #include "hdb/gpu_topology.hpp"
 #include "hdb/shell.hpp"
 #include "hdb/stream.hpp"
-#include "hdb/topology.hpp"
+#include "hdb/host_placement.hpp"
 
 #include <unistd.h>
 

@@ -5,7 +5,7 @@
 #include "hdb/fingerprint.hpp"
 #include "hdb/host/lists.hpp"
 #include "hdb/shell.hpp"
-#include "hdb/topology.hpp"
+#include "hdb/host_placement.hpp"
 #include "nvml_loader.hpp"
 
 #include <cuda_runtime_api.h>

@@ -3,7 +3,7 @@
 // family's own, and everything Google Benchmark owns (--benchmark_*), which passes through.
 #include "hdb/devices.hpp"
 #include "hdb/sweep.hpp"
-#include "hdb/topology.hpp"
+#include "hdb/host_placement.hpp"
 
 #include <chrono>
 #include <cstddef>

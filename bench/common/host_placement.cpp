@@ -1,4 +1,4 @@
-#include "hdb/topology.hpp"
+#include "hdb/host_placement.hpp"
 
 #include "hdb/host/lists.hpp"
 #include "hdb/sizes.hpp"

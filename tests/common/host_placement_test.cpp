@@ -2,7 +2,7 @@
 
 #include "hdb/fingerprint.hpp"
 #include "hdb/sizes.hpp"
-#include "hdb/topology.hpp"
+#include "hdb/host_placement.hpp"
 
 #include <filesystem>
 #include <string>
