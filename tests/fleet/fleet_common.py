@@ -24,6 +24,17 @@ def plotting_python():
     return None
 
 
+def figures_seen(out):
+    """What the fleet figures under `out` show, read by fleet_figures_check.py with the Python that
+    drew them (its JSON: each figure's labelled dots, the heatmap's cells); a failed check raises."""
+    python = plotting_python()
+    if python is None:
+        raise SystemExit("FAIL: no Python with matplotlib to draw the fleet figures")
+    checker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fleet_figures_check.py")
+    _, stdout, _ = run([python, checker, out], expect=0)
+    return json.loads(stdout)
+
+
 def copy_members(members_dir, dest):
     """Each member's meta.json and results.csv into dest/<run id>/; returns the run dirs in id order."""
     if os.path.exists(dest):

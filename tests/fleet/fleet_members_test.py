@@ -16,7 +16,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fleet_common import (copy_members, plant_gen4, plant_slow_pinned, plotting_python, run, set_hostname,  # noqa: E402
+from fleet_common import (copy_members, plant_gen4, plant_slow_pinned, figures_seen, run, set_hostname,  # noqa: E402
                           write_check_json)
 
 
@@ -129,12 +129,7 @@ def main():
         # pinned copies labelled FAIL dots and about 5 % under the centre on the heatmap.
         out = os.path.join(work, "out-plots")
         run([args.hdbench, "fleet", fleet_dir, "--reference", fleet_ref, "--out", out], expect=1)
-        python = plotting_python()
-        if python is None:
-            raise SystemExit("FAIL: no Python with matplotlib to draw the fleet figures")
-        checker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fleet_figures_check.py")
-        _, stdout, _ = run([python, checker, out], expect=0)
-        seen = json.loads(stdout)
+        seen = figures_seen(out)
         for figure in ("copy pinned h2d 1 GiB", "copy pinned d2h 1 GiB"):
             if "gpu02 GPU 0" not in seen["labels"].get(figure, []):
                 raise SystemExit(f"FAIL: {figure}: gpu02 not labelled ({seen['labels'].get(figure)})")

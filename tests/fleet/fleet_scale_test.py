@@ -23,7 +23,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fleet_common import copy_members, plotting_python, run, write_check_json  # noqa: E402
+from fleet_common import copy_members, figures_seen, write_check_json  # noqa: E402
 
 
 def member_figures(dirs):
@@ -200,12 +200,7 @@ def run_sampled(cmd, work):
 def check_figures(out, slow):
     """The figures as the user sees them (fleet_figures_check.py, with the Python that drew them):
     each slow node's pinned copies a labelled FAIL dot, and about 5 % under the centre on the heatmap."""
-    python = plotting_python()
-    if python is None:
-        raise SystemExit("FAIL: --plots, but no Python with matplotlib to draw the figures")
-    checker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fleet_figures_check.py")
-    _, stdout, _ = run([python, checker, out], expect=0)
-    seen = json.loads(stdout)
+    seen = figures_seen(out)
     for figure in ("copy pinned h2d 1 GiB", "copy pinned d2h 1 GiB"):
         labelled = sorted(label.split(" ")[0] for label in seen["labels"][figure])
         if labelled != sorted(slow):
