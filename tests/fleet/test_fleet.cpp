@@ -94,7 +94,9 @@ void healthy_fleet(const fleet_dir& fleet, int n, int slow = -1, double factor =
   }
 }
 
-const hdb::fleet_line& line_named(const hdb::fleet_report& report, const std::string& node, const std::string& family) {
+// A copy, not a reference: callers pass a temporary report or temporary strings, and g++ 13's
+// -Wdangling-reference cannot tell which of them a returned reference would point into.
+hdb::fleet_line line_named(const hdb::fleet_report& report, const std::string& node, const std::string& family) {
   for (const auto& n : report.nodes) {
     if (n.name != node) continue;
     for (const auto& l : n.lines) {
@@ -183,7 +185,7 @@ TEST_CASE("fleet: peers grade with check's rule, tolerance boundary") {
     CHECK(report.exit_code() == 1);
     REQUIRE(report.failing_hostnames() == std::vector<std::string>{"gpu04"});
     CHECK(report.nodes.front().name == "gpu04");
-    const auto& line = line_named(report, "gpu04", "copy");
+    const auto line = line_named(report, "gpu04", "copy");
     CHECK(line.result == hdb::grade::fail);
     CHECK_THAT(line.reason, hdb_test::contains_text("worse than its peers by"));
     CHECK(hdb::slurm_hostlist(report.failing_hostnames()) == "gpu04");
@@ -329,7 +331,7 @@ TEST_CASE("fleet_plot.json: what the figures draw, per figure one entry per node
     const auto& node = report.nodes[figure["node"][j].get<std::size_t>()];
     CHECK(node.name != "gpu13");
     CHECK(figure["gpu"][j] == "GPU 0");
-    const auto& line = line_named(report, node.name, "copy");
+    const auto line = line_named(report, node.name, "copy");
     CHECK(figure["grade"][j] == std::string(hdb::to_string(line.result)));
     // 6 significant digits: short in the file, a part in a million off
     CHECK(figure["value"][j].get<double>() == hdb_test::Approx(*line.value).epsilon(1e-6));
