@@ -47,37 +47,6 @@ void read_devices(parsed_label& parsed, const std::string& value) {
   parsed.gpus = static_cast<int>(devices.size());
 }
 
-void check_parameter(parsed_label& parsed, const family_declaration& decl, const case_decl& kind, const std::string& key,
-                     const std::string& value) {
-  const auto* p = decl.parameter(key);
-  if (p == nullptr || std::find(kind.parameters.begin(), kind.parameters.end(), key) == kind.parameters.end()) {
-    parsed.problem = "label parameter '" + key + "' is not declared for case kind '" + kind.name + "'";
-  } else if (p->type == param_type::integer && !all_digits(value)) {
-    parsed.problem = "int parameter " + key + "='" + value + "' is not a number";
-  } else if (p->type == param_type::text && all_digits(value)) {
-    parsed.problem = "text parameter " + key + "='" + value + "' is all digits";
-  } else if (!p->values.empty() && std::find(p->values.begin(), p->values.end(), value) == p->values.end()) {
-    parsed.problem = "parameter " + key + "='" + value + "' is not one of its declared values";
-  }
-}
-
-void check_metric_lists(parsed_label& parsed, const family_declaration& decl, const case_decl& kind) {
-  const auto declared = [&](const std::string& m) { return std::find(kind.metrics.begin(), kind.metrics.end(), m) != kind.metrics.end(); };
-  for (const auto& h : parsed.headline) {
-    if (std::find(kind.headlines.begin(), kind.headlines.end(), h) == kind.headlines.end()) {
-      parsed.problem = "headline '" + h + "' is not declared for case kind '" + kind.name + "'";
-    }
-  }
-  for (const auto& [metric, cls] : parsed.traffic) {
-    const auto* m = decl.metric(metric);
-    if (m == nullptr || !declared(metric)) {
-      parsed.problem = "traffic for '" + metric + "', which case kind '" + kind.name + "' does not declare";
-    } else if (std::find(m->traffic.begin(), m->traffic.end(), cls) == m->traffic.end()) {
-      parsed.problem = "traffic class '" + cls + "' is not declared for metric '" + metric + "'";
-    }
-  }
-}
-
 parsed_label parse_label(std::string_view label, const family_declaration& decl) {
   parsed_label parsed;
   std::vector<std::pair<std::string, std::string>> items;
@@ -94,6 +63,7 @@ parsed_label parse_label(std::string_view label, const family_declaration& decl)
   }
   const auto* kind = decl.case_kind(parsed.case_name);
   if (kind == nullptr) parsed.problem = "case kind '" + parsed.case_name + "' is not declared";
+  label_list parameters;
   for (const auto& [key, value] : items) {
     if (key == "case") continue;
     if (key == "device") {
@@ -109,12 +79,16 @@ parsed_label parse_label(std::string_view label, const family_declaration& decl)
         else parsed.traffic[entry.substr(0, colon)] = entry.substr(colon + 1);
       }
     } else {
+      parameters.emplace_back(key, value);
       // Only declared parameters can have a column; an undeclared one is the problem, not a value.
       if (decl.parameter(key) != nullptr) parsed.params[key] = value;
-      if (kind != nullptr && parsed.problem.empty()) check_parameter(parsed, decl, *kind, key, value);
     }
   }
-  if (kind != nullptr && parsed.problem.empty()) check_metric_lists(parsed, decl, *kind);
+  // The binary's own rule for what it registers (check_registration): a label it would have
+  // refused at registration is refused here in the same words.
+  if (kind != nullptr && parsed.problem.empty()) {
+    if (const auto problem = check_registration(decl, parsed.case_name, parameters)) parsed.problem = *problem;
+  }
   return parsed;
 }
 
@@ -190,17 +164,18 @@ void append_aggregate_rows(std::vector<result_row>& rows, const result_row& base
   }
 }
 
-// The first numeric key of the case's entries that is neither Google Benchmark's own nor declared
-// for its case kind; "" when there is none.
-std::string undeclared_counter(const case_decl& kind, const std::vector<const raw_run*>& runs) {
+// The counters the case set: every numeric key of its entries that is not Google Benchmark's own,
+// each once, in the order first seen.
+std::vector<std::string> counters_of(const std::vector<const raw_run*>& runs) {
+  std::vector<std::string> counters;
   for (const auto* run : runs) {
     for (const auto& [key, value] : run->numbers) {
-      if (!is_benchmark_field(key) && std::find(kind.metrics.begin(), kind.metrics.end(), key) == kind.metrics.end()) {
-        return key;
+      if (!is_benchmark_field(key) && std::find(counters.begin(), counters.end(), key) == counters.end()) {
+        counters.push_back(key);
       }
     }
   }
-  return "";
+  return counters;
 }
 
 void append_case_rows(std::vector<result_row>& rows, std::string_view run_id, const family_declaration& decl,
@@ -224,8 +199,11 @@ void append_case_rows(std::vector<result_row>& rows, std::string_view run_id, co
   }
   if (!label.problem.empty()) return one_row(row_status::failed, label.problem + " (" + c.name + ")");
   const case_decl& kind = *decl.case_kind(label.case_name);
-  if (const auto counter = undeclared_counter(kind, c.runs); !counter.empty()) {
-    return one_row(row_status::failed, "counter '" + counter + "' is not declared for case kind '" + kind.name + "'");
+  // The binary's own rule for what a finished case may write (check_outputs), so a hand-edited or
+  // foreign file cannot put a number in the CSV that the binary itself would have refused.
+  const std::vector<std::string> headlines(label.headline.begin(), label.headline.end());
+  if (const auto problem = check_outputs(decl, kind.name, counters_of(c.runs), headlines, label.traffic)) {
+    return one_row(row_status::failed, *problem + " (" + c.name + ")");
   }
   std::vector<const raw_run*> samples, aggregates;
   for (const auto* run : c.runs) (run->aggregate ? aggregates : samples).push_back(run);
