@@ -9,7 +9,7 @@
 #include <set>
 
 #include "hdb/harness/compare_model.hpp"
-#include "hdb/harness/declaration.hpp"
+#include "hdb/harness/installed_declarations.hpp"
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/noise_model.hpp"

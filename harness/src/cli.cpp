@@ -15,7 +15,7 @@
 #include "hdb/harness/collect.hpp"
 #include "hdb/harness/compare.hpp"
 #include "hdb/harness/convert.hpp"
-#include "hdb/harness/declaration.hpp"
+#include "hdb/harness/installed_declarations.hpp"
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/fleet.hpp"

@@ -12,7 +12,7 @@
 #include "hdb/harness/mann_whitney.hpp"
 #include "hdb/harness/meta.hpp"
 #include "hdb/harness/noise_model.hpp"
-#include "hdb/harness/stats.hpp"
+#include "hdb/harness/student_t.hpp"
 #include "hdb/harness/tables.hpp"
 #include "hdb/host/lists.hpp"
 

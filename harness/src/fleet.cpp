@@ -12,13 +12,13 @@
 #include <set>
 #include <utility>
 
-#include "hdb/harness/declaration.hpp"
+#include "hdb/harness/installed_declarations.hpp"
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/noise_model.hpp"
 #include "hdb/harness/reference_set.hpp"
 #include "hdb/harness/results.hpp"
-#include "hdb/harness/stats.hpp"
+#include "hdb/harness/student_t.hpp"
 #include "hdb/harness/tables.hpp"
 
 namespace hdb {

@@ -10,7 +10,7 @@
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/meta.hpp"
 #include "hdb/harness/results.hpp"
-#include "hdb/harness/stats.hpp"
+#include "hdb/harness/student_t.hpp"
 
 namespace hdb {
 namespace {

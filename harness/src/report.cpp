@@ -9,13 +9,13 @@
 #include <set>
 
 #include "hdb/harness/check.hpp"
-#include "hdb/harness/declaration.hpp"
+#include "hdb/harness/installed_declarations.hpp"
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/gpu_activity.hpp"
 #include "hdb/harness/meta.hpp"
 #include "hdb/harness/family_rules.hpp"
-#include "hdb/harness/stats.hpp"
+#include "hdb/host/stats.hpp"
 #include "hdb/harness/tables.hpp"
 #include "hdb/harness/traffic.hpp"
 #include "hdb/host/nvidia_smi.hpp"

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "hdb/harness/declaration.hpp"
+#include "hdb/harness/installed_declarations.hpp"
 #include "hdb/harness/error.hpp"
 
 namespace hdb {

@@ -16,7 +16,7 @@
 #include "hdb/harness/gpu_activity.hpp"
 #include "hdb/harness/meta.hpp"
 #include "hdb/harness/noise_model.hpp"
-#include "hdb/harness/stats.hpp"
+#include "hdb/host/stats.hpp"
 #include "test_support.hpp"
 
 namespace {

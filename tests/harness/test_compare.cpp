@@ -16,7 +16,7 @@
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/plots.hpp"
-#include "hdb/harness/stats.hpp"
+#include "hdb/harness/student_t.hpp"
 #include "test_support.hpp"
 
 namespace {

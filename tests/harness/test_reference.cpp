@@ -15,7 +15,7 @@
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/reference_set.hpp"
 #include "hdb/harness/results.hpp"
-#include "hdb/harness/stats.hpp"
+#include "hdb/host/stats.hpp"
 #include "test_support.hpp"
 
 namespace {

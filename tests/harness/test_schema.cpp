@@ -1,7 +1,7 @@
 // Declarations (schema.json): what parse_declaration refuses, the CSV's parameter columns across
 // families, and % of peak from traffic classes composed over the node's links in meta.json.
 #include "catch_compat.hpp"
-#include "hdb/harness/declaration.hpp"
+#include "hdb/harness/installed_declarations.hpp"
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/traffic.hpp"
 #include "test_support.hpp"

@@ -17,7 +17,7 @@
 #include <tuple>
 #include <vector>
 
-#include "hdb/harness/declaration.hpp"
+#include "hdb/harness/installed_declarations.hpp"
 #include "hdb/harness/results.hpp"
 
 namespace hdb {

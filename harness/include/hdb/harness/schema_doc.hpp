@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hdb/harness/declaration.hpp"
+#include "hdb/harness/installed_declarations.hpp"
 
 namespace hdb {
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hdb/harness/declaration.hpp"
+#include "hdb/harness/installed_declarations.hpp"
 #include "hdb/harness/results.hpp"
 
 namespace hdb {

@@ -1,4 +1,4 @@
-#include "hdb/harness/stats.hpp"
+#include "hdb/harness/student_t.hpp"
 
 #include <algorithm>
 #include <cmath>

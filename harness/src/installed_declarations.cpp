@@ -1,4 +1,4 @@
-#include "hdb/harness/declaration.hpp"
+#include "hdb/harness/installed_declarations.hpp"
 
 #include <map>
 
