@@ -5,6 +5,10 @@ import json
 import os
 import shutil
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from hdb_test_support import plotting_python  # noqa: E402
 
 
 def run(cmd, expect=None):
@@ -14,14 +18,6 @@ def run(cmd, expect=None):
         raise SystemExit(f"FAIL: {' '.join(cmd)} exited {proc.returncode}, expected {expect}\n"
                          f"stdout: {proc.stdout[-3000:]}\nstderr: {proc.stderr[-3000:]}")
     return proc.returncode, proc.stdout, proc.stderr
-
-
-def plotting_python():
-    """The Python hdbench fleet draws with, as the harness looks for it; None: none imports matplotlib."""
-    for candidate in (os.environ.get("HDBENCH_PYTHON"), shutil.which("python3"), "/usr/bin/python3"):
-        if candidate and subprocess.run([candidate, "-c", "import matplotlib"], capture_output=True).returncode == 0:
-            return candidate
-    return None
 
 
 def figures_seen(out):

@@ -42,6 +42,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from hdb_test_support import Checks, plotting_python  # noqa: E402
+
 SKIP = 77
 DAEMONS = ("munged", "mungekey", "slurmctld", "slurmd", "slurmstepd")
 CLIENTS = ("sbatch", "srun", "sinfo", "squeue", "scontrol", "scancel", "unshare", "timeout")
@@ -238,17 +241,6 @@ exec '{args.hdbench}' "$@"
     return wrapper
 
 
-class Checks:
-    def __init__(self) -> None:
-        self.failures: list[str] = []
-
-    def check(self, condition: bool, what: str) -> bool:
-        print(("ok   " if condition else "FAIL ") + what)
-        if not condition:
-            self.failures.append(what)
-        return condition
-
-
 def submit(cluster: Cluster, args: argparse.Namespace, work: Path, wrapper: Path, name: str,
            nodes: list[str]) -> tuple[int, str, Path]:
     """sbatch --wait of the batch script on `nodes`; returns its exit status, the job log and HDBENCH_FLEET_DIR."""
@@ -283,14 +275,6 @@ def read_report(checks: Checks, fleet_dir: Path, nodes: list[str]) -> tuple[dict
     checks.check(names == sorted(nodes), f"fleet.json names every node: {names}")
     checks.check(all(f" {n} " in text for n in nodes), "fleet.txt names every node")
     return fleet, text
-
-
-def plotting_python() -> str | None:
-    """The Python the fleet step draws with, as the harness looks for it (None: no figures expected)."""
-    for candidate in (os.environ.get("HDBENCH_PYTHON"), shutil.which("python3"), "/usr/bin/python3"):
-        if candidate and subprocess.run([candidate, "-c", "import matplotlib"], capture_output=True).returncode == 0:
-            return candidate
-    return None
 
 
 def run_jobs(cluster: Cluster, args: argparse.Namespace, work: Path, checks: Checks) -> None:

@@ -39,6 +39,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from hdb_test_support import Checks, plotting_python  # noqa: E402
+
 SKIP = 77
 LARGEST = str(4 << 20)  # the largest of the default --sizes of standin.cpp: 64K,512K,4M
 CASES = 12  # access x lanes x sizes in standin.cpp
@@ -48,17 +51,6 @@ HEADLINE = {"access": "linear", "lanes": "8", "size_bytes": LARGEST}
 SLOWDOWN_PERCENT = 50
 PEAK_GBPS = 16 * 16 * 128 / 130 / 8  # GPU 1 of the stand-in probe: PCIe Gen4 x16 per direction (16 GT/s, 128b/130b), the slower of the two: 31.51 GB/s
 LANES_ANOMALY = "ran with other lanes than asked"
-
-
-class Checks:
-    def __init__(self) -> None:
-        self.failures: list[str] = []
-
-    def check(self, condition: bool, what: str) -> bool:
-        print(("ok   " if condition else "FAIL ") + what)
-        if not condition:
-            self.failures.append(what)
-        return condition
 
 
 def parse_args() -> argparse.Namespace:
@@ -235,18 +227,9 @@ def check_compare(args: argparse.Namespace, checks: Checks, base: Path, slow: Pa
                  "the neutral lanes_used, doubled in the slow run, gets no verdict (compare --all)")
 
 
-def plotting_python() -> str | None:
-    candidates = [os.environ.get("HDBENCH_PYTHON"), shutil.which("python3"), "/usr/bin/python3"]
-    for candidate in candidates:
-        if candidate and subprocess.run([candidate, "-c", "import matplotlib, numpy"],
-                                        capture_output=True).returncode == 0:
-            return candidate
-    return None
-
-
 def check_plots(args: argparse.Namespace, checks: Checks, run: Path) -> bool:
     """False when no Python can draw (the step is skipped, not passed)."""
-    python = plotting_python()
+    python = plotting_python("matplotlib, numpy")
     if python is None:
         print("skip plot step: no Python with matplotlib and numpy (HDBENCH_PYTHON, python3, /usr/bin/python3)")
         return False
