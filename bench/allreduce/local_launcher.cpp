@@ -2,6 +2,7 @@
 
 #include "hdb/host/lists.hpp"
 #include "hdb/host/process.hpp"
+#include "hdb/host/units.hpp"
 #include "hdb/sizes.hpp"
 
 #include <algorithm>
@@ -9,7 +10,6 @@
 #include <charconv>
 #include <chrono>
 #include <csignal>
-#include <cstdio>
 #include <cstring>
 #include <poll.h>
 #include <sys/socket.h>
@@ -30,12 +30,6 @@ bool write_all(int fd, const void* data, std::size_t bytes) {
     bytes -= static_cast<std::size_t>(n);
   }
   return true;
-}
-
-std::string seconds_text(std::chrono::milliseconds ms) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.1f s", static_cast<double>(ms.count()) / 1000.0);
-  return text;
 }
 
 int parse_field(const std::string& flag, const std::string& text, std::string_view field) {
@@ -175,7 +169,7 @@ std::vector<rank_reply> local_group::exchange(const command& cmd, std::chrono::m
     if (ready <= 0) {
       std::string hung;
       for (std::size_t r : ranks) hung += (hung.empty() ? "" : ", ") + name(r);
-      lose(hung + " did not answer '" + std::string(to_string(cmd.kind)) + "' within " + seconds_text(timeout) +
+      lose(hung + " did not answer '" + std::string(to_string(cmd.kind)) + "' within " + format_seconds(std::chrono::duration<double>(timeout).count()) +
            " (watchdog); the workers were killed");
     }
     for (std::size_t i = 0; i < waiting.size(); ++i) {

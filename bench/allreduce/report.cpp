@@ -43,15 +43,14 @@ std::optional<long long> number_param(const result_row& row, std::string_view ke
 std::string describe(const result_row& row) { return "allreduce " + row.case_name + " " + describe_case(row); }
 
 // Largest-size busbw of every (collective, dtype, placement, interconnect, n) curve.
-std::map<std::string, const result_row*> largest_busbw(const std::vector<result_row>& rows) {
+std::map<std::string, const result_row*> largest_busbw(const median_index& m) {
   std::map<std::string, const result_row*> largest;
-  for (const auto& row : rows) {
-    if (!is_ok_median(row) || row.metric != "busbw" || row.case_name != "collective") continue;
-    auto group_row = row;
+  for (const auto& [row, value] : medians_of(m, "collective", "busbw")) {
+    auto group_row = *row;
     group_row.params.erase("size_bytes");
     const std::string group = describe_case(group_row);
     const auto it = largest.find(group);
-    if (it == largest.end() || number_param(row, "size_bytes") > number_param(*it->second, "size_bytes")) largest[group] = &row;
+    if (it == largest.end() || number_param(*row, "size_bytes") > number_param(*it->second, "size_bytes")) largest[group] = row;
   }
   return largest;
 }
@@ -65,7 +64,7 @@ void allreduce_anomalies(const std::vector<result_row>& rows, const json& meta, 
       out.push_back(describe(row) + ": wrong values: " + (failed_check ? row.reason : format_figure(*row.value) + " wrong"));
     }
   }
-  for (const auto& [group, row] : largest_busbw(rows)) {
+  for (const auto& [group, row] : largest_busbw(ok_medians(rows))) {
     const auto peak = row_peak(*row, meta);
     if (!peak || row->param("interconnect") == "p2p_disabled") continue;
     if (*row->value < busbw_floor * peak->value) {
@@ -76,28 +75,24 @@ void allreduce_anomalies(const std::vector<result_row>& rows, const json& meta, 
   }
 }
 
-const result_row* find_median(const std::vector<result_row>& rows, const std::string& kind, const std::string& metric,
+const result_row* find_median(const median_index& m, const std::string& kind, const std::string& metric,
                               const std::string& api, long long ranks, const std::string& interconnect, bool largest) {
   const result_row* best = nullptr;
-  for (const auto& row : rows) {
-    if (!is_ok_median(row) || row.case_name != kind || row.metric != metric || row.param("api") != api ||
-        number_param(row, "ranks") != ranks || row.param("dtype") != "float" ||
-        row.param("placement") != "out_of_place" || row.param("interconnect") != interconnect) {
+  for (const auto& [row, value] : medians_of(m, kind, metric)) {
+    if (row->param("api") != api || number_param(*row, "ranks") != ranks || row->param("dtype") != "float" ||
+        row->param("placement") != "out_of_place" || row->param("interconnect") != interconnect) {
       continue;
     }
-    const auto size = number_param(row, "size_bytes");
-    if (!best || (largest ? size > number_param(*best, "size_bytes") : size < number_param(*best, "size_bytes"))) best = &row;
+    const auto size = number_param(*row, "size_bytes");
+    if (!best || (largest ? size > number_param(*best, "size_bytes") : size < number_param(*best, "size_bytes"))) best = row;
   }
   return best;
 }
 
 // The ok median of `metric` in the case of `row` (same parameters and GPUs), or nullptr.
-const result_row* sibling(const std::vector<result_row>& rows, const result_row& row, const std::string& metric) {
-  for (const auto& other : rows) {
-    if (is_ok_median(other) && other.case_name == row.case_name && other.metric == metric &&
-        other.device == row.device && other.gpus == row.gpus && other.params == row.params) {
-      return &other;
-    }
+const result_row* sibling(const median_index& m, const result_row& row, const std::string& metric) {
+  for (const auto& [other, value] : medians_of(m, row.case_name, metric)) {
+    if (other->device == row.device && other->gpus == row.gpus && other->params == row.params) return other;
   }
   return nullptr;
 }
@@ -108,16 +103,15 @@ const result_row* sibling(const std::vector<result_row>& rows, const result_row&
 // delay of 1000 must read as such (three significant digits would print 1e+03).
 std::string format_us(double us) { return format_fixed(us, 0); }
 
-std::string straggler_section(const std::vector<result_row>& rows) {
+std::string straggler_section(const median_index& m) {
   // (ranks, size, rank) without the delay -> delay -> the rank_time row.
   std::map<std::string, std::map<long long, const result_row*>> by_rank;
-  for (const auto& row : rows) {
-    if (!is_ok_median(row) || row.case_name != "straggler" || row.metric != "rank_time") continue;
-    const auto delay = number_param(row, "delay_us");
+  for (const auto& [row, value] : medians_of(m, "straggler", "rank_time")) {
+    const auto delay = number_param(*row, "delay_us");
     if (!delay) continue;
-    auto key_row = row;
+    auto key_row = *row;
     key_row.params.erase("delay_us");
-    by_rank[describe_case(key_row)][*delay] = &row;
+    by_rank[describe_case(key_row)][*delay] = row;
   }
   if (by_rank.empty()) return "";
 
@@ -130,11 +124,11 @@ std::string straggler_section(const std::vector<result_row>& rows) {
     return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
   });
   const auto figure = [&](const result_row& row, const std::string& metric) {
-    const result_row* other = sibling(rows, row, metric);
+    const result_row* other = sibling(m, row, metric);
     return other ? format_us(*other->value) : std::string("-");
   };
   const auto ratio = [&](const result_row& row) {
-    const result_row* other = sibling(rows, row, "slowest_fastest");
+    const result_row* other = sibling(m, row, "slowest_fastest");
     return other ? format_fixed(*other->value, 2) : std::string("-");
   };
   const auto baseline = [&](const result_row& row) -> const result_row* {
@@ -178,7 +172,7 @@ std::string straggler_section(const std::vector<result_row>& rows) {
     const double rise = *row->value - *zero->value;
     least_rise = ranks == 0 ? rise : std::min(least_rise, rise);
     ++ranks;
-    if (const result_row* inside = sibling(rows, *row, "time_in_collective")) {
+    if (const result_row* inside = sibling(m, *row, "time_in_collective")) {
       if (row->param("rank") == row->param("straggler_rank")) {
         late_inside = *inside->value;
       } else {
@@ -205,17 +199,18 @@ std::string straggler_section(const std::vector<result_row>& rows) {
 }
 
 std::string allreduce_section(const std::vector<result_row>& rows, const json& meta) {
+  const median_index m = ok_medians(rows);
   std::set<long long> ranks;
-  for (const auto& row : rows) {
-    if (const auto n = number_param(row, "ranks"); n && is_ok_median(row)) ranks.insert(*n);
+  for (const auto& [key, median] : m) {
+    if (const auto n = number_param(*median.row, "ranks")) ranks.insert(*n);
   }
   if (ranks.empty()) return "";
   std::string text;
   table_rows table;
-  const result_row* base = find_median(rows, "collective", "busbw", "all_reduce", 2, "default", true);
+  const result_row* base = find_median(m, "collective", "busbw", "all_reduce", 2, "default", true);
   for (long long n : ranks) {
-    const result_row* bw = find_median(rows, "collective", n > 1 ? "busbw" : "algbw", "all_reduce", n, "default", true);
-    const result_row* small = find_median(rows, "collective", "time", "all_reduce", n, "default", false);
+    const result_row* bw = find_median(m, "collective", n > 1 ? "busbw" : "algbw", "all_reduce", n, "default", true);
+    const result_row* small = find_median(m, "collective", "time", "all_reduce", n, "default", false);
     if (!bw) continue;
     const auto peak = row_peak(*bw, meta);
     const bool comparable = n > 1 && base && number_param(*base, "size_bytes") == number_param(*bw, "size_bytes");
@@ -234,15 +229,14 @@ std::string allreduce_section(const std::vector<result_row>& rows, const json& m
 
   table_rows staged;
   for (long long n : ranks) {
-    const result_row* off = find_median(rows, "collective", "busbw", "all_reduce", n, "p2p_disabled", true);
+    const result_row* off = find_median(m, "collective", "busbw", "all_reduce", n, "p2p_disabled", true);
     if (!off) continue;
     const result_row* on = nullptr;
-    for (const auto& row : rows) {
-      if (is_ok_median(row) && row.case_name == "collective" && row.metric == "busbw" && row.param("api") == "all_reduce" &&
-          number_param(row, "ranks") == n && row.param("dtype") == "float" &&
-          row.param("placement") == "out_of_place" && row.param("interconnect") == "default" &&
-          row.param("size_bytes") == off->param("size_bytes")) {
-        on = &row;
+    for (const auto& [row, value] : medians_of(m, "collective", "busbw")) {
+      if (row->param("api") == "all_reduce" && number_param(*row, "ranks") == n && row->param("dtype") == "float" &&
+          row->param("placement") == "out_of_place" && row->param("interconnect") == "default" &&
+          row->param("size_bytes") == off->param("size_bytes")) {
+        on = row;
       }
     }
     staged.push_back({std::to_string(n), off->param("size_bytes"), on ? format_figure(*on->value) : "-",
@@ -254,20 +248,14 @@ std::string allreduce_section(const std::vector<result_row>& rows, const json& m
   }
 
   table_rows overlap;
-  for (const auto& row : rows) {
-    if (!is_ok_median(row) || row.case_name != "overlap" || row.metric != "comm_hidden") continue;
-    const auto value_of = [&](const std::string& metric) {
-      for (const auto& other : rows) {
-        if (is_ok_median(other) && other.case_name == "overlap" && other.metric == metric && other.device == row.device &&
-            other.gpus == row.gpus && other.params == row.params) {
-          return format_figure(*other.value);
-        }
-      }
-      return std::string("-");
+  for (const auto& [row, comm_hidden] : medians_of(m, "overlap", "comm_hidden")) {
+    const auto figure = [&](const std::string& metric) {
+      const result_row* other = sibling(m, *row, metric);
+      return other ? format_figure(*other->value) : std::string("-");
     };
-    overlap.push_back({row.param("ranks"), row.param("size_bytes"), value_of("comm_time"), value_of("compute_time"),
-                       value_of("overlapped_time"), value_of("comm_slowdown"), value_of("compute_slowdown"),
-                       format_fixed(*row.value, 2)});
+    overlap.push_back({row->param("ranks"), row->param("size_bytes"), figure("comm_time"), figure("compute_time"),
+                       figure("overlapped_time"), figure("comm_slowdown"), figure("compute_slowdown"),
+                       format_fixed(comm_hidden, 2)});
   }
   if (!overlap.empty()) {
     text += "\n#### Communication/compute overlap\n\n";
@@ -275,25 +263,24 @@ std::string allreduce_section(const std::vector<result_row>& rows, const json& m
                             "compute slowdown", "comm hidden"},
                            overlap);
   }
-  if (const std::string late = straggler_section(rows); !late.empty()) text += (text.empty() ? "" : "\n") + late;
+  if (const std::string late = straggler_section(m); !late.empty()) text += (text.empty() ? "" : "\n") + late;
   return text;
 }
 
 }  // namespace
 
 family_rules allreduce_report_rules() {
-  family_rules rules;
-  rules.family = "allreduce";
-  rules.anomalies = allreduce_anomalies;
-  rules.section = allreduce_section;
-  rules.footnote =
-      "busbw (nccl-tests: algbw x 2(n-1)/n for all-reduce, x (n-1)/n for reduce-scatter and all-gather) is graded "
-      "against one GPU's per-direction interconnect: NVLink links_active x the per-link signalling rate the node "
-      "reports (meta.json; NVIDIA's quoted data rate is some 6 % lower), the slowest GPU of the case; with "
-      "NCCL_P2P_DISABLE=1 against the slower GPU's PCIe link per direction (the bytes go through host memory). "
-      "n = 1 out-of-place all-reduce algbw against HBM with twice the bytes (each is read and written). A "
-      "default-transport case on a node without NVLink has no peak.";
-  return rules;
+  return {
+      .family = "allreduce",
+      .anomalies = allreduce_anomalies,
+      .section = allreduce_section,
+      .footnote = "busbw (nccl-tests: algbw x 2(n-1)/n for all-reduce, x (n-1)/n for reduce-scatter and all-gather) is "
+                  "graded against one GPU's per-direction interconnect: NVLink links_active x the per-link signalling "
+                  "rate the node reports (meta.json; NVIDIA's quoted data rate is some 6 % lower), the slowest GPU of "
+                  "the case; with NCCL_P2P_DISABLE=1 against the slower GPU's PCIe link per direction (the bytes go "
+                  "through host memory). n = 1 out-of-place all-reduce algbw against HBM with twice the bytes (each is "
+                  "read and written). A default-transport case on a node without NVLink has no peak.",
+  };
 }
 
 }  // namespace hdb

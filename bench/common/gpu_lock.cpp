@@ -1,6 +1,6 @@
 #include "hdb/gpu_lock.hpp"
 
-#include "hdb/host/process.hpp"  // unique_fd
+#include "hdb/host/process.hpp"  // unique_fd, errno_text
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <thread>
 #include <utility>
 
@@ -22,10 +21,6 @@ using clock_type = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds poll_interval{100};
 constexpr std::size_t max_holder_bytes = 256;
 
-std::string errno_text(const std::string& what, const fs::path& path) {
-  return what + " " + path.string() + ": " + std::strerror(errno);
-}
-
 // Opens (creating if needed) the lock file. O_NOFOLLOW: in /tmp another user could plant a
 // symlink to one of our files, which the holder record would then overwrite. An existing file
 // is opened without O_CREAT first, because with fs.protected_regular a sticky world-writable
@@ -37,15 +32,15 @@ int open_lock_file(const fs::path& path) {
     if (const int fd = ::open(path.c_str(), O_RDWR | flags); fd >= 0) return fd;
     if (errno == EACCES) {
       if (const int fd = ::open(path.c_str(), O_RDONLY | flags); fd >= 0) return fd;
-      throw std::runtime_error(errno_text("cannot open the GPU lock file", path));
+      throw std::runtime_error(errno_text("cannot open the GPU lock file " + path.string()));
     }
-    if (errno != ENOENT) throw std::runtime_error(errno_text("cannot open the GPU lock file", path));
+    if (errno != ENOENT) throw std::runtime_error(errno_text("cannot open the GPU lock file " + path.string()));
     if (const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | flags, 0666); fd >= 0) {
       // Every user's runs share the file: undo the umask so any of them can record itself.
       ::fchmod(fd, 0666);
       return fd;
     }
-    if (errno != EEXIST) throw std::runtime_error(errno_text("cannot create the GPU lock file", path));
+    if (errno != EEXIST) throw std::runtime_error(errno_text("cannot create the GPU lock file " + path.string()));
     // Another process created it between our two opens: open the existing one.
   }
   throw std::runtime_error("cannot open the GPU lock file " + path.string() + ": it keeps disappearing");
@@ -124,7 +119,7 @@ gpu_locks::gpu_locks(std::vector<gpu_lock_target> gpus, std::chrono::seconds tim
       int busy_polls = 0;
       while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
         if (errno == EINTR) continue;
-        if (errno != EWOULDBLOCK) throw std::runtime_error(errno_text("cannot lock", path));
+        if (errno != EWOULDBLOCK) throw std::runtime_error(errno_text("cannot lock " + path.string()));
         if (timeout.count() == 0) {
           throw gpu_busy_error(gpu_name(gpu) + " is being measured by " + describe_holder(fd.get()) +
                                "; not waiting (lock timeout 0 s). Lock file: " + path.string());

@@ -20,8 +20,6 @@
 namespace hdb {
 namespace {
 
-using json = nlohmann::json;
-
 // Two streams can at most halve a balanced pass; anything below this is no overlap at all.
 constexpr double min_multi_stream_speedup = 1.1;
 // Pinned pipelines on >= 3 streams should come close to the bound; below this fraction of the
@@ -39,11 +37,6 @@ constexpr double ratio_tolerance = 1.3;
 
 int int_of(const std::string& text) { return static_cast<int>(std::strtol(text.c_str(), nullptr, 10)); }
 
-template <class Fn>
-void each(const median_index& m, const std::string& case_name, const std::string& metric, Fn&& fn) {
-  for (auto [it, end] = m.equal_range(std::pair{case_name, metric}); it != end; ++it) fn(*it->second.row, it->second.value);
-}
-
 // Best median of `metric` over chunk counts for each (device, regime, host kind, streams) of the
 // sweep (case pipeline, api nonblocking), with the chunk count that reached it.
 struct best_value {
@@ -55,13 +48,13 @@ using sweep_key = std::tuple<device_id, std::string, std::string, int>;  // devi
 
 std::map<sweep_key, best_value> best_over_chunks(const median_index& m, const std::string& metric) {
   std::map<sweep_key, best_value> best;
-  each(m, "pipeline", metric, [&](const result_row& row, double value) {
-    if (row.param("api") != "nonblocking") return;
-    const sweep_key key{row.device, row.param("regime"), row.param("host_kind"),
-                        int_of(row.param("streams"))};
-    auto [it, inserted] = best.try_emplace(key, best_value{value, int_of(row.param("chunks"))});
-    if (!inserted && value > it->second.value) it->second = {value, int_of(row.param("chunks"))};
-  });
+  for (const auto& [row, value] : medians_of(m, "pipeline", metric)) {
+    if (row->param("api") != "nonblocking") continue;
+    const sweep_key key{row->device, row->param("regime"), row->param("host_kind"),
+                        int_of(row->param("streams"))};
+    auto [it, inserted] = best.try_emplace(key, best_value{value, int_of(row->param("chunks"))});
+    if (!inserted && value > it->second.value) it->second = {value, int_of(row->param("chunks"))};
+  }
   return best;
 }
 
@@ -83,15 +76,15 @@ void overlap_anomalies(const median_index& m, std::vector<std::string>& out) {
   }
   // Efficiency far from the bound, or past it. One line per (device, regime): the worst / best.
   std::map<std::tuple<device_id, std::string>, std::pair<const result_row*, double>> worst, highest;
-  each(m, "pipeline", "efficiency", [&](const result_row& row, double value) {
-    if (row.param("api") != "nonblocking" || row.param("host_kind") != "pinned") return;
-    if (int_of(row.param("streams")) < 3) return;
-    const std::tuple<device_id, std::string> key{row.device, row.param("regime")};
-    auto [w, w_new] = worst.try_emplace(key, &row, value);
-    if (!w_new && value < w->second.second) w->second = {&row, value};
-    auto [h, h_new] = highest.try_emplace(key, &row, value);
-    if (!h_new && value > h->second.second) h->second = {&row, value};
-  });
+  for (const auto& [row, value] : medians_of(m, "pipeline", "efficiency")) {
+    if (row->param("api") != "nonblocking" || row->param("host_kind") != "pinned") continue;
+    if (int_of(row->param("streams")) < 3) continue;
+    const std::tuple<device_id, std::string> key{row->device, row->param("regime")};
+    auto [w, w_new] = worst.try_emplace(key, row, value);
+    if (!w_new && value < w->second.second) w->second = {row, value};
+    auto [h, h_new] = highest.try_emplace(key, row, value);
+    if (!h_new && value > h->second.second) h->second = {row, value};
+  }
   const auto where = [](const result_row& row) {
     return row.param("regime") + " pipeline, pinned, " + row.param("streams") + " streams x " +
            row.param("chunks") + " chunks";
@@ -126,8 +119,9 @@ void overlap_anomalies(const median_index& m, std::vector<std::string>& out) {
 
 void semantics_anomalies(const median_index& m, std::vector<std::string>& out) {
   std::map<device_id, std::map<std::string, double>> by_device;  // device -> api -> pipeline time
-  each(m, "stream_semantics", "pipeline_time",
-       [&](const result_row& row, double value) { by_device[row.device][row.param("api")] = value; });
+  for (const auto& [row, value] : medians_of(m, "stream_semantics", "pipeline_time")) {
+    by_device[row->device][row->param("api")] = value;
+  }
   for (const auto& [device, times] : by_device) {
     const auto reference = times.find("nonblocking");
     if (reference == times.end()) continue;
@@ -150,8 +144,9 @@ void semantics_anomalies(const median_index& m, std::vector<std::string>& out) {
     }
   }
   std::map<device_id, std::map<std::string, double>> graphs;
-  each(m, "graph", "pipeline_time",
-       [&](const result_row& row, double value) { graphs[row.device][row.param("api")] = value; });
+  for (const auto& [row, value] : medians_of(m, "graph", "pipeline_time")) {
+    graphs[row->device][row->param("api")] = value;
+  }
   for (const auto& [device, times] : graphs) {
     const auto streams = times.find("nonblocking");
     const auto graph = times.find("graph");
@@ -164,31 +159,30 @@ void semantics_anomalies(const median_index& m, std::vector<std::string>& out) {
 
 void calibration_anomalies(const median_index& m, std::vector<std::string>& out) {
   const std::map<std::string, double> targets = {{"balanced", 1.0}, {"compute_heavy", 4.0}, {"copy_heavy", 0.25}};
-  each(m, "calibration", "kernel_copy_ratio", [&](const result_row& row, double value) {
-    const auto target = targets.find(row.param("regime"));
-    if (target == targets.end()) return;
+  for (const auto& [row, value] : medians_of(m, "calibration", "kernel_copy_ratio")) {
+    const auto target = targets.find(row->param("regime"));
+    if (target == targets.end()) continue;
     if (value > target->second * ratio_tolerance || value < target->second / ratio_tolerance) {
-      out.push_back(gpu_prefix(row.device) + target->first + " regime: the kernel takes " + format_figure(value) +
+      out.push_back(gpu_prefix(row->device) + target->first + " regime: the kernel takes " + format_figure(value) +
                     "x the copy time of the same bytes (target " + format_figure(target->second) +
                     "x); the kernel's clock changed between calibration points");
     }
-  });
+  }
 }
 
 std::string device_cell(device_id device) { return device ? std::to_string(*device) : "?"; }
 
-std::string section(const std::vector<result_row>& rows) {
-  const median_index m = ok_medians(rows);
+std::string section(const median_index& m) {
   const auto speedups = best_over_chunks(m, "speedup");
   if (speedups.empty()) return "";
   std::map<sweep_key, double> efficiency;  // at the chunk count of the best speedup
-  each(m, "pipeline", "efficiency", [&](const result_row& row, double value) {
-    if (row.param("api") != "nonblocking") return;
-    const sweep_key key{row.device, row.param("regime"), row.param("host_kind"),
-                        int_of(row.param("streams"))};
+  for (const auto& [row, value] : medians_of(m, "pipeline", "efficiency")) {
+    if (row->param("api") != "nonblocking") continue;
+    const sweep_key key{row->device, row->param("regime"), row->param("host_kind"),
+                        int_of(row->param("streams"))};
     const auto best = speedups.find(key);
-    if (best != speedups.end() && best->second.chunks == int_of(row.param("chunks"))) efficiency[key] = value;
-  });
+    if (best != speedups.end() && best->second.chunks == int_of(row->param("chunks"))) efficiency[key] = value;
+  }
   std::set<int> stream_counts;
   std::map<std::tuple<device_id, std::string, std::string>, std::map<int, std::string>> cells;
   for (const auto& [key, best] : speedups) {
@@ -217,9 +211,9 @@ std::string section(const std::vector<result_row>& rows) {
 
   table_rows tax;
   std::map<std::tuple<device_id, std::string>, std::map<std::string, double>> tax_cells;
-  each(m, "movement_tax", "tax_ratio", [&](const result_row& row, double value) {
-    tax_cells[{row.device, row.param("regime")}][row.param("api")] = value;
-  });
+  for (const auto& [row, value] : medians_of(m, "movement_tax", "tax_ratio")) {
+    tax_cells[{row->device, row->param("regime")}][row->param("api")] = value;
+  }
   for (const auto& [key, by_api] : tax_cells) {
     std::vector<std::string> line = {device_cell(std::get<0>(key)), std::get<1>(key)};
     for (const char* api : {"round_trip", "host_generated", "device_generated"}) {
@@ -234,12 +228,12 @@ std::string section(const std::vector<result_row>& rows) {
   }
 
   table_rows semantics;
-  each(m, "stream_semantics", "speedup", [&](const result_row& row, double value) {
-    semantics.push_back({device_cell(row.device), row.param("api"), format_figure(value) + "x"});
-  });
-  each(m, "graph", "speedup", [&](const result_row& row, double value) {
-    semantics.push_back({device_cell(row.device), "4 streams, " + row.param("api"), format_figure(value) + "x"});
-  });
+  for (const auto& [row, value] : medians_of(m, "stream_semantics", "speedup")) {
+    semantics.push_back({device_cell(row->device), row->param("api"), format_figure(value) + "x"});
+  }
+  for (const auto& [row, value] : medians_of(m, "graph", "speedup")) {
+    semantics.push_back({device_cell(row->device), "4 streams, " + row->param("api"), format_figure(value) + "x"});
+  }
   if (!semantics.empty()) {
     out += "\nStream semantics (balanced, pinned; 2 streams x 8 chunks unless named) and the CUDA-graph pipeline.\n\n" +
            markdown_table({"GPU", "variant", "speedup"}, semantics);
@@ -250,20 +244,11 @@ std::string section(const std::vector<result_row>& rows) {
 }  // namespace
 
 family_rules overlap_report_rules() {
-  family_rules rules;
-  rules.family = "overlap";
-  rules.anomalies = [](const std::vector<result_row>& rows, const json&, std::vector<std::string>& out) {
-    const median_index m = ok_medians(rows);
-    overlap_anomalies(m, out);
-    semantics_anomalies(m, out);
-    calibration_anomalies(m, out);
-  };
-  rules.section = [](const std::vector<result_row>& rows, const json&) { return section(rows); };
-  rules.footnote =
+  return rules_from_medians(
+      "overlap", {overlap_anomalies, semantics_anomalies, calibration_anomalies}, section,
       "Only the start-up calibration's copy rates have a peak (traffic: the GPU's PCIe link per direction, twice "
       "that for both at once). Pipeline speedup and efficiency are measured against the family's own bound, from link "
-      "and kernel rates probed right after each pass in the same repetition (docs/overlap.md).";
-  return rules;
+      "and kernel rates probed right after each pass in the same repetition (docs/overlap.md).");
 }
 
 }  // namespace hdb

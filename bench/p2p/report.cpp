@@ -80,30 +80,24 @@ struct pair_value {
 };
 
 // Medians of `metric` of uni bandwidth rows of one method at one size.
-std::vector<pair_value> pair_values(const std::vector<result_row>& rows, const std::string& api, const std::string& metric,
-                                    std::size_t size, const std::string& case_name = "bandwidth") {
+std::vector<pair_value> pair_values(const median_index& m, const std::string& api, const std::string& metric,
+                                    std::size_t size) {
   std::vector<pair_value> values;
-  for (const auto& row : rows) {
-    if (!is_ok_median(row) || row.case_name != case_name || row.metric != metric || row.param("api") != api ||
-        row.param("direction") != "uni" || size_of(row) != size) {
-      continue;
-    }
-    const auto src = to_index(row.param("src"));
-    const auto dst = to_index(row.param("dst"));
-    if (src && dst) values.push_back({*src, *dst, *row.value});
+  for (const auto& [row, value] : medians_of(m, "bandwidth", metric)) {
+    if (row->param("api") != api || row->param("direction") != "uni" || size_of(*row) != size) continue;
+    const auto src = to_index(row->param("src"));
+    const auto dst = to_index(row->param("dst"));
+    if (src && dst) values.push_back({*src, *dst, value});
   }
   return values;
 }
 
 // The largest size with a measured uni bandwidth median (any method), or nullopt.
-std::optional<std::size_t> largest_uni_size(const std::vector<result_row>& rows) {
+std::optional<std::size_t> largest_uni_size(const median_index& m) {
   std::optional<std::size_t> largest;
-  for (const auto& row : rows) {
-    if (!is_ok_median(row) || row.case_name != "bandwidth" || row.metric != "bandwidth" ||
-        row.param("direction") != "uni") {
-      continue;
-    }
-    if (const auto size = size_of(row)) largest = std::max(largest.value_or(0), *size);
+  for (const auto& [row, value] : medians_of(m, "bandwidth", "bandwidth")) {
+    if (row->param("direction") != "uni") continue;
+    if (const auto size = size_of(*row)) largest = std::max(largest.value_or(0), *size);
   }
   return largest;
 }
@@ -176,13 +170,14 @@ std::string topology_table(const json& topology) {
 
 std::string p2p_section(const std::vector<result_row>& rows, const json& meta) {
   std::string md;
+  const median_index m = ok_medians(rows);
   const auto devices = devices_of(rows, meta);
-  const auto largest = largest_uni_size(rows);
+  const auto largest = largest_uni_size(m);
   if (largest) {
     md += "**P2P bandwidth per pair at " + format_size(*largest) + "** (GB/s, median; row = source GPU, column = destination GPU)\n\n";
     std::map<std::string, std::vector<pair_value>> by_method;
     for (const auto& api : matrix_methods) {
-      by_method[api] = pair_values(rows, api, "bandwidth", *largest);
+      by_method[api] = pair_values(m, api, "bandwidth", *largest);
       if (by_method[api].empty()) continue;
       md += "*" + api + "*: " + method_title(api) + "\n\n" + matrix(devices, by_method[api], -1) + "\n";
     }
@@ -191,7 +186,7 @@ std::string p2p_section(const std::vector<result_row>& rows, const json& meta) {
       md += "*direct / staged*: ce_peer bandwidth ÷ staged bandwidth (how much P2P gains over the best a program "
             "can do through host memory)\n\n" + matrix(devices, direct_over_staged, 1) + "\n";
     }
-    const auto chunks = pair_values(rows, "staged", "best_chunk_bytes", *largest);
+    const auto chunks = pair_values(m, "staged", "best_chunk_bytes", *largest);
     if (!chunks.empty()) {
       std::string list;
       for (const auto& c : chunks) {
@@ -221,12 +216,13 @@ std::string p2p_section(const std::vector<result_row>& rows, const json& meta) {
   // Latency: the smallest size per pair and method.
   table_rows latency;
   std::map<std::pair<std::string, std::string>, std::map<std::string, std::pair<std::size_t, double>>> lat;
-  for (const auto& row : rows) {
-    if (!is_ok_median(row) || row.case_name != "latency") continue;
-    const auto size = size_of(row);
-    if (!size) continue;
-    auto& slot = lat[{row.param("src") + " -> " + row.param("dst"), row.param("api")}][row.metric];
-    if (slot.first == 0 || *size < slot.first) slot = {*size, *row.value};
+  for (const char* metric : {"latency", "host_latency"}) {
+    for (const auto& [row, value] : medians_of(m, "latency", metric)) {
+      const auto size = size_of(*row);
+      if (!size) continue;
+      auto& slot = lat[{row->param("src") + " -> " + row->param("dst"), row->param("api")}][metric];
+      if (slot.first == 0 || *size < slot.first) slot = {*size, value};
+    }
   }
   for (const auto& [key, metrics] : lat) {
     const auto device = metrics.find("latency");
@@ -250,13 +246,10 @@ std::string p2p_section(const std::vector<result_row>& rows, const json& meta) {
   for (const auto& reason : reasons) md += "Pair cases skipped: " + reason + "; the loopback below is the only path measured.\n\n";
   table_rows loopback;
   std::map<std::pair<std::string, std::string>, std::pair<std::size_t, double>> loop_best;  // (gpu, api) -> largest size
-  for (const auto& row : rows) {
-    if (!is_ok_median(row) || row.case_name != "bandwidth" || row.metric != "bandwidth" ||
-        row.param("direction") != "loopback") {
-      continue;
-    }
-    auto& slot = loop_best[{row.param("src"), row.param("api")}];
-    if (const auto size = size_of(row); size && *size >= slot.first) slot = {*size, *row.value};
+  for (const auto& [row, value] : medians_of(m, "bandwidth", "bandwidth")) {
+    if (row->param("direction") != "loopback") continue;
+    auto& slot = loop_best[{row->param("src"), row->param("api")}];
+    if (const auto size = size_of(*row); size && *size >= slot.first) slot = {*size, value};
   }
   for (const auto& [key, entry] : loop_best) {
     const auto& [gpu, api] = key;
@@ -287,11 +280,12 @@ std::string link_class(const json& topology, int src, int dst) {
 
 void p2p_anomalies(const std::vector<result_row>& rows, const json& meta, std::vector<std::string>& out) {
   const json& topology = topology_of(meta);
-  const auto largest = largest_uni_size(rows);
+  const median_index m = ok_medians(rows);
+  const auto largest = largest_uni_size(m);
   if (largest) {
     const std::string at = " at " + format_size(*largest);
     for (const auto& api : matrix_methods) {
-      const auto values = pair_values(rows, api, "bandwidth", *largest);
+      const auto values = pair_values(m, api, "bandwidth", *largest);
       // A pair far below the other pairs with the same link.
       for (const auto& v : values) {
         std::vector<double> peers;
@@ -310,8 +304,8 @@ void p2p_anomalies(const std::vector<result_row>& rows, const json& meta, std::v
         }
       }
     }
-    const auto direct = pair_values(rows, "ce_peer", "bandwidth", *largest);
-    const auto staged = pair_values(rows, "staged", "bandwidth", *largest);
+    const auto direct = pair_values(m, "ce_peer", "bandwidth", *largest);
+    const auto staged = pair_values(m, "staged", "bandwidth", *largest);
     for (const auto& r : ratio(direct, staged)) {
       if (r.value <= 1.0) {
         out.push_back("GPU " + std::to_string(r.src) + " -> GPU " + std::to_string(r.dst) + at +
@@ -319,15 +313,15 @@ void p2p_anomalies(const std::vector<result_row>& rows, const json& meta, std::v
                       format_fixed(r.value, 2) + "); P2P may be routed through the CPU or disabled by the platform");
       }
     }
-    for (const auto& row : rows) {
-      if (!is_ok_median(row) || row.case_name != "bandwidth" || row.metric != "bandwidth" || row.param("api") != "ce_peer" ||
-          row.param("direction") != "uni" || size_of(row) != *largest || row.traffic != "nvlink_per_direction") {
+    for (const auto& [row, value] : medians_of(m, "bandwidth", "bandwidth")) {
+      if (row->param("api") != "ce_peer" || row->param("direction") != "uni" || size_of(*row) != *largest ||
+          row->traffic != "nvlink_per_direction") {
         continue;
       }
-      const auto peak = row_peak(row, meta);
-      if (peak && *row.value < nvlink_floor * peak->value) {
-        out.push_back("GPU " + row.param("src") + " -> GPU " + row.param("dst") + " ce_peer" + at + ": " +
-                      format_figure(*row.value) + " GB/s is " + format_figure(percent_of_peak(*row.value, *peak)) +
+      const auto peak = row_peak(*row, meta);
+      if (peak && value < nvlink_floor * peak->value) {
+        out.push_back("GPU " + row->param("src") + " -> GPU " + row->param("dst") + " ce_peer" + at + ": " +
+                      format_figure(value) + " GB/s is " + format_figure(percent_of_peak(value, *peak)) +
                       " % of its " + peak->basis + " (expected ~80 %); a link may be down or the copy not using NVLink");
       }
     }
@@ -362,16 +356,15 @@ void p2p_anomalies(const std::vector<result_row>& rows, const json& meta, std::v
 }  // namespace
 
 family_rules p2p_report_rules() {
-  family_rules rules;
-  rules.family = "p2p";
-  rules.anomalies = p2p_anomalies;
-  rules.section = p2p_section;
-  rules.footnote =
-      "% of peak for p2p: NVLink pairs against link count x per-link rate per direction (meta.json node.topology; "
-      "x2 for both directions at once), the host-staged pipeline against the smaller PCIe link of the two GPUs (a "
-      "loopback against its GPU's own link). All pairs at once, and cudaMemcpyPeerAsync without peer access (the "
-      "driver chooses its path), have no peak.";
-  return rules;
+  return {
+      .family = "p2p",
+      .anomalies = p2p_anomalies,
+      .section = p2p_section,
+      .footnote = "% of peak for p2p: NVLink pairs against link count x per-link rate per direction (meta.json "
+                  "node.topology; x2 for both directions at once), the host-staged pipeline against the smaller PCIe "
+                  "link of the two GPUs (a loopback against its GPU's own link). All pairs at once, and "
+                  "cudaMemcpyPeerAsync without peer access (the driver chooses its path), have no peak.",
+  };
 }
 
 }  // namespace hdb

@@ -20,8 +20,6 @@
 namespace hdb {
 namespace {
 
-using json = nlohmann::json;
-
 // A healthy x86 host with a current driver launches an empty kernel in 2-5 us and completes a
 // launch + cudaStreamSynchronize round trip in 5-15 us; 10 us / 40 us mean something is in the way
 // (a profiler or debugger hooked in, CUDA_LAUNCH_BLOCKING, deep CPU idle states, a far NUMA node).
@@ -39,22 +37,17 @@ constexpr double launch_bound_high = 1.10;
 // The family's sync cost against the same calls in bare processes: within 20 % of their range.
 constexpr double bare_agreement = 0.20;
 
-template <class Map>
-auto of(const Map& m, const std::string& case_name, const std::string& metric) {
-  return m.equal_range(std::pair{case_name, metric});
-}
-
 void launch_anomalies(const median_index& m, std::vector<std::string>& out) {
-  for (auto [it, end] = of(m, "launch", "launch_time"); it != end; ++it) {
-    if (it->second.value > launch_limit_us) {
-      out.push_back(gpu_prefix(it->second.row->device) + "an empty kernel launch costs " + format_figure(it->second.value) +
+  for (const auto& [row, value] : medians_of(m, "launch", "launch_time")) {
+    if (value > launch_limit_us) {
+      out.push_back(gpu_prefix(row->device) + "an empty kernel launch costs " + format_figure(value) +
                     " us of host time (a healthy host: 2-5 us); look for a profiler or debugger attached, "
                     "CUDA_LAUNCH_BLOCKING, CPU frequency scaling or a host thread far from the GPU's NUMA node");
     }
   }
-  for (auto [it, end] = of(m, "launch", "launch_sync_time"); it != end; ++it) {
-    if (it->second.value > launch_sync_limit_us) {
-      out.push_back(gpu_prefix(it->second.row->device) + "launch + cudaStreamSynchronize takes " + format_figure(it->second.value) +
+  for (const auto& [row, value] : medians_of(m, "launch", "launch_sync_time")) {
+    if (value > launch_sync_limit_us) {
+      out.push_back(gpu_prefix(row->device) + "launch + cudaStreamSynchronize takes " + format_figure(value) +
                     " us (a healthy host: 5-15 us); the host wakes up slowly (scheduling mode, CPU idle states)");
     }
   }
@@ -63,23 +56,21 @@ void launch_anomalies(const median_index& m, std::vector<std::string>& out) {
 // The family's figure outside the bare processes' range, widened by bare_agreement on each side.
 void bare_process_anomalies(const median_index& m, std::vector<std::string>& out) {
   std::map<std::pair<std::optional<int>, std::string>, std::pair<double, double>> bare;  // (device, api) -> low, high
-  for (auto [it, end] = of(m, "sync_cost", "bare_call_time_low"); it != end; ++it) {
-    bare[{it->second.row->device, it->second.row->param("api")}].first = it->second.value;
+  for (const auto& [row, value] : medians_of(m, "sync_cost", "bare_call_time_low")) {
+    bare[{row->device, row->param("api")}].first = value;
   }
-  for (auto [it, end] = of(m, "sync_cost", "bare_call_time_high"); it != end; ++it) {
-    bare[{it->second.row->device, it->second.row->param("api")}].second = it->second.value;
+  for (const auto& [row, value] : medians_of(m, "sync_cost", "bare_call_time_high")) {
+    bare[{row->device, row->param("api")}].second = value;
   }
-  for (auto [it, end] = of(m, "sync_cost", "call_time"); it != end; ++it) {
-    const result_row& row = *it->second.row;
+  for (const auto& [row, value] : medians_of(m, "sync_cost", "call_time")) {
     // cudaDeviceSynchronize takes one of two levels per process, family and bare alike (0.43-0.47
     // or 0.67-0.77 us on H200s): three bare processes need not meet the family's level.
-    if (row.param("api") == "cudaDeviceSynchronize") continue;
-    const auto found = bare.find({row.device, row.param("api")});
+    if (row->param("api") == "cudaDeviceSynchronize") continue;
+    const auto found = bare.find({row->device, row->param("api")});
     if (found == bare.end() || found->second.first <= 0) continue;
     const auto [low, high] = found->second;
-    const double value = it->second.value;
     if (value < low * (1 - bare_agreement) || value > high * (1 + bare_agreement)) {
-      out.push_back(gpu_prefix(row.device) + row.param("api") + " on finished work costs " + format_figure(value) +
+      out.push_back(gpu_prefix(row->device) + row->param("api") + " on finished work costs " + format_figure(value) +
                     " us in the family process but " + format_figure(low) + "-" + format_figure(high) +
                     " us in bare processes: something in the family's state changes what the call costs");
     }
@@ -89,11 +80,10 @@ void bare_process_anomalies(const median_index& m, std::vector<std::string>& out
 void graph_anomalies(const median_index& m, std::vector<std::string>& out) {
   // (device, kernels) -> (launches, graph)
   std::map<std::pair<std::optional<int>, std::string>, std::pair<std::optional<double>, std::optional<double>>> pairs;
-  for (auto [it, end] = of(m, "graph", "total_time"); it != end; ++it) {
-    const result_row& row = *it->second.row;
-    auto& entry = pairs[{row.device, row.param("kernels")}];
-    if (row.param("api") == "launches") entry.first = it->second.value;
-    if (row.param("api") == "graph") entry.second = it->second.value;
+  for (const auto& [row, value] : medians_of(m, "graph", "total_time")) {
+    auto& entry = pairs[{row->device, row->param("kernels")}];
+    if (row->param("api") == "launches") entry.first = value;
+    if (row->param("api") == "graph") entry.second = value;
   }
   for (const auto& [key, times] : pairs) {
     const auto& [launches, graph] = times;
@@ -106,12 +96,10 @@ void graph_anomalies(const median_index& m, std::vector<std::string>& out) {
 }
 
 void wakeup_anomalies(const median_index& m, std::vector<std::string>& out) {
-  for (auto [it, end] = of(m, "wakeup", "cpu_busy"); it != end; ++it) {
-    const result_row& row = *it->second.row;
-    const std::string mode = row.param("mode");
-    const std::string& api = row.param("api");
-    const double busy = it->second.value;
-    const std::string where = gpu_prefix(row.device) + "mode " + mode + ", " + api + ": the waiting thread was busy " +
+  for (const auto& [row, busy] : medians_of(m, "wakeup", "cpu_busy")) {
+    const std::string mode = row->param("mode");
+    const std::string& api = row->param("api");
+    const std::string where = gpu_prefix(row->device) + "mode " + mode + ", " + api + ": the waiting thread was busy " +
                               format_fixed(busy, 0) + " % of the wait";
     // cudaEventSynchronize on an event created without cudaEventBlockingSync spins in every
     // mode: the device flag governs device and stream waits only (measured on H200, CUDA 13).
@@ -125,9 +113,9 @@ void wakeup_anomalies(const median_index& m, std::vector<std::string>& out) {
     }
   }
   std::map<std::optional<int>, double> worst;  // device -> worst calibration
-  for (auto [it, end] = of(m, "wakeup", "clock_uncertainty"); it != end; ++it) {
-    double& w = worst[it->second.row->device];
-    w = std::max(w, it->second.value);
+  for (const auto& [row, value] : medians_of(m, "wakeup", "clock_uncertainty")) {
+    double& w = worst[row->device];
+    w = std::max(w, value);
   }
   for (const auto& [device, uncertainty] : worst) {
     if (uncertainty > clock_uncertainty_limit_us) {
@@ -138,10 +126,9 @@ void wakeup_anomalies(const median_index& m, std::vector<std::string>& out) {
 }
 
 void trap_anomalies(const median_index& m, std::vector<std::string>& out) {
-  for (auto [it, end] = of(m, "trap", "relative_throughput"); it != end; ++it) {
-    const result_row& row = *it->second.row;
-    if (row.param("api") == "keep_on_gpu" && it->second.value < keep_on_gpu_min_throughput) {
-      out.push_back(gpu_prefix(row.device) + "sync trap: keeping the value on the GPU reaches only " + format_fixed(it->second.value * 100, 0) +
+  for (const auto& [row, value] : medians_of(m, "trap", "relative_throughput")) {
+    if (row->param("api") == "keep_on_gpu" && value < keep_on_gpu_min_throughput) {
+      out.push_back(gpu_prefix(row->device) + "sync trap: keeping the value on the GPU reaches only " + format_fixed(value * 100, 0) +
                     " % of the loop that never reads back; one copy at the end should cost nothing");
     }
   }
@@ -153,13 +140,13 @@ void trap_anomalies(const median_index& m, std::vector<std::string>& out) {
 // as fast as the kernels run, and the trap is then measured against the launch rate.
 void never_loop_anomalies(const median_index& m, std::vector<std::string>& out) {
   std::map<std::optional<int>, std::pair<double, double>> by_device;  // device -> (fastest never step, kernel)
-  for (auto [it, end] = of(m, "trap", "baseline_time_per_step"); it != end; ++it) {
-    auto [entry, inserted] = by_device.try_emplace(it->second.row->device, it->second.value, 0.0);
-    if (!inserted) entry->second.first = std::min(entry->second.first, it->second.value);
+  for (const auto& [row, value] : medians_of(m, "trap", "baseline_time_per_step")) {
+    auto [entry, inserted] = by_device.try_emplace(row->device, value, 0.0);
+    if (!inserted) entry->second.first = std::min(entry->second.first, value);
   }
-  for (auto [it, end] = of(m, "trap", "step_kernel_time"); it != end; ++it) {
-    const auto entry = by_device.find(it->second.row->device);
-    if (entry != by_device.end()) entry->second.second = it->second.value;
+  for (const auto& [row, value] : medians_of(m, "trap", "step_kernel_time")) {
+    const auto entry = by_device.find(row->device);
+    if (entry != by_device.end()) entry->second.second = value;
   }
   for (const auto& [device, times] : by_device) {
     const auto [host_step, kernel] = times;
@@ -180,11 +167,10 @@ void never_loop_anomalies(const median_index& m, std::vector<std::string>& out) 
 
 void dependency_anomalies(const median_index& m, std::vector<std::string>& out) {
   std::map<std::optional<int>, std::pair<std::optional<double>, std::optional<double>>> gaps;  // device -> (wait event, host)
-  for (auto [it, end] = of(m, "dependency", "gap"); it != end; ++it) {
-    const result_row& row = *it->second.row;
-    auto& entry = gaps[row.device];
-    if (row.param("api") == "cudaStreamWaitEvent") entry.first = it->second.value;
-    if (row.param("api") == "host_sync_then_launch") entry.second = it->second.value;
+  for (const auto& [row, value] : medians_of(m, "dependency", "gap")) {
+    auto& entry = gaps[row->device];
+    if (row->param("api") == "cudaStreamWaitEvent") entry.first = value;
+    if (row->param("api") == "host_sync_then_launch") entry.second = value;
   }
   for (const auto& [device, pair] : gaps) {
     const auto& [wait_event, host] = pair;
@@ -199,16 +185,14 @@ void dependency_anomalies(const median_index& m, std::vector<std::string>& out) 
 std::string device_cell(std::optional<int> device) { return device ? std::to_string(*device) : "?"; }
 
 // The teaching figures, gating or not: what a launch, a graph and the sync trap cost per GPU.
-std::string sync_section(const std::vector<result_row>& rows) {
-  const median_index m = ok_medians(rows);
+std::string sync_section(const median_index& m) {
   const auto value_of = [&](const std::string& case_name, const std::string& metric, std::optional<int> device,
                             const std::string& api, const std::string& extra_key,
                             const std::string& extra_value) -> std::optional<double> {
-    for (auto [it, end] = of(m, case_name, metric); it != end; ++it) {
-      const result_row& row = *it->second.row;
-      if (row.device == device && row.param("api") == api &&
-          (extra_key.empty() || row.param(extra_key) == extra_value)) {
-        return it->second.value;
+    for (const auto& [row, value] : medians_of(m, case_name, metric)) {
+      if (row->device == device && row->param("api") == api &&
+          (extra_key.empty() || row->param(extra_key) == extra_value)) {
+        return value;
       }
     }
     return std::nullopt;
@@ -263,23 +247,12 @@ std::string sync_section(const std::vector<result_row>& rows) {
 }  // namespace
 
 family_rules sync_report_rules() {
-  family_rules rules;
-  rules.family = "sync";
-  rules.anomalies = [](const std::vector<result_row>& rows, const json&, std::vector<std::string>& out) {
-    const auto m = ok_medians(rows);
-    launch_anomalies(m, out);
-    graph_anomalies(m, out);
-    bare_process_anomalies(m, out);
-    wakeup_anomalies(m, out);
-    trap_anomalies(m, out);
-    never_loop_anomalies(m, out);
-    dependency_anomalies(m, out);
-  };
-  rules.section = [](const std::vector<result_row>& rows, const json&) { return sync_section(rows); };
-  rules.footnote =
-      "Sync figures are host-clock times (median call) and ratios; none has a theoretical peak. "
-      "Wake-up latencies map the kernel's %globaltimer stamp to the host clock (see docs/sync.md).";
-  return rules;
+  return rules_from_medians("sync",
+                            {launch_anomalies, graph_anomalies, bare_process_anomalies, wakeup_anomalies, trap_anomalies,
+                             never_loop_anomalies, dependency_anomalies},
+                            sync_section,
+                            "Sync figures are host-clock times (median call) and ratios; none has a theoretical peak. "
+                            "Wake-up latencies map the kernel's %globaltimer stamp to the host clock (see docs/sync.md).");
 }
 
 }  // namespace hdb

@@ -4,6 +4,7 @@
 #include "hdb/harness/family_rules.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace hdb {
 namespace {
@@ -37,6 +38,27 @@ median_index ok_medians(const std::vector<result_row>& rows) {
     if (is_ok_median(row)) out.emplace(std::pair{row.case_name, row.metric}, median_entry{&row, *row.value});
   }
   return out;
+}
+
+median_range medians_of(const median_index& index, const std::string& case_name, const std::string& metric) {
+  const auto [first, last] = index.equal_range(std::pair{case_name, metric});
+  return median_range(std::ranges::subrange(first, last));
+}
+
+family_rules rules_from_medians(std::string family, std::vector<median_check> checks, median_section section,
+                                std::string footnote) {
+  return {
+      .family = std::move(family),
+      .anomalies = [checks = std::move(checks)](const std::vector<result_row>& rows, const nlohmann::json&,
+                                                std::vector<std::string>& out) {
+        const median_index medians = ok_medians(rows);
+        for (const auto& check : checks) check(medians, out);
+      },
+      .section = [section = std::move(section)](const std::vector<result_row>& rows, const nlohmann::json&) {
+        return section(ok_medians(rows));
+      },
+      .footnote = std::move(footnote),
+  };
 }
 
 }  // namespace hdb

@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <thread>
@@ -211,6 +213,12 @@ TEST_CASE("unique_fd closes once and moves", "[host][process]") {
   const int kept = d.release();
   CHECK(::fcntl(kept, F_GETFD) != -1);
   ::close(kept);
+}
+
+TEST_CASE("errno_text names what failed and errno in words", "[host][process]") {
+  REQUIRE(::open("/hdbench-no-such-dir/file", O_RDONLY | O_CLOEXEC) == -1);
+  CHECK(hdb::errno_text("cannot open /hdbench-no-such-dir/file") ==
+        "cannot open /hdbench-no-such-dir/file: " + std::string(std::strerror(ENOENT)));
 }
 
 TEST_CASE("find_in_path finds executables only", "[host][process]") {

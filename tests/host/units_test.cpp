@@ -21,3 +21,12 @@ TEST_CASE("format_size names the largest binary unit that divides exactly", "[un
   CHECK(hdb::format_size(64ull << 30) == "64 GiB");
   CHECK(hdb::format_size((64ull << 20) + 3) == "67108867 B");
 }
+
+TEST_CASE("format_seconds rounds to a tenth and drops trailing zeros", "[units]") {
+  CHECK(hdb::format_seconds(30) == "30 s");
+  CHECK(hdb::format_seconds(1.0) == "1 s");
+  CHECK(hdb::format_seconds(2.5) == "2.5 s");
+  CHECK(hdb::format_seconds(2.46) == "2.5 s");
+  CHECK(hdb::format_seconds(0.04) == "0 s");
+  CHECK(hdb::format_seconds(600.0) == "600 s");
+}

@@ -18,19 +18,16 @@
 namespace hdb {
 namespace {
 
-using json = nlohmann::json;
-
 long long whole(const std::string& text) { return std::strtoll(text.c_str(), nullptr, 10); }
 
 // The cases whose lanes_used is not their lanes parameter: one line for all of them.
 void lane_anomalies(const median_index& m, std::vector<std::string>& out) {
   std::size_t count = 0;
   std::string example;
-  for (auto [it, end] = m.equal_range(std::pair<std::string, std::string>{"triad", "lanes_used"}); it != end; ++it) {
-    const result_row& row = *it->second.row;
-    if (it->second.value == static_cast<double>(whole(row.param("lanes")))) continue;
+  for (const auto& [row, lanes_used] : medians_of(m, "triad", "lanes_used")) {
+    if (lanes_used == static_cast<double>(whole(row->param("lanes")))) continue;
     if (count++ == 0) {
-      example = describe_case(row) + " ran " + format_figure(it->second.value) + " lanes";
+      example = describe_case(*row) + " ran " + format_figure(lanes_used) + " lanes";
     }
   }
   if (count > 0) {
@@ -41,15 +38,13 @@ void lane_anomalies(const median_index& m, std::vector<std::string>& out) {
 }
 
 // Triad bandwidth medians: one row per access pattern and lane count, one column per size.
-std::string triad_section(const std::vector<result_row>& rows) {
-  const median_index m = ok_medians(rows);
+std::string triad_section(const median_index& m) {
   std::set<long long> sizes;
   std::map<std::pair<std::string, long long>, std::map<long long, double>> table;  // (access, lanes) -> size -> GB/s
-  for (auto [it, end] = m.equal_range(std::pair<std::string, std::string>{"triad", "triad_bandwidth"}); it != end; ++it) {
-    const result_row& row = *it->second.row;
-    const long long size = whole(row.param("size_bytes"));
+  for (const auto& [row, bandwidth] : medians_of(m, "triad", "triad_bandwidth")) {
+    const long long size = whole(row->param("size_bytes"));
     sizes.insert(size);
-    table[{row.param("access"), whole(row.param("lanes"))}][size] = it->second.value;
+    table[{row->param("access"), whole(row->param("lanes"))}][size] = bandwidth;
   }
   if (table.empty()) return "";
   std::vector<std::string> header = {"access", "lanes"};
@@ -70,16 +65,10 @@ std::string triad_section(const std::vector<result_row>& rows) {
 }  // namespace
 
 family_rules standin_report_rules() {
-  family_rules rules;
-  rules.family = "standin";
-  rules.anomalies = [](const std::vector<result_row>& rows, const json&, std::vector<std::string>& out) {
-    lane_anomalies(ok_medians(rows), out);
-  };
-  rules.section = [](const std::vector<result_row>& rows, const json&) { return triad_section(rows); };
-  rules.footnote =
+  return rules_from_medians(
+      "standin", {lane_anomalies}, triad_section,
       "Stand-in figures are triads over host memory timed on the CPU by the steady clock (the CPU backend); "
-      "% of peak is against the stand-in probe's PCIe links, a test of the arithmetic, not a limit of the host.";
-  return rules;
+      "% of peak is against the stand-in probe's PCIe links, a test of the arithmetic, not a limit of the host.");
 }
 
 }  // namespace hdb

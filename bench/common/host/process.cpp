@@ -1,6 +1,7 @@
 #include "hdb/host/process.hpp"
 
 #include "hdb/host/lists.hpp"
+#include "hdb/host/units.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -17,7 +18,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -32,8 +32,6 @@ using clock_type = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds tick{200};
 // Without a pidfd (kernel before 5.3) the end of a child that captures nothing is seen by polling.
 constexpr int fallback_poll_ms = 20;
-
-std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
 
 // A descriptor above 0, 1 and 2, so that wiring the child's standard streams never overwrites one
 // that is still to be wired (a parent started with a closed stdout gets fd 1 from open()).
@@ -208,13 +206,9 @@ int milliseconds_until(double seconds_left) {
   return static_cast<int>(std::min(std::ceil(seconds_left * 1000), 3'600'000.0));
 }
 
-std::string seconds_text(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g s", seconds);
-  return text;
-}
-
 }  // namespace
+
+std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
 
 void unique_fd::reset(int fd) noexcept {
   if (fd_ >= 0 && fd_ != fd) ::close(fd_);
@@ -234,7 +228,7 @@ std::string describe_wait_status(int status) {
 std::string child_result::describe() const {
   switch (end) {
     case child_end::not_started: return "did not start: " + start_error;
-    case child_end::timed_out: return "timed out after " + seconds_text(std::round(elapsed_s * 10) / 10) + " (killed)";
+    case child_end::timed_out: return "timed out after " + format_seconds(elapsed_s) + " (killed)";
     case child_end::cancelled: return "was cancelled (killed)";
     case child_end::exited: return "exited with status " + std::to_string(exit_code.value_or(-1));
     case child_end::signalled: {

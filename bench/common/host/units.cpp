@@ -1,5 +1,7 @@
 #include "hdb/host/units.hpp"
 
+#include <cmath>
+#include <cstdio>
 #include <utility>
 
 namespace hdb {
@@ -12,6 +14,12 @@ std::string format_size(std::uint64_t bytes) {
     if (bytes >= scale && bytes % scale == 0) return std::to_string(bytes / scale) + unit;
   }
   return std::to_string(bytes) + " B";
+}
+
+std::string format_seconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g s", std::round(seconds * 10) / 10);
+  return text;
 }
 
 }  // namespace hdb

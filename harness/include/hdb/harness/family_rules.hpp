@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <ranges>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,5 +51,19 @@ struct median_entry {
 };
 using median_index = std::multimap<std::pair<std::string, std::string>, median_entry>;
 [[nodiscard]] median_index ok_medians(const std::vector<result_row>& rows);
+
+// The ok medians of one case's metric, in the order of the rows:
+//   for (const auto& [row, value] : medians_of(index, "launch", "launch_time")) ...
+using median_range = std::ranges::values_view<std::ranges::subrange<median_index::const_iterator>>;
+[[nodiscard]] median_range medians_of(const median_index& index, const std::string& case_name, const std::string& metric);
+// The range points into the index: a temporary one would be destroyed before the loop's first pass.
+median_range medians_of(median_index&& index, const std::string& case_name, const std::string& metric) = delete;
+
+// The rules of a family whose anomalies and section read only its ok medians, not meta.json: each
+// call builds the index once and hands it to every check in turn, or to the section.
+using median_check = std::function<void(const median_index& medians, std::vector<std::string>& out)>;
+using median_section = std::function<std::string(const median_index& medians)>;
+[[nodiscard]] family_rules rules_from_medians(std::string family, std::vector<median_check> checks, median_section section,
+                                              std::string footnote);
 
 }  // namespace hdb

@@ -48,6 +48,10 @@ class unique_fd {
   int fd_ = -1;
 };
 
+// "`what`: " and errno in words, for the exception right after a failed system call (errno is read
+// here, so nothing in between may change it).
+[[nodiscard]] std::string errno_text(const std::string& what);
+
 // Where a standard stream of the child goes when no file is named for it.
 enum class child_stream {
   capture,    // a pipe read into child_result (run_with_deadline only; stdin: as discard)

@@ -14,4 +14,7 @@ namespace hdb {
 // never rounded.
 [[nodiscard]] std::string format_size(std::uint64_t bytes);
 
+// Seconds for messages, to a tenth and without trailing zeros: "30 s", "2.5 s", "0.1 s".
+[[nodiscard]] std::string format_seconds(double seconds);
+
 }  // namespace hdb
