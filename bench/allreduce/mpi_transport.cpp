@@ -7,6 +7,8 @@
 #include <thread>
 #include <unistd.h>
 
+#include "hdb/host/units.hpp"  // format_seconds
+
 namespace hdb::allreduce {
 namespace {
 
@@ -67,7 +69,7 @@ std::vector<rank_reply> mpi_group::exchange(const command& cmd, std::chrono::mil
   if (!wait_until(request, timeout)) {
     world_.mark_broken();
     throw rank_lost("an MPI rank did not answer '" + std::string(to_string(cmd.kind)) + "' within " +
-                    std::to_string(timeout.count()) + " ms (watchdog); the job will be aborted at exit");
+                    format_seconds(std::chrono::duration<double>(timeout).count()) + " (watchdog); the job will be aborted at exit");
   }
   return replies;
 }
