@@ -41,6 +41,7 @@ COMPARE = ("test_harness", "[compare]")
 REFERENCE = ("test_reference", "")
 OVERLAP = ("overlap_report_tests", "")
 P2P = ("p2p_report_tests", "")
+COLLECT = ("test_harness", "[collect]")
 # A CTest test instead of a Catch2 binary: (the target it needs built, "ctest:" + a -R regex).
 STANDIN_DECLARED = ("hdbench-standin", "ctest:standin_family: family_main fails each case")
 
@@ -58,6 +59,7 @@ class Mutation:
 CHECK_HPP = "harness/include/hdb/harness/check.hpp"
 CHECK_CPP = "harness/src/check.cpp"
 COMPARE_CPP = "harness/src/compare_model.cpp"
+COLLECT_CPP = "harness/src/collect.cpp"
 COMPARE_HPP = "harness/include/hdb/harness/compare_model.hpp"
 VALIDATE_CPP = "harness/src/reference_validate.cpp"
 OVERLAP_CPP = "bench/overlap/report.cpp"
@@ -169,6 +171,15 @@ MUTATIONS = [
     Mutation("p2p-shortfall-inclusive", "p2p: a pair at exactly 80 % of its peers' median is named (below it is)",
              P2P_CPP, "        if (v.value < peer_shortfall * reference) {", "        if (v.value <= peer_shortfall * reference) {",
              [P2P]),
+    # --- collect: a row only for what the declaration allows (the binary's own checker) --------
+    Mutation("collect-no-registration-check", "collect never applies check_registration: a label with an undeclared "
+             "parameter, a value not declared, or a non-number int must fail its case",
+             COLLECT_CPP, "    if (const auto problem = check_registration(decl, parsed.case_name, parameters)) parsed.problem = *problem;",
+             "    if (const auto problem = check_registration(decl, parsed.case_name, {})) parsed.problem = *problem;", [COLLECT]),
+    Mutation("collect-no-counter-check", "collect passes no counters to check_outputs: an undeclared counter must fail "
+             "its case, naming it",
+             COLLECT_CPP, "check_outputs(decl, kind.name, counters_of(c.runs), headlines, label.traffic)",
+             "check_outputs(decl, kind.name, {}, headlines, label.traffic)", [COLLECT]),
     # --- family_main: every case held to its declaration --------------------------------------
     Mutation("family-check-declared", "family_main never calls check_declared: an undeclared counter or traffic pick "
              "of the CPU stand-in must fail its cases",
