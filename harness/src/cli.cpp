@@ -22,6 +22,7 @@
 #include "hdb/harness/plots.hpp"
 #include "hdb/harness/reference_set.hpp"
 #include "hdb/harness/report.hpp"
+#include "hdb/harness/results.hpp"
 #include "hdb/harness/runner.hpp"
 #include "hdb/harness/schema_doc.hpp"
 
@@ -54,6 +55,7 @@ struct parsed_cli {
   suite_run_options run;
   std::string run_dir;  // collect / report / plot / convert
   std::string doc_check, doc_update;  // schema-doc
+  bool doc_json = false;              // schema-doc --json
   std::vector<std::string> compared_runs;  // BASELINE [BASELINE...] CURRENT
   std::string threshold;  // empty: 1 % with known noise, 5 % from repetitions alone
   std::string format = "text", noise_model = "auto", reference;
@@ -144,8 +146,12 @@ int fleet_command(const parsed_cli& cli) {
 }
 
 // Prints the generated section of docs/csv-schema.md; --check FILE exits 1 when FILE's section
-// differs, --update FILE rewrites it.
+// differs, --update FILE rewrites it; --json prints results.csv's core columns and statistics.
 int schema_doc_command(const parsed_cli& cli) {
+  if (cli.doc_json) {
+    std::cout << results_csv_record().dump(2) << "\n";
+    return 0;
+  }
   const auto sources = installed_sources(cli.run.bin_dir);
   const auto section = schema_doc(installed_declarations(sources.manifest, sources.schema_dir));
   if (cli.doc_check.empty() && cli.doc_update.empty()) {
@@ -349,7 +355,11 @@ int cli_main(int argc, char** argv) {
       ->required();
   auto* doc = app.add_subcommand("schema-doc", "print the section of docs/csv-schema.md generated from the declarations");
   auto* check = doc->add_option("--check", cli.doc_check, "exit 1 when this file's generated section differs");
-  doc->add_option("--update", cli.doc_update, "rewrite this file's generated section")->excludes(check);
+  auto* update = doc->add_option("--update", cli.doc_update, "rewrite this file's generated section")->excludes(check);
+  doc->add_flag("--json", cli.doc_json,
+                "print results.csv's core columns (name, type, in order around the parameters) and statistics as JSON")
+      ->excludes(check)
+      ->excludes(update);
 
   try {
     std::vector<char*> cli_argv;
