@@ -1,6 +1,6 @@
 // Pure functions of the harness: Mann-Whitney U, the alpha-beta fit, PCIe peaks, run
-// ids, CSV quoting, the results.csv round trip and its core-column record (median and summary
-// are hdb_host's: tests/host).
+// ids, CSV quoting, the results.csv round trip and what meta.json records of them (median and
+// summary are hdb_host's: tests/host).
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -227,4 +227,54 @@ TEST_CASE("results_csv: the writer's core columns, the types its fields hold, an
     if (s == hdb::statistic::fit) break;
   }
   CHECK(record.at("statistics").get<std::vector<std::string>>() == statistics);
+}
+
+TEST_CASE("meta.json records results_csv and the link rates the plots read", "[meta][peaks]") {
+  const auto gpus = nlohmann::json::parse(R"([
+    {"index": 0, "pcie": {"gen_max": 5, "width_max": 16, "gen_current": 3, "width_current": 16}, "nvlink": {"links_active": 18}},
+    {"index": 1, "pcie": {"gen_current": 4, "width_current": 8}, "nvlink": {"links_active": 4, "per_link_GBps": 50.0}},
+    {"index": 2, "pcie": {"source": "unavailable"}},
+    {"index": 3}])");
+  const auto topology = nlohmann::json::parse(R"({"gpus": [
+    {"index": 0, "nvlink": {"links_active": 12, "per_link_GBps": 26.562}},
+    {"index": 1, "nvlink": {"per_link_GBps": 25.0}},
+    {"index": 3, "nvlink": {"links_active": 2, "per_link_GBps": 20.0}}]})");
+  nlohmann::json meta = {{"run_id", "r"}, {"node", {{"gpus", gpus}, {"topology", topology}}}};
+  hdb::record_harness_tables(meta);
+  CHECK(meta.at("results_csv") == hdb::results_csv_record());
+  const auto& recorded = meta.at("node").at("gpus");
+  // PCIe: the maximum link's rate (Gen5 x16, not the Gen3 it idles at), else the current one's; null when unknown.
+  CHECK(recorded[0].at("pcie").at("peak_GBps") == *hdb::pcie_peak_gbps(5, 16));
+  CHECK(recorded[1].at("pcie").at("peak_GBps") == *hdb::pcie_peak_gbps(4, 8));
+  CHECK(recorded[2].at("pcie").at("peak_GBps").is_null());
+  CHECK_FALSE(recorded[3].contains("pcie"));
+  // NVLink: what only node.topology has is copied; the GPU's own values are kept.
+  CHECK(recorded[0].at("nvlink") == nlohmann::json{{"links_active", 18}, {"per_link_GBps", 26.562}});
+  CHECK(recorded[1].at("nvlink") == nlohmann::json{{"links_active", 4}, {"per_link_GBps", 50.0}});
+  CHECK_FALSE(recorded[2].contains("nvlink"));
+  CHECK(recorded[3].at("nvlink") == nlohmann::json{{"links_active", 2}, {"per_link_GBps", 20.0}});
+  auto again = meta;
+  hdb::record_harness_tables(again);
+  CHECK(again == meta);
+
+  const hdb_test::temp_dir dir;
+  SECTION("write_meta records them; update_meta_tables gives an older meta.json them once") {
+    hdb::atomic_write_file(dir.path() / "meta.json", nlohmann::json{{"run_id", "r"}, {"node", {{"gpus", gpus}}}}.dump());
+    CHECK(hdb::update_meta_tables(dir.path()) == hdb::meta_update::updated);
+    const auto updated = *hdb::read_meta(dir.path() / "meta.json");
+    CHECK(updated.at("results_csv") == hdb::results_csv_record());
+    CHECK(updated.at("run_id") == "r");
+    CHECK(updated.at("node").at("gpus")[0].at("pcie").at("peak_GBps") == *hdb::pcie_peak_gbps(5, 16));
+    CHECK(hdb::update_meta_tables(dir.path()) == hdb::meta_update::unchanged);
+    hdb::write_meta(dir.path() / "meta.json", nlohmann::json{{"run_id", "w"}});
+    CHECK(hdb::read_meta(dir.path() / "meta.json")->at("results_csv") == hdb::results_csv_record());
+  }
+  SECTION("a run without meta.json gets one holding only them; an unreadable one is left alone") {
+    CHECK(hdb::update_meta_tables(dir.path()) == hdb::meta_update::created);
+    CHECK(*hdb::read_meta(dir.path() / "meta.json") ==
+          nlohmann::json{{"schema_version", hdb::meta_schema_version}, {"results_csv", hdb::results_csv_record()}});
+    hdb::atomic_write_file(dir.path() / "meta.json", "{not json");
+    CHECK(hdb::update_meta_tables(dir.path()) == hdb::meta_update::unreadable);
+    CHECK(hdb::read_text_file(dir.path() / "meta.json") == "{not json");
+  }
 }

@@ -69,7 +69,7 @@ enum class column_type { integer, number, text };
 // it is written in Python): {"schema_version": 3, "leading_columns": [{"name", "type"}, ...],
 // "trailing_columns": [...], "statistics": ["sample", ...]}, the columns in file order around
 // the parameters, the statistics in the order of `enum statistic`. `hdbench schema-doc --json`
-// prints it.
+// prints it and meta.json records it as `results_csv` (write_meta).
 [[nodiscard]] nlohmann::json results_csv_record();
 
 // `param_columns` are the run's declared parameters (parameter_columns() in declaration.hpp).
