@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Draw every figure of one hdbench run: results.csv (+ meta.json) in, PNG/SVG files out.
+"""Draw every figure of one hdbench run: results.csv and meta.json in, PNG/SVG files out.
 
     python3 plots/plot_run.py results/<run-id> [-o OUTDIR] [--format png,svg] [--dpi 150] [--strict]
                               [--per-gpu-plots]
@@ -20,6 +20,9 @@ OUTDIR/figures.json lists every figure drawn with its title ({"figures": [{"name
 the panels' titles, and where the title's numbers come from, hdbplots.common.claim);
 --list-expected prints the file names (no extension) the run must produce
 instead.
+
+meta.json must hold what the harness records there (results_csv: results.csv's core columns and
+statistics; each GPU's link rates): `hdbench plot DIR` adds them to an older run before it draws.
 
 Exit status: 0 = at least one figure written (with --strict: every expected figure written);
 1 = nothing could be drawn (with --strict: an expected figure is missing, or a plot module is

@@ -19,9 +19,11 @@
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/fleet.hpp"
+#include "hdb/harness/meta.hpp"
 #include "hdb/harness/plots.hpp"
 #include "hdb/harness/reference_set.hpp"
 #include "hdb/harness/report.hpp"
+#include "hdb/harness/results.hpp"
 #include "hdb/harness/runner.hpp"
 #include "hdb/harness/schema_doc.hpp"
 
@@ -54,6 +56,8 @@ struct parsed_cli {
   suite_run_options run;
   std::string run_dir;  // collect / report / plot / convert
   std::string doc_check, doc_update;  // schema-doc
+  bool doc_json = false;              // schema-doc --json
+  bool plot_meta_only = false;        // plot --meta-only
   std::vector<std::string> compared_runs;  // BASELINE [BASELINE...] CURRENT
   std::string threshold;  // empty: 1 % with known noise, 5 % from repetitions alone
   std::string format = "text", noise_model = "auto", reference;
@@ -144,8 +148,12 @@ int fleet_command(const parsed_cli& cli) {
 }
 
 // Prints the generated section of docs/csv-schema.md; --check FILE exits 1 when FILE's section
-// differs, --update FILE rewrites it.
+// differs, --update FILE rewrites it; --json prints results.csv's core columns and statistics.
 int schema_doc_command(const parsed_cli& cli) {
+  if (cli.doc_json) {
+    std::cout << results_csv_record().dump(2) << "\n";
+    return 0;
+  }
   const auto sources = installed_sources(cli.run.bin_dir);
   const auto section = schema_doc(installed_declarations(sources.manifest, sources.schema_dir));
   if (cli.doc_check.empty() && cli.doc_update.empty()) {
@@ -164,6 +172,18 @@ int schema_doc_command(const parsed_cli& cli) {
             << "'s generated section differs from the declarations; run `hdbench schema-doc --update " << file.string()
             << "`\n";
   return 1;
+}
+
+// `hdbench plot --meta-only DIR`: meta.json gets the records plot_run reads, nothing is drawn.
+int plot_meta_only(const fs::path& dir) {
+  const auto file = (dir / "meta.json").string();
+  switch (update_meta_tables(dir)) {
+    case meta_update::unchanged: std::cerr << "hdbench plot: " << file << " already records them\n"; return 0;
+    case meta_update::updated: std::cerr << "hdbench plot: recorded results_csv and the link rates in " << file << "\n"; return 0;
+    case meta_update::created: std::cerr << "hdbench plot: wrote " << file << " (results_csv only: the run had none)\n"; return 0;
+    case meta_update::unreadable: break;
+  }
+  throw harness_error(file + " is not a JSON object; nothing recorded");
 }
 
 int dispatch(const CLI::App& app, parsed_cli& cli) {
@@ -198,6 +218,7 @@ int dispatch(const CLI::App& app, parsed_cli& cli) {
   }
   if (app.got_subcommand("plot")) {
     const auto dir = existing_run_dir(cli.run_dir);
+    if (cli.plot_meta_only) return plot_meta_only(dir);
     auto plots = plot_options_from_environment();
     plots.per_gpu = cli.per_gpu_plots;
     write_check_json(dir, std::cerr);  // the node figures' input, for runs made before it was written
@@ -338,6 +359,9 @@ int cli_main(int argc, char** argv) {
     command->add_option("dir", cli.run_dir, "run directory")->required();
     if (std::string(name) == "plot") {
       command->add_flag("--per-gpu-plots", cli.per_gpu_plots, "sweep figures for every GPU, not one per class");
+      command->add_flag("--meta-only", cli.plot_meta_only,
+                        "only record in meta.json what plot_run reads from the harness (results.csv's core columns, "
+                        "each GPU's link rates), for a run written before it did; draw nothing");
     }
   }
   add_compare(app, cli);
@@ -349,7 +373,12 @@ int cli_main(int argc, char** argv) {
       ->required();
   auto* doc = app.add_subcommand("schema-doc", "print the section of docs/csv-schema.md generated from the declarations");
   auto* check = doc->add_option("--check", cli.doc_check, "exit 1 when this file's generated section differs");
-  doc->add_option("--update", cli.doc_update, "rewrite this file's generated section")->excludes(check);
+  auto* update = doc->add_option("--update", cli.doc_update, "rewrite this file's generated section")->excludes(check);
+  doc->add_flag("--json", cli.doc_json,
+                "print results.csv's core columns (name, type, in order around the parameters) and statistics as JSON, "
+                "what meta.json records as results_csv")
+      ->excludes(check)
+      ->excludes(update);
 
   try {
     std::vector<char*> cli_argv;

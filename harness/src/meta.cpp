@@ -12,6 +12,8 @@
 #include <hdb/build_info.hpp>
 
 #include "hdb/harness/files.hpp"
+#include "hdb/harness/results.hpp"
+#include "hdb/harness/traffic.hpp"
 #include "hdb/host/process.hpp"
 #include "hdb/harness/run_dir.hpp"
 
@@ -177,7 +179,32 @@ void set_families(json& meta, const std::vector<family_status>& statuses) {
   meta["families"] = std::move(families);
 }
 
-void write_meta(const fs::path& meta_path, const json& meta) { write_json_file(meta_path, meta); }
+void record_harness_tables(json& meta) {
+  if (!meta.is_object()) return;
+  meta["results_csv"] = results_csv_record();
+  record_link_rates(meta);
+}
+
+void write_meta(const fs::path& meta_path, const json& meta) {
+  auto recorded = meta;
+  record_harness_tables(recorded);
+  write_json_file(meta_path, recorded);
+}
+
+meta_update update_meta_tables(const fs::path& run_dir) {
+  const auto meta_path = run_dir / "meta.json";
+  if (!fs::exists(meta_path)) {
+    write_meta(meta_path, json{{"schema_version", meta_schema_version}});
+    return meta_update::created;
+  }
+  const auto meta = read_meta(meta_path);
+  if (!meta) return meta_update::unreadable;
+  auto recorded = *meta;
+  record_harness_tables(recorded);
+  if (recorded == *meta) return meta_update::unchanged;
+  write_json_file(meta_path, recorded);
+  return meta_update::updated;
+}
 
 const json& field(const json& object, const char* key) {
   static const json null_value;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "hdb/harness/meta.hpp"
 #include "hdb/host/process.hpp"
 
 namespace hdb {
@@ -88,6 +89,8 @@ plot_python find_plot_python(const plot_options& options) {
 }
 
 bool draw_plots(const fs::path& run_dir, const plot_options& options, std::ostream& log) {
+  // The plots read results.csv's columns and the link rates from meta.json: an older run gets them first.
+  update_meta_tables(run_dir);
   const auto script = options.plots_dir / "plot_run.py";
   if (!fs::exists(script)) {
     log << "plots: skipped, " << script.string() << " not found (set HDBENCH_PLOTS_DIR)\n";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <utility>
 
 #include "hdb/harness/csv.hpp"
 #include "hdb/harness/error.hpp"
@@ -14,6 +15,13 @@ constexpr std::array<std::string_view, 3> better_names = {"higher", "lower", "ne
 constexpr std::array<std::string_view, 8> statistic_names = {"sample", "median", "mean", "min",
                                                              "max",    "stddev", "cv",   "fit"};
 constexpr std::array<std::string_view, 3> status_names = {"ok", "skipped", "failed"};
+constexpr std::array<std::string_view, 3> column_type_names = {"int", "float", "text"};
+// The core columns to_fields writes as numbers; the others are text (not_applicable when unset).
+constexpr std::array<std::pair<std::string_view, column_type>, 5> number_columns = {{{"schema_version", column_type::integer},
+                                                                                    {"device", column_type::integer},
+                                                                                    {"gpus", column_type::integer},
+                                                                                    {"sample_index", column_type::integer},
+                                                                                    {"value", column_type::number}}};
 
 template <typename Enum, std::size_t N>
 Enum parse_enum(std::string_view text, const std::array<std::string_view, N>& names, std::string_view what) {
@@ -142,6 +150,24 @@ std::string_view to_string(row_status value) { return status_names.at(static_cas
 better parse_better(std::string_view text) { return parse_enum<better>(text, better_names, "better"); }
 statistic parse_statistic(std::string_view text) { return parse_enum<statistic>(text, statistic_names, "statistic"); }
 row_status parse_row_status(std::string_view text) { return parse_enum<row_status>(text, status_names, "status"); }
+std::string_view to_string(column_type value) { return column_type_names.at(static_cast<std::size_t>(value)); }
+
+column_type core_column_type(std::string_view name) {
+  const auto it = std::find_if(number_columns.begin(), number_columns.end(), [&](const auto& c) { return c.first == name; });
+  return it == number_columns.end() ? column_type::text : it->second;
+}
+
+nlohmann::json results_csv_record() {
+  const auto columns = [](const std::vector<std::string>& names) {
+    auto list = nlohmann::json::array();
+    for (const auto& name : names) list.push_back({{"name", name}, {"type", to_string(core_column_type(name))}});
+    return list;
+  };
+  return {{"schema_version", results_schema_version},
+          {"leading_columns", columns(leading_columns())},
+          {"trailing_columns", columns(trailing_columns())},
+          {"statistics", statistic_names}};
+}
 
 const std::string& result_row::param(std::string_view key) const {
   static const std::string none;

@@ -151,6 +151,26 @@ std::optional<double> nvlink_per_link_gbps(const json& meta, int device_index) {
   return number(field(topology_gpu(meta, device_index), "nvlink"), "per_link_GBps");
 }
 
+void record_link_rates(json& meta) {
+  if (!field(field(meta, "node"), "gpus").is_array()) return;
+  const json before = meta;  // read from an unchanged copy while node.gpus is written
+  auto& gpus = meta["node"]["gpus"];
+  for (auto& gpu : gpus) {
+    if (!gpu.is_object()) continue;
+    if (auto pcie = gpu.find("pcie"); pcie != gpu.end() && pcie->is_object()) {
+      const auto peak = gpu_pcie_peak_gbps(gpu);
+      (*pcie)["peak_GBps"] = peak ? json(*peak) : json(nullptr);
+    }
+    const auto index = gpu.find("index");
+    const auto& nvlink = field(gpu, "nvlink");
+    if (index == gpu.end() || !index->is_number_integer() || !(nvlink.is_null() || nvlink.is_object())) continue;
+    const auto& older = field(topology_gpu(before, index->get<int>()), "nvlink");
+    for (const char* key : {"links_active", "per_link_GBps"}) {
+      if (!number(nvlink, key) && number(older, key)) gpu["nvlink"][key] = field(older, key);
+    }
+  }
+}
+
 std::vector<int> row_devices(const result_row& row, const json& meta) {
   if (row.gpu_uuid.empty()) {
     if (row.device && row.gpus.value_or(1) == 1) return {*row.device};

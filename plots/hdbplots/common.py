@@ -4,6 +4,9 @@ Every family module draws from the same tidy results.csv (schema 3, docs/csv-sch
 meta.json. A row is generic: every column by name (`row["chunks"]`, `row.get("regime")`), typed
 from the families' declarations that the harness copies into meta.json
 (`families.<name>.schema.parameters`), so no module parses the CSV or a packed string itself.
+The core columns with their types and the statistics (`results_csv`: CoreColumns) and every link
+rate (node.gpus[i].pcie.peak_GBps, nvlink.per_link_GBps) are meta.json's too, as the harness
+records them: no list of columns and no rate table is kept in Python.
 A module declares what it draws (`FIGURES = [Figure(...)]`); `plan()` turns the declarations and
 the rows into the list of files a run must produce, which plot_run draws and the tests compare.
 Only the csv module and numpy are used: CI has no pandas.
@@ -29,22 +32,7 @@ SCHEMA_VERSION = "3"
 # What the harness writes in a text field that does not apply (docs/csv-schema.md): pandas would
 # read an empty text field as NaN and load the column with node-dependent dtypes.
 NOT_APPLICABLE = "-"
-# The core columns of a schema-3 results.csv (docs/csv-schema.md, "Columns"), in order around the
-# parameter columns: core identity first, then the run's declared parameters, then the value. This
-# is Python's one list of them (the harness writes them in C++); tests/reference/reference_test.py
-# fails when a committed results.csv has a core column it lacks or differs from the schema page.
-# Which columns are parameters is never decided here: parameter_columns() takes them from the
-# families' declarations (meta.json families.<f>.schema.parameters) and calls every other column core.
-LEADING_COLUMNS = ("schema_version", "run_id", "family", "case", "device", "gpus", "gpu_uuid")
-TRAILING_COLUMNS = ("metric", "unit", "better", "headline", "traffic", "statistic", "sample_index",
-                    "value", "status", "reason")
-CORE_COLUMNS = LEADING_COLUMNS + TRAILING_COLUMNS
-INT_CORE_COLUMNS = frozenset({"schema_version", "device", "gpus", "sample_index"})
-FLOAT_CORE_COLUMNS = frozenset({"value"})
-# The `statistic` values the reader accepts (docs/csv-schema.md): the harness writes sample, median
-# and fit (mean and stddev from an aggregates-only run); min and max rows are derived here
-# (with_spread) from the samples; cv is accepted from older writers.
-STATISTICS = ("sample", "median", "mean", "min", "max", "stddev", "cv", "fit")
+COLUMN_TYPES = ("int", "float", "text")
 _INT_TEXT = re.compile(r"-?[0-9]+")
 
 # Colours (Okabe-Ito, colour-blind safe): one per host memory kind, the same in every figure.
@@ -62,6 +50,70 @@ class InputError(Exception):
     """The run directory cannot be read as schema 3; plot_run prints the message and exits 2."""
 
 
+# ---------------------------------------------------------------- core columns
+
+@dataclass(frozen=True)
+class CoreColumns:
+    """results.csv's core columns and statistics, as the harness that wrote the run lists them
+    (meta.json `results_csv`, what `hdbench schema-doc --json` prints: the C++ constants its CSV
+    writer uses). No list of them is written in Python. `leading` stand before the parameter
+    columns and `trailing` after them, in file order; `types` gives each one's 'int', 'float' or
+    'text'; `statistics` are the `statistic` values the harness reads and writes (min and max rows
+    are derived here too: with_spread). Which columns are parameters is never decided here:
+    parameter_columns() takes them from the families' declarations and calls every other column core."""
+    leading: tuple[str, ...]
+    trailing: tuple[str, ...]
+    types: Mapping[str, str]
+    statistics: tuple[str, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.leading + self.trailing
+
+    def kind(self, name: str) -> str:
+        """'int', 'float' or 'text' of a core column (text for a name it does not list)."""
+        return self.types.get(name, "text")
+
+    @classmethod
+    def from_record(cls, record: object) -> "CoreColumns":
+        """From meta.json's `results_csv` (or `hdbench schema-doc --json`); ValueError when it is
+        not that object."""
+        if not isinstance(record, Mapping):
+            raise ValueError("not a JSON object")
+        parts: dict[str, tuple[str, ...]] = {}
+        types: dict[str, str] = {}
+        for part in ("leading_columns", "trailing_columns"):
+            columns = record.get(part)
+            if not isinstance(columns, list) or not columns:
+                raise ValueError(f"{part} is not a list of columns")
+            for column in columns:
+                name, kind = (column.get("name"), column.get("type")) if isinstance(column, Mapping) else (None, None)
+                if not isinstance(name, str) or kind not in COLUMN_TYPES:
+                    raise ValueError(f"{part}: {column!r} is not a name with a type among {', '.join(COLUMN_TYPES)}")
+                types[name] = kind
+            parts[part] = tuple(c["name"] for c in columns)
+        statistics = record.get("statistics")
+        if not isinstance(statistics, list) or not all(isinstance(s, str) for s in statistics):
+            raise ValueError("statistics is not a list of names")
+        return cls(parts["leading_columns"], parts["trailing_columns"], types, tuple(statistics))
+
+
+def core_columns(meta: Mapping[str, Any], directory: Path) -> CoreColumns:
+    """The run's core columns from its meta.json (`results_csv`), or an InputError that says how to
+    get them: the harness records them in every meta.json it writes and gives an older run them
+    before it plots one (`hdbench plot`)."""
+    path = directory / "meta.json"
+    if "results_csv" not in meta:
+        state = "has no results_csv" if path.is_file() else "not found, so no results_csv"
+        raise InputError(f"{path}: {state} (results.csv's core columns, which hdbench records there; an older "
+                         f"run lacks them): draw it with `hdbench plot {directory}`, or add them with "
+                         f"`hdbench plot --meta-only {directory}`")
+    try:
+        return CoreColumns.from_record(meta["results_csv"])
+    except ValueError as error:
+        raise InputError(f"{path}: results_csv is malformed: {error}") from None
+
+
 # ---------------------------------------------------------------- rows
 
 class Row:
@@ -77,22 +129,21 @@ class Row:
     """
     __slots__ = ("_index", "_values", "_params")
 
-    def __init__(self, index: Mapping[str, int], values: Sequence[Any],
-                 params: Iterable[str] | None = None) -> None:
+    def __init__(self, index: Mapping[str, int], values: Sequence[Any], params: Iterable[str]) -> None:
         self._index = index
         self._values = tuple(values)
-        # The parameter columns; without a declaration to say, every column that is not core.
-        self._params = frozenset(params) if params is not None else frozenset(index) - frozenset(CORE_COLUMNS)
+        self._params = frozenset(params)  # the parameter columns
 
     @classmethod
-    def of(cls, **fields: Any) -> "Row":
-        """A row from keyword fields (tests, derived rows); core columns left out are empty, every
-        other field is a parameter."""
-        values = {c: (None if c in INT_CORE_COLUMNS or c in FLOAT_CORE_COLUMNS else "") for c in CORE_COLUMNS}
+    def of(cls, columns: CoreColumns, **fields: Any) -> "Row":
+        """A row from keyword fields (tests); the core columns of `columns` left out are empty,
+        every other field is a parameter."""
+        values = {c: (None if columns.kind(c) != "text" else "") for c in columns.names}
         values.update(status="ok")
         values.update(fields)
         names = list(values)
-        return cls({n: i for i, n in enumerate(names)}, [values[n] for n in names])
+        return cls({n: i for i, n in enumerate(names)}, [values[n] for n in names],
+                   [n for n in names if n not in columns.types])
 
     def __getitem__(self, name: str) -> Any:
         try:
@@ -168,8 +219,8 @@ class GpuInfo:
     uuid: str | None = None
     pcie_gen: int | None = None
     pcie_width: int | None = None
-    # One direction's rate of this GPU's own PCIe link (GB/s): node.gpus[i].pcie.peak_GBps where
-    # meta.json records it, else pcie_peak_gbps(gen, width) (parse_gpu); None when unknown.
+    # One direction's rate of this GPU's own PCIe link (GB/s): node.gpus[i].pcie.peak_GBps, which
+    # the harness computes from the link (harness/src/peaks.cpp) and records; None when unknown.
     pcie_peak_gbps: float | None = None
     hbm_peak_gbps: float | None = None
     nvlink_links: int | None = None            # node.gpus[i].nvlink.links_active
@@ -460,24 +511,30 @@ def check_figures(module_name: str, figures: object) -> list[Figure]:
 # ---------------------------------------------------------------- loading
 
 def load_run(directory: Path) -> tuple[Run, list[str]]:
-    """Read DIR/results.csv (required) and DIR/meta.json (optional); return the run and warnings."""
+    """Read DIR/results.csv and DIR/meta.json (which must record results.csv's core columns:
+    core_columns()); return the run and warnings."""
     csv_path = directory / "results.csv"
     if not csv_path.is_file():
         raise InputError(f"{csv_path}: no such file (is {directory} a run directory?)")
-    meta, warnings = load_meta(directory / "meta.json")
+    meta = load_meta(directory / "meta.json")
     header, records = read_csv(csv_path)
+    core = core_columns(meta, directory)
+    missing = [c for c in core.names if c not in header]
+    if missing:
+        raise InputError(f"{csv_path}: not an hdbench results.csv of schema {SCHEMA_VERSION} "
+                         f"(missing columns: {', '.join(missing)})")
     family_at = header.index("family")
     families = list(dict.fromkeys(r[family_at].strip() for r in records if family_at < len(r) and r[family_at].strip()))
     declarations, notes = family_declarations(meta, families)
-    params, column_notes = parameter_columns(header, declarations)
-    run_id, rows = parse_rows(csv_path, header, records, params)
+    params, column_notes = parameter_columns(header, declarations, core)
+    run_id, rows = parse_rows(csv_path, header, records, params, core)
     run_id = run_id or str(meta.get("run_id") or directory.name)
-    statistics = sorted({r.statistic for r in rows if r.statistic and r.statistic not in STATISTICS})
+    statistics = sorted({r.statistic for r in rows if r.statistic and r.statistic not in core.statistics})
     if statistics:
-        notes.append(f"results.csv has statistic {', '.join(statistics)}, which this plotter does not know "
-                     f"(hdbplots.common.STATISTICS)")
+        notes.append(f"results.csv has statistic {', '.join(statistics)}, which meta.json's results_csv "
+                     f"does not list")
     return (Run(directory, run_id, node_info(meta), tuple(with_spread(rows)), meta, tuple(params), declarations),
-            warnings + notes + column_notes)
+            notes + column_notes)
 
 
 @dataclass(frozen=True)
@@ -573,7 +630,7 @@ def declared_parameters(schemas: Iterable[Mapping[str, Any]]) -> dict[str, str |
     return types
 
 
-def parameter_columns(header: Sequence[str], declarations: Mapping[str, FamilyDeclaration]
+def parameter_columns(header: Sequence[str], declarations: Mapping[str, FamilyDeclaration], core: CoreColumns
                       ) -> tuple[dict[str, str | None], list[str]]:
     """The parameter columns of a results.csv header with their declared types, and warnings.
 
@@ -582,12 +639,12 @@ def parameter_columns(header: Sequence[str], declarations: Mapping[str, FamilyDe
     said in a warning: a column the run's declarations lack but this checkout's schema.json of one
     of its families declares is that parameter (a CSV rewritten after its meta.json: the h200-x2
     reference's `launch`); while a family of the run declares nothing at all, a column no
-    declaration names may be its parameter and is read as one (typed by its values). A core column
-    this plotter does not know (not in CORE_COLUMNS) is read as text.
+    declaration names may be its parameter and is read as one (typed by its values). A column that is
+    neither (nor one of `core`, the run's results_csv) is read as text.
     """
     params = {c: t for c, t in declared_parameters(d.schema for d in declarations.values()).items()
-              if c not in CORE_COLUMNS}
-    others = [c for c in header if c not in params and c not in CORE_COLUMNS]
+              if c not in core.types}
+    others = [c for c in header if c not in params and c not in core.types]
     warnings = []
     if others:
         checkout = declared_parameters(s for s in (checkout_schema(f) for f in declarations) if s)
@@ -604,7 +661,7 @@ def parameter_columns(header: Sequence[str], declarations: Mapping[str, FamilyDe
         params.update({c: None for c in others})
     elif others:
         warnings.append(f"results.csv column(s) {', '.join(others)}: neither a parameter the run's families "
-                        f"declare nor a core column this plotter knows (hdbplots.common.CORE_COLUMNS); read as text")
+                        f"declare nor a core column meta.json's results_csv lists; read as text")
     return {c: params[c] for c in header if c in params}, warnings
 
 
@@ -625,18 +682,14 @@ def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
         version = record[version_at].strip() if version_at < len(record) else ""
         if version != SCHEMA_VERSION:
             raise InputError(schema_message(path, version, line))
-    missing = [c for c in CORE_COLUMNS if c not in header]
-    if missing:
-        raise InputError(f"{path}: not an hdbench results.csv of schema {SCHEMA_VERSION} "
-                         f"(missing columns: {', '.join(missing)})")
     return header, records
 
 
 def parse_rows(path: Path, header: Sequence[str], records: Sequence[Sequence[str]],
-               params: Mapping[str, str | None]) -> tuple[str, list[Row]]:
+               params: Mapping[str, str | None], core: CoreColumns) -> tuple[str, list[Row]]:
     """The run id and the typed rows of the CSV (a malformed number names its line); `params`:
     the parameter columns and their declared types (parameter_columns())."""
-    kinds = column_kinds(header, records, params)
+    kinds = column_kinds(header, records, params, core)
     index = {name: i for i, name in enumerate(header)}
     rows = []
     for line, record in enumerate(records, start=2):
@@ -649,10 +702,10 @@ def parse_rows(path: Path, header: Sequence[str], records: Sequence[Sequence[str
 
 
 def column_kinds(header: Sequence[str], records: Sequence[Sequence[str]],
-                 params: Mapping[str, str | None]) -> dict[str, str]:
+                 params: Mapping[str, str | None], core: CoreColumns) -> dict[str, str]:
     """'int', 'float' or 'text' per column: parameters by their declaration ('int' when it gives
-    no type and every value the column holds is all digits), core columns int or float where
-    CORE_COLUMNS' types say so, else text."""
+    no type and every value the column holds is all digits), core columns by `core`'s types, any
+    other column text."""
     kinds = {}
     for position, name in enumerate(header):
         if name in params:
@@ -663,7 +716,7 @@ def column_kinds(header: Sequence[str], records: Sequence[Sequence[str]],
                 kind = "int" if values and all(_INT_TEXT.fullmatch(v) for v in values) else "text"
             kinds[name] = kind
         else:
-            kinds[name] = "int" if name in INT_CORE_COLUMNS else "float" if name in FLOAT_CORE_COLUMNS else "text"
+            kinds[name] = core.kind(name)
     return kinds
 
 
@@ -715,17 +768,18 @@ def schema_message(path: Path, version: str, line: int) -> str:
     return text
 
 
-def load_meta(path: Path) -> tuple[dict, list[str]]:
-    """meta.json is optional: a missing or broken one only loses the GPU name and peak lines."""
+def load_meta(path: Path) -> dict:
+    """meta.json, {} when there is none (core_columns() then says how to get one); an unreadable
+    one is an InputError."""
     if not path.is_file():
-        return {}, [f"{path}: not found; plotting without GPU name and theoretical peaks"]
+        return {}
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
-        return {}, [f"{path}: unreadable ({error}); plotting without it"]
+        raise InputError(f"{path}: unreadable ({error})") from None
     if not isinstance(meta, dict):
-        return {}, [f"{path}: not a JSON object; plotting without it"]
-    return meta, []
+        raise InputError(f"{path}: not a JSON object")
+    return meta
 
 
 def node_info(meta: Mapping[str, Any]) -> NodeInfo:
@@ -733,18 +787,18 @@ def node_info(meta: Mapping[str, Any]) -> NodeInfo:
     node = _dict(meta.get("node"))
     records = [_dict(g) for g in node.get("gpus")] if isinstance(node.get("gpus"), list) else []
     topology = _dict(node.get("topology"))
-    gpus = tuple(parse_gpu(g, position, topology) for position, g in enumerate(records))
+    gpus = tuple(parse_gpu(g, position) for position, g in enumerate(records))
     return NodeInfo(driver=_text(node.get("driver_release"))
                     or (_text(records[0].get("driver_release")) if records else None),
                     cuda_runtime=_text(node.get("cuda_runtime")), gpus=gpus, topology=topology)
 
 
-def parse_gpu(gpu: Mapping[str, Any], position: int, topology: Mapping[str, Any] | None = None) -> GpuInfo:
-    """One node.gpus record; without an "index" the list position stands in for it. The PCIe rate
-    is node.gpus[i].pcie.peak_GBps where the harness records it, else derived from the link
-    (pcie_peak_gbps: the maximum generation and width, the current ones as a fallback). The NVLink
-    per-link rate is node.gpus[i].nvlink.per_link_GBps; a meta.json written before the
-    fingerprint recorded it there has it in node.topology.gpus (same GPU by uuid or index)."""
+def parse_gpu(gpu: Mapping[str, Any], position: int) -> GpuInfo:
+    """One node.gpus record; without an "index" the list position stands in for it. Every rate is
+    the one the harness records there (harness/src/traffic.cpp record_link_rates; no rate is
+    computed or written in the plot code): one direction's PCIe peak pcie.peak_GBps, from the link's
+    maximum generation and width (the current ones when the maximum is missing), and the NVLink
+    nvlink.links_active and per_link_GBps (for an older meta.json copied from node.topology.gpus)."""
     pcie = _dict(gpu.get("pcie"))
     # The maximum is the link's capability; an idle link often trains down, so "current" is a fallback.
     gen = _positive(pcie.get("gen_max")) or _positive(pcie.get("gen_current"))
@@ -753,25 +807,12 @@ def parse_gpu(gpu: Mapping[str, Any], position: int, topology: Mapping[str, Any]
     index = raw_index if isinstance(raw_index, int) and not isinstance(raw_index, bool) else position
     nvlink = _dict(gpu.get("nvlink"))
     links = _positive(nvlink.get("links_active"))
-    per_link = _positive(nvlink.get("per_link_GBps"))
-    if per_link is None or links is None:
-        same = _topology_gpu(topology or {}, _text(gpu.get("uuid")), index)
-        links = links or _positive(same.get("links_active"))
-        per_link = per_link or _positive(same.get("per_link_GBps"))
     gen, width = (int(gen) if gen else None), (int(width) if width else None)
     return GpuInfo(index=index, name=_text(gpu.get("name")), uuid=_text(gpu.get("uuid")),
-                   pcie_gen=gen, pcie_width=width,
-                   pcie_peak_gbps=_positive(pcie.get("peak_GBps")) or pcie_peak_gbps(gen, width),
+                   pcie_gen=gen, pcie_width=width, pcie_peak_gbps=_positive(pcie.get("peak_GBps")),
                    hbm_peak_gbps=_positive(gpu.get("hbm_peak_GBps")),
-                   nvlink_links=int(links) if links else None, nvlink_per_link_gbps=per_link)
-
-
-def _topology_gpu(topology: Mapping[str, Any], uuid: str | None, index: int) -> dict:
-    """node.topology.gpus[k].nvlink of the GPU with this uuid (else index), {} when absent."""
-    gpus = [_dict(g) for g in topology.get("gpus") or []] if isinstance(topology.get("gpus"), list) else []
-    match = next((g for g in gpus if uuid and g.get("uuid") == uuid), None) \
-        or next((g for g in gpus if g.get("index") == index), None)
-    return _dict(match.get("nvlink")) if match else {}
+                   nvlink_links=int(links) if links else None,
+                   nvlink_per_link_gbps=_positive(nvlink.get("per_link_GBps")))
 
 
 def describe_gpus(gpus: Sequence[GpuInfo]) -> str:
@@ -821,29 +862,6 @@ def _positive(value: object) -> float | None:
     except (TypeError, ValueError):
         return None
     return number if number > 0 and math.isfinite(number) else None
-
-
-# ---------------------------------------------------------------- peaks
-
-def pcie_peak_gbps(gen: int | None, width: int | None) -> float | None:
-    """One direction's payload-free rate of a PCIe link of generation `gen` and `width` lanes, GB/s:
-
-        GT/s per lane × lanes × line-code efficiency ÷ 8 bits per byte,
-        GT/s per lane = 2.5 × 2^(gen−1) for Gen1–2 (8b/10b: × 8/10),
-                        8 × 2^(gen−3)   for Gen3–6 (128b/130b: × 128/130),
-
-    so Gen5 x16 → 32 × 16 × 128/130 / 8 = 63.0 GB/s, Gen4 x16 → 31.5 GB/s. meta.json records the
-    link (node.gpus[i].pcie gen_max, width_max), not its rate, so this is the plots' one place that
-    turns a link into a rate (the harness's report does the same in harness/src/peaks.cpp; the two
-    quote one peak; beyond Gen6 neither gives one). Gen6's FLIT mode has a different overhead: the
-    line is then an approximation. Real copies reach ~85–90 %: TLP headers and flow control cost the
-    rest.
-    """
-    if not gen or not width or not 1 <= gen <= 6 or width <= 0:
-        return None
-    if gen <= 2:
-        return 2.5 * 2 ** (gen - 1) * width * (8 / 10) / 8
-    return 8.0 * 2 ** (gen - 3) * width * (128 / 130) / 8
 
 
 # ---------------------------------------------------------------- selecting rows

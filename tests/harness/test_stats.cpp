@@ -1,6 +1,9 @@
 // Pure functions of the harness: Mann-Whitney U, the alpha-beta fit, PCIe peaks, run
-// ids, CSV quoting and the results.csv round trip (median and summary are hdb_host's: tests/host).
+// ids, CSV quoting, the results.csv round trip and what meta.json records of them (median and
+// summary are hdb_host's: tests/host).
+#include <algorithm>
 #include <chrono>
+#include <string>
 #include <vector>
 
 #include "catch_compat.hpp"
@@ -118,7 +121,10 @@ TEST_CASE("CSV quoting", "[csv]") {
   CHECK_THROWS_AS(hdb::parse_csv("a,\"unterminated\n"), hdb::harness_error);
 }
 
-TEST_CASE("results.csv round trip", "[csv]") {
+namespace {
+
+// A sample row with every field set.
+hdb::result_row every_field_row() {
   hdb::result_row sample;
   sample.run_id = "20261129T103122Z-gpu01";
   sample.family = "copy";
@@ -135,6 +141,13 @@ TEST_CASE("results.csv round trip", "[csv]") {
   sample.stat = hdb::statistic::sample;
   sample.sample_index = 3;
   sample.value = 52.123456789;
+  return sample;
+}
+
+}  // namespace
+
+TEST_CASE("results.csv round trip", "[csv]") {
+  const auto sample = every_field_row();
   hdb::result_row skipped;
   skipped.run_id = sample.run_id;
   skipped.family = "copy";
@@ -174,5 +187,94 @@ TEST_CASE("results.csv round trip", "[csv]") {
   SECTION("schema 2 is refused with the command that converts it") {
     CHECK_THROWS_WITH(hdb::read_results_csv(hdb::read_text_file(hdb_test::fixture("convert/schema2/results.csv"))),
                       "schema_version 2 (this hdbench reads version 3); rewrite it with `hdbench convert RUN_DIR`");
+  }
+}
+
+TEST_CASE("results_csv: the writer's core columns, the types its fields hold, and the statistics", "[csv][meta]") {
+  const auto record = hdb::results_csv_record();
+  CHECK(record.at("schema_version") == hdb::results_schema_version);
+  // The names are the header's, in order around the parameter columns.
+  const auto row = every_field_row();
+  const auto records = hdb::parse_csv(hdb::write_results_csv({row}, {"direction", "size_bytes"}));
+  REQUIRE(records.size() == 2);
+  std::vector<std::string> names;
+  for (const auto* part : {"leading_columns", "trailing_columns"}) {
+    for (const auto& column : record.at(part)) names.push_back(column.at("name").get<std::string>());
+    if (std::string(part) == "leading_columns") names.insert(names.end(), {"direction", "size_bytes"});
+  }
+  CHECK(names == records[0]);
+  // Every int and float field of a row with all of them set reads back as its type.
+  for (const auto* part : {"leading_columns", "trailing_columns"}) {
+    for (const auto& column : record.at(part)) {
+      const auto name = column.at("name").get<std::string>();
+      const auto type = column.at("type").get<std::string>();
+      INFO(name << " " << type);
+      const auto at = std::find(records[0].begin(), records[0].end(), name) - records[0].begin();
+      const auto& field = records[1][static_cast<std::size_t>(at)];
+      if (type == "int") CHECK(field.find_first_not_of("0123456789") == std::string::npos);
+      if (type == "float") CHECK(std::stod(field) == *row.value);
+      CHECK((type == "int" || type == "float" || type == "text"));
+      CHECK(type == hdb::to_string(hdb::core_column_type(name)));
+    }
+  }
+  CHECK(hdb::core_column_type("value") == hdb::column_type::number);
+  CHECK(hdb::core_column_type("sample_index") == hdb::column_type::integer);
+  CHECK(hdb::core_column_type("gpu_uuid") == hdb::column_type::text);
+  // The statistics are parse_statistic's words, in enum order.
+  std::vector<std::string> statistics;
+  for (auto s = hdb::statistic::sample;; s = static_cast<hdb::statistic>(static_cast<int>(s) + 1)) {
+    statistics.emplace_back(hdb::to_string(s));
+    if (s == hdb::statistic::fit) break;
+  }
+  CHECK(record.at("statistics").get<std::vector<std::string>>() == statistics);
+}
+
+TEST_CASE("meta.json records results_csv and the link rates the plots read", "[meta][peaks]") {
+  const auto gpus = nlohmann::json::parse(R"([
+    {"index": 0, "pcie": {"gen_max": 5, "width_max": 16, "gen_current": 3, "width_current": 16}, "nvlink": {"links_active": 18}},
+    {"index": 1, "pcie": {"gen_current": 4, "width_current": 8}, "nvlink": {"links_active": 4, "per_link_GBps": 50.0}},
+    {"index": 2, "pcie": {"source": "unavailable"}},
+    {"index": 3}])");
+  const auto topology = nlohmann::json::parse(R"({"gpus": [
+    {"index": 0, "nvlink": {"links_active": 12, "per_link_GBps": 26.562}},
+    {"index": 1, "nvlink": {"per_link_GBps": 25.0}},
+    {"index": 3, "nvlink": {"links_active": 2, "per_link_GBps": 20.0}}]})");
+  nlohmann::json meta = {{"run_id", "r"}, {"node", {{"gpus", gpus}, {"topology", topology}}}};
+  hdb::record_harness_tables(meta);
+  CHECK(meta.at("results_csv") == hdb::results_csv_record());
+  const auto& recorded = meta.at("node").at("gpus");
+  // PCIe: the maximum link's rate (Gen5 x16, not the Gen3 it idles at), else the current one's; null when unknown.
+  CHECK(recorded[0].at("pcie").at("peak_GBps") == *hdb::pcie_peak_gbps(5, 16));
+  CHECK(recorded[1].at("pcie").at("peak_GBps") == *hdb::pcie_peak_gbps(4, 8));
+  CHECK(recorded[2].at("pcie").at("peak_GBps").is_null());
+  CHECK_FALSE(recorded[3].contains("pcie"));
+  // NVLink: what only node.topology has is copied; the GPU's own values are kept.
+  CHECK(recorded[0].at("nvlink") == nlohmann::json{{"links_active", 18}, {"per_link_GBps", 26.562}});
+  CHECK(recorded[1].at("nvlink") == nlohmann::json{{"links_active", 4}, {"per_link_GBps", 50.0}});
+  CHECK_FALSE(recorded[2].contains("nvlink"));
+  CHECK(recorded[3].at("nvlink") == nlohmann::json{{"links_active", 2}, {"per_link_GBps", 20.0}});
+  auto again = meta;
+  hdb::record_harness_tables(again);
+  CHECK(again == meta);
+
+  const hdb_test::temp_dir dir;
+  SECTION("write_meta records them; update_meta_tables gives an older meta.json them once") {
+    hdb::atomic_write_file(dir.path() / "meta.json", nlohmann::json{{"run_id", "r"}, {"node", {{"gpus", gpus}}}}.dump());
+    CHECK(hdb::update_meta_tables(dir.path()) == hdb::meta_update::updated);
+    const auto updated = *hdb::read_meta(dir.path() / "meta.json");
+    CHECK(updated.at("results_csv") == hdb::results_csv_record());
+    CHECK(updated.at("run_id") == "r");
+    CHECK(updated.at("node").at("gpus")[0].at("pcie").at("peak_GBps") == *hdb::pcie_peak_gbps(5, 16));
+    CHECK(hdb::update_meta_tables(dir.path()) == hdb::meta_update::unchanged);
+    hdb::write_meta(dir.path() / "meta.json", nlohmann::json{{"run_id", "w"}});
+    CHECK(hdb::read_meta(dir.path() / "meta.json")->at("results_csv") == hdb::results_csv_record());
+  }
+  SECTION("a run without meta.json gets one holding only them; an unreadable one is left alone") {
+    CHECK(hdb::update_meta_tables(dir.path()) == hdb::meta_update::created);
+    CHECK(*hdb::read_meta(dir.path() / "meta.json") ==
+          nlohmann::json{{"schema_version", hdb::meta_schema_version}, {"results_csv", hdb::results_csv_record()}});
+    hdb::atomic_write_file(dir.path() / "meta.json", "{not json");
+    CHECK(hdb::update_meta_tables(dir.path()) == hdb::meta_update::unreadable);
+    CHECK(hdb::read_text_file(dir.path() / "meta.json") == "{not json");
   }
 }

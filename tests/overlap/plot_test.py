@@ -3,12 +3,14 @@
 
 The run is built here rather than stored, so it always carries the schema version of the plot
 loader and the columns of the family's declaration (bench/overlap/schema.json, passed as
---schema; results.csv schema 3). Its numbers come from a toy pipeline simulation (one H2D engine,
+--schema; results.csv schema 3) with the core columns the harness lists (`hdbench schema-doc
+--json`), and the harness records its tables in its meta.json as it does before it plots a run
+(`hdbench plot --meta-only`). Its numbers come from a toy pipeline simulation (one H2D engine,
 the SMs and one D2H engine, each serving one operation at a time), which is enough for plausible
 Gantt charts; they are not measurements. The test passes when `plot_run.py --list-expected`
 (from the module's FIGURES) lists the five overlap figures and `--strict` draws exactly those.
 
-    plot_test.py --plot-run plots/plot_run.py --schema bench/overlap/schema.json --workdir DIR
+    plot_test.py --plot-run plots/plot_run.py --hdbench BIN/hdbench --schema bench/overlap/schema.json --workdir DIR
 Exit 0 = every expected figure written, 1 = not (the reason is printed).
 """
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 
 # One pipeline simulator for every synthetic overlap run: the plot fixtures' generator owns it.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plots"))
-from make_fixtures import LEADING, TRAILING, simulate  # noqa: E402
+from make_fixtures import core_columns, record_harness_tables, simulate  # noqa: E402
 
 EXPECTED = ("overlap_timeline", "overlap_speedup", "overlap_efficiency", "overlap_movement_tax",
             "overlap_stream_semantics")
@@ -107,6 +109,7 @@ def synthetic_rows() -> list[dict]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--plot-run", type=Path, required=True)
+    parser.add_argument("--hdbench", type=Path, required=True, help="the built hdbench")
     parser.add_argument("--schema", type=Path, required=True, help="bench/overlap/schema.json")
     parser.add_argument("--workdir", type=Path, required=True)
     args = parser.parse_args()
@@ -121,13 +124,15 @@ def main() -> int:
         old.unlink()
     rows = synthetic_rows()
     with (run_dir / "results.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=[*LEADING, *SCHEMA["parameters"], *TRAILING], restval="",
+        leading, trailing = core_columns(args.hdbench)
+        writer = csv.DictWriter(handle, fieldnames=[*leading, *SCHEMA["parameters"], *trailing], restval="",
                                 lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
     (run_dir / "meta.json").write_text(json.dumps({"run_id": "test-run", "node": {"gpus": [
         {"index": 0, "uuid": "GPU-synthetic", "name": "synthetic GPU", "pcie": {"gen_max": 5, "width_max": 16}}]},
         "families": {"overlap": {"plots": "overlap", "schema": SCHEMA}}}), encoding="utf-8")
+    record_harness_tables(args.hdbench, run_dir)
     listed = subprocess.run([sys.executable, str(args.plot_run), str(run_dir), "--list-expected"],
                             capture_output=True, text=True, timeout=240)
     expected = listed.stdout.split()

@@ -18,28 +18,47 @@ GPU 0 its representative), every one-GPU family on all eight, medians only, and 
 figures of every GPU and pair graded against made-up bands (centre ± 0.7 %), GPU 5's pinned h2d
 planted 20 % slow and graded FAIL, the rest within their bands.
 
-    python3 tests/plots/make_fixtures.py          # rewrite the fixtures in place
+    python3 tests/plots/make_fixtures.py --hdbench build/ci/bin/hdbench   # rewrite the fixtures in place
 
-Rerun it after a declaration changes (a parameter or metric renamed) and commit the result;
-the figure-list tests (tests/plots/figure_list_test.py) then say whether every figure is still
-drawn.
+The core columns come from the harness (`hdbench schema-doc --json`), and each meta.json gets
+what the harness records before plotting (`hdbench plot --meta-only`: results_csv, the PCIe
+peaks), so no list of columns or rates is written here. Rerun it after a declaration changes (a
+parameter or metric renamed) and commit the result; the figure-list tests
+(tests/plots/figure_list_test.py) then say whether every figure is still drawn.
 """
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import statistics
-import sys
+import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-sys.path.insert(0, str(REPO / "plots"))
-# The core columns around the declared parameters: the plotter's one list (hdbplots.common).
-from hdbplots.common import LEADING_COLUMNS as LEADING, TRAILING_COLUMNS as TRAILING  # noqa: E402
 REPETITIONS = 3
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 PER_LINK = 26.562  # the node fact meta.json records (node.gpus[i].nvlink.per_link_GBps)
+
+
+def harness_record(hdbench: Path) -> dict:
+    """`hdbench schema-doc --json`: results.csv's core columns (name, type) and statistics, the
+    harness's CSV writer's own list (meta.json records it as results_csv)."""
+    return json.loads(subprocess.run([str(hdbench), "schema-doc", "--json"], capture_output=True, text=True,
+                                     check=True).stdout)
+
+
+def core_columns(hdbench: Path) -> tuple[list[str], list[str]]:
+    """The core columns before and after the parameters (harness_record)."""
+    record = harness_record(hdbench)
+    return ([c["name"] for c in record["leading_columns"]], [c["name"] for c in record["trailing_columns"]])
+
+
+def record_harness_tables(hdbench: Path, run_dir: Path) -> None:
+    """What the harness adds to a run's meta.json before the plots read it (results_csv, each
+    GPU's PCIe peak): `hdbench plot --meta-only`."""
+    subprocess.run([str(hdbench), "plot", "--meta-only", str(run_dir)], capture_output=True, text=True, check=True)
 
 
 class Writer:
@@ -276,7 +295,8 @@ def allreduce_rows(w: Writer, gpus: int, links: list[int]) -> None:
             "compute_slowdown": 1.1, "comm_hidden": 0.6})
 
 
-def write_fixture(name: str, gpus: int, samples: bool, node: bool = False) -> None:
+def write_fixture(hdbench: Path, name: str, gpus: int, samples: bool, node: bool = False) -> None:
+    leading, trailing = core_columns(hdbench)
     manifest = json.loads((REPO / "harness" / "suite.json").read_text(encoding="utf-8"))
     entries = manifest["families"]
     declarations = {e["name"]: json.loads((REPO / e["folder"] / "schema.json").read_text(encoding="utf-8"))
@@ -297,7 +317,7 @@ def write_fixture(name: str, gpus: int, samples: bool, node: bool = False) -> No
     out = FIXTURES / name
     out.mkdir(parents=True, exist_ok=True)
     with (out / "results.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(LEADING) + params + list(TRAILING), restval="",
+        writer = csv.DictWriter(handle, fieldnames=leading + params + trailing, restval="",
                                 lineterminator="\n")
         writer.writeheader()
         writer.writerows(w.rows)
@@ -319,6 +339,7 @@ def write_fixture(name: str, gpus: int, samples: bool, node: bool = False) -> No
         check = check_report(run_id, gpus)
         (out / "check.json").write_text(json.dumps(check, indent=1) + "\n", encoding="utf-8")
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    record_harness_tables(hdbench, out)
     print(f"{out}: {len(w.rows)} rows")
 
 
@@ -397,6 +418,9 @@ def check_report(run_id: str, gpus: int) -> dict:
 
 
 if __name__ == "__main__":
-    write_fixture("run_2gpu", 2, samples=True)
-    write_fixture("run_8gpu", 8, samples=False)
-    write_fixture("run_node8", 8, samples=False, node=True)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hdbench", type=Path, required=True, help="the built hdbench (build/ci/bin/hdbench)")
+    hdbench = parser.parse_args().hdbench
+    write_fixture(hdbench, "run_2gpu", 2, samples=True)
+    write_fixture(hdbench, "run_8gpu", 8, samples=False)
+    write_fixture(hdbench, "run_node8", 8, samples=False, node=True)

@@ -7,9 +7,12 @@ status, files and messages. `common` instead calls hdbplots.common directly, for
 helpers that no fixture exercises fully, and `node_two_gpus` hdbplots.node, to read the titles
 of figures it need not write. Exit 0 = pass, 1 = fail (the reason is printed).
 
-    smoke_test.py --plot-run plots/plot_run.py --fixture tests/plots/fixtures/run_copy \
+    smoke_test.py --plot-run plots/plot_run.py --hdbench BIN/hdbench --fixture tests/plots/fixtures/run_copy \
                   --two-gpu-fixture tests/plots/fixtures/run_copy_2gpu --references results/reference \
                   --workdir build/tests/plots CHECK
+
+The core columns and the link rates come from the harness (--hdbench: `schema-doc --json`, and
+`plot --meta-only`, which records them in a run's meta.json as hdbench does before it plots one).
 """
 from __future__ import annotations
 
@@ -24,6 +27,9 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from make_fixtures import harness_record, record_harness_tables  # noqa: E402
 
 # Every figure the copy fixture must produce; a missing one means a figure silently broke.
 # A single-GPU run keeps these names (no _gpu0), so it stays comparable with results/reference/.
@@ -241,10 +247,23 @@ def check_missing_csv(ctx: argparse.Namespace) -> None:
 
 
 def check_no_meta(ctx: argparse.Namespace) -> None:
-    """meta.json is optional: without it the declarations come from the checkout's manifest and
-    every figure is still drawn (no GPU name, no peaks)."""
+    """meta.json records results.csv's core columns (results_csv): without one, or with one written
+    before it did, plot_run exits 2 with one line naming the hdbench command that adds it. With the
+    meta.json `hdbench plot --meta-only` writes for a run that has none (results_csv alone), the
+    declarations come from the checkout's manifest and every figure is drawn (no GPU name, no peaks)."""
     run_dir = fresh_run(ctx.fixture, ctx.workdir, "no_meta")
-    (run_dir / "meta.json").unlink()
+    meta = json.loads((run_dir / "meta.json").read_text(encoding="utf-8"))
+    del meta["results_csv"]
+    (run_dir / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    for state in ("has no results_csv", "not found"):
+        refused = plot(ctx.plot_run, str(run_dir), "--format", "png")
+        lines = refused.stderr.strip().splitlines()
+        expect(refused.returncode == 2 and len(lines) == 1 and state in lines[0]
+               and f"hdbench plot --meta-only {run_dir}" in lines[0], f"meta.json {state}: exit {refused.returncode}, {lines}")
+        (run_dir / "meta.json").unlink(missing_ok=True)
+    record_harness_tables(ctx.hdbench, run_dir)
+    written = json.loads((run_dir / "meta.json").read_text(encoding="utf-8"))
+    expect(sorted(written) == ["results_csv", "schema_version"], f"hdbench plot --meta-only wrote {sorted(written)}")
     result = plot(ctx.plot_run, str(run_dir), "--format", "png", "--dpi", "50", "--strict")
     expect(result.returncode == 0, f"exit {result.returncode}, expected 0")
     expect(sorted(p.stem for p in (run_dir / "plots").glob("*.png")) == sorted(EXPECTED_FIGURES), "figures missing")
@@ -267,11 +286,14 @@ def check_common(ctx: argparse.Namespace) -> None:
     sys.path.insert(0, str(ctx.plot_run.resolve().parent))
     from hdbplots import common
 
+    # Each PCIe rate is the one meta.json records (made-up numbers here: the plots compute none).
+    fast, slow = 60.0, 15.0
     meta = {"driver_release": "575.57.08", "gpus": [
-        {"index": 0, "name": "NVIDIA H200", "uuid": "GPU-a", "pcie": {"gen_max": 5, "width_max": 16}},
-        {"index": 1, "name": "NVIDIA H200", "uuid": "GPU-b", "pcie": {"gen_max": 5, "width_max": 16}},
-        {"index": 2, "name": "NVIDIA H200", "uuid": "GPU-c", "pcie": {"gen_max": 5, "width_max": 16}},
-        {"index": 3, "name": "NVIDIA H200", "uuid": "GPU-d", "pcie": {"gen_current": 4, "width_current": 8}}]}
+        {"index": 0, "name": "NVIDIA H200", "uuid": "GPU-a", "pcie": {"gen_max": 5, "width_max": 16, "peak_GBps": fast}},
+        {"index": 1, "name": "NVIDIA H200", "uuid": "GPU-b", "pcie": {"gen_max": 5, "width_max": 16, "peak_GBps": fast}},
+        {"index": 2, "name": "NVIDIA H200", "uuid": "GPU-c", "pcie": {"gen_max": 5, "width_max": 16, "peak_GBps": fast}},
+        {"index": 3, "name": "NVIDIA H200", "uuid": "GPU-d", "pcie": {"gen_current": 4, "width_current": 8,
+                                                                      "peak_GBps": slow}}]}
     run = common.Run(Path("."), "r1", common.node_info({"node": meta}), ())
     expect(run.subtitle().startswith("GPUs 0–2: NVIDIA H200, PCIe Gen5 x16; GPU 3: NVIDIA H200, PCIe Gen4 x8  ·  "
                                      "driver 575.57.08"), f"mixed-GPU subtitle: {run.subtitle()!r}")
@@ -280,11 +302,11 @@ def check_common(ctx: argparse.Namespace) -> None:
     expect(run.device_subtitle("3").startswith("GPU 3: NVIDIA H200, PCIe Gen4 x8  ·  "),
            f"device subtitle: {run.device_subtitle('3')!r}")
     expect(run.device_subtitle("7").startswith("GPU 7: unknown GPU"), "an unknown GPU is not said to be unknown")
-    gen4_x8 = common.pcie_peak_gbps(4, 8)
-    expect(run.pcie_peak("3") == gen4_x8 and run.pcie_peak(1) == common.pcie_peak_gbps(5, 16), "peak by index")
+    expect(run.pcie_peak("3") == slow and run.pcie_peak(1) == fast, "peak by index")
     # CUDA may number the cards differently from nvidia-smi: the UUID decides when it is known.
-    expect(run.pcie_peak("0", "GPU-d") == gen4_x8, "peak by UUID")
-    row = common.Row.of(family="copy", case="bandwidth_all_gpus", device=0, gpus=2, gpu_uuid="GPU-a,GPU-d",
+    expect(run.pcie_peak("0", "GPU-d") == slow, "peak by UUID")
+    columns = common.CoreColumns.from_record(harness_record(ctx.hdbench))
+    row = common.Row.of(columns, family="copy", case="bandwidth_all_gpus", device=0, gpus=2, gpu_uuid="GPU-a,GPU-d",
                         direction="h2d", host_kind="pinned", api="async", size_bytes=1 << 30, streams=1,
                         metric="bandwidth", unit="GB/s", statistic="median", value=1.0)
     expect([g.index if g else None for g in run.row_gpus(row)] == [0, 3], "row_gpus of a case spanning GPUs (by UUID)")
@@ -306,67 +328,65 @@ def check_common(ctx: argparse.Namespace) -> None:
                    for i, links in enumerate((18, 18, 6))]}
     rate = common.Run(Path("."), "r3", common.node_info({"node": nv}), ()).nvlink_bus_rate()
     expect(rate is not None and rate[0] == 300.0 and rate[1].index == 2, f"nvlink_bus_rate: {rate}")
+    # An older meta.json has the per-link rate in node.topology only: the harness copies it to
+    # node.gpus before the plots read the run (hdbench plot), the plots read node.gpus alone.
     old = {"gpus": [{"index": 0, "uuid": "GPU-0", "nvlink": {"links_active": 4}}],
            "topology": {"gpus": [{"index": 0, "uuid": "GPU-0", "nvlink": {"per_link_GBps": 25.0}}]}}
-    rate = common.Run(Path("."), "r4", common.node_info({"node": old}), ()).nvlink_bus_rate()
-    expect(rate is not None and rate[0] == 100.0, f"per-link rate from node.topology of an older meta.json: {rate}")
+    expect(common.Run(Path("."), "r4", common.node_info({"node": old}), ()).nvlink_bus_rate() is None,
+           "the plots read node.topology's per-link rate themselves")
+    older = ctx.workdir / "common_older_meta"
+    shutil.rmtree(older, ignore_errors=True)
+    older.mkdir(parents=True)
+    (older / "meta.json").write_text(json.dumps({"node": old}), encoding="utf-8")
+    record_harness_tables(ctx.hdbench, older)
+    recorded = json.loads((older / "meta.json").read_text(encoding="utf-8"))
+    rate = common.Run(Path("."), "r4", common.node_info(recorded), ()).nvlink_bus_rate()
+    expect(rate is not None and rate[0] == 100.0, f"per-link rate of an older meta.json, as hdbench records it: {rate}")
     none = common.Run(Path("."), "r5", common.node_info({"node": {"gpus": [{"index": 0}]}}), ()).nvlink_bus_rate()
     expect(none is None, "no NVLink facts in meta.json: no line rate")
     # PCIe through the host: the slower link of the GPUs a path crosses; unknown if one is unknown.
-    gen5_x16 = common.pcie_peak_gbps(5, 16)
     limit = run.pcie_limit(run.pair_gpus(0, 3))
-    expect(limit is not None and limit[0] == gen4_x8 and limit[1].index == 3, f"pcie_limit of a mixed pair: {limit}")
+    expect(limit is not None and limit[0] == slow and limit[1].index == 3, f"pcie_limit of a mixed pair: {limit}")
     limit = run.pcie_limit(run.pair_gpus(0, 1, "GPU-a,GPU-d"))
     expect(limit is not None and limit[1].uuid == "GPU-d", f"pair_gpus by the row's UUIDs: {limit}")
-    expect(run.pcie_limit(run.pair_gpus(2, 2)) == (gen5_x16, run.gpu_info(2)), "a loopback: its GPU's own link")
+    expect(run.pcie_limit(run.pair_gpus(2, 2)) == (fast, run.gpu_info(2)), "a loopback: its GPU's own link")
     expect(run.pcie_limit(run.pair_gpus(0, 7)) is None, "a pair with a GPU meta.json does not list has no limit")
-    recorded = common.node_info({"node": {"gpus": [{"index": 0, "pcie": {"gen_max": 5, "width_max": 16,
-                                                                         "peak_GBps": 50.0}}]}})
-    expect(recorded.gpus[0].pcie_peak_gbps == 50.0, "a PCIe rate meta.json records wins over the derived one")
-    pcie_formula_matches_harness(ctx, common)
-    check_columns(common)
+    unrecorded = common.node_info({"node": {"gpus": [{"index": 0, "pcie": {"gen_max": 5, "width_max": 16}}]}})
+    expect(unrecorded.gpus[0].pcie_peak_gbps is None and unrecorded.gpus[0].link == "PCIe Gen5 x16",
+           "the plots turned a PCIe link into a rate themselves (only meta.json's peak_GBps may give one)")
+    check_columns(common, columns)
     sources = sorted((ctx.plot_run.resolve().parent / "hdbplots").glob("*.py"))
     for path in sources:
         text = path.read_text(encoding="utf-8")
-        for rate_literal in ("26.56", "NVLINK_LINK_GBPS"):
-            expect(rate_literal not in text, f"{path.name} hard-codes a link rate ({rate_literal!r}); read meta.json")
+        for rate_literal in ("26.56", "NVLINK_LINK_GBPS", "128 / 130", "128/130", "GT/s per lane ×"):
+            expect(rate_literal not in text, f"{path.name} holds a link rate or its formula ({rate_literal!r}); "
+                                             f"read meta.json")
+        for column_list in ("LEADING_COLUMNS", "TRAILING_COLUMNS", '"sample", "median"'):
+            expect(column_list not in text, f"{path.name} holds a list of core columns or statistics "
+                                            f"({column_list!r}); read meta.json's results_csv")
 
 
-def pcie_formula_matches_harness(ctx: argparse.Namespace, common) -> None:
-    """The plots' one PCIe formula (common.pcie_peak_gbps) and the harness's table
-    (harness/src/peaks.cpp, what report.md quotes) give one rate for every generation and width:
-    two copies of one fact remain, and this says when they drift."""
-    source = (ctx.plot_run.resolve().parent.parent / "harness" / "src" / "peaks.cpp").read_text(encoding="utf-8")
-    match = re.search(r"transfers_per_s\s*=\s*\{([^}]*)\}", source)
-    expect(match is not None, "harness/src/peaks.cpp: no transfers_per_s table found; update this check")
-    table = [float(v) for v in match.group(1).split(",")]  # GT/s per lane, Gen1..
-    for gen in range(0, len(table) + 2):
-        for width in (1, 4, 8, 16):
-            harness = (table[gen - 1] * width * (8 / 10 if gen <= 2 else 128 / 130) / 8
-                       if 1 <= gen <= len(table) else None)
-            plots = common.pcie_peak_gbps(gen, width)
-            expect(plots == harness or (plots is not None and harness is not None and abs(plots - harness) < 1e-9),
-                   f"PCIe Gen{gen} x{width}: plots {plots}, harness/src/peaks.cpp {harness}")
-
-
-def check_columns(common) -> None:
-    """Parameter columns are the ones the families declare; every other column is core. A core
-    column the plotter does not know is read as text and named in a warning, never a parameter."""
+def check_columns(common, columns) -> None:
+    """Parameter columns are the ones the families declare; every other column is core (`columns`,
+    the harness's list). A column that is neither is read as text and named in a warning, never a
+    parameter."""
     declarations = {"copy": common.FamilyDeclaration("copy", "copy", {"parameters": {
         "direction": {"type": "text"}, "size_bytes": {"type": "int"}}})}
-    header = (list(common.LEADING_COLUMNS) + ["direction", "size_bytes"] + list(common.TRAILING_COLUMNS)
-              + ["node_kind"])
-    params, notes = common.parameter_columns(header, declarations)
+    header = list(columns.leading) + ["direction", "size_bytes"] + list(columns.trailing) + ["node_kind"]
+    params, notes = common.parameter_columns(header, declarations, columns)
     expect(params == {"direction": "text", "size_bytes": "int"}, f"parameter columns: {params}")
-    expect(len(notes) == 1 and "node_kind" in notes[0] and "CORE_COLUMNS" in notes[0], f"warnings: {notes}")
-    record = ["3", "r", "copy", "bandwidth", "0", "1", "GPU-a", "h2d", "1024", "bandwidth", "GB/s", "higher", "no",
-              "-", "median", "", "1.5", "ok", "-", "42"]
-    _, rows = common.parse_rows(Path("results.csv"), header, [record], params)
+    expect(len(notes) == 1 and "node_kind" in notes[0] and "results_csv" in notes[0], f"warnings: {notes}")
+    values = {**{c: "" for c in header}, "schema_version": "3", "run_id": "r", "family": "copy", "case": "bandwidth",
+              "device": "0", "gpus": "1", "direction": "h2d", "size_bytes": "1024", "metric": "bandwidth",
+              "statistic": "median", "value": "1.5", "status": "ok", "node_kind": "42"}
+    _, rows = common.parse_rows(Path("results.csv"), header, [[values[c] for c in header]], params, columns)
     expect(rows[0].params() == {"direction": "h2d", "size_bytes": 1024} and rows[0]["node_kind"] == "42",
            f"an unknown core column is no parameter and stays text: {rows[0]!r}")
+    expect(rows[0].value == 1.5 and rows[0].device == 0 and rows[0].sample_index is None,
+           f"core columns typed as results_csv says: {rows[0]!r}")
     # A family that declares nothing: a column no declaration names may be its parameter.
     bare = {"standin": common.FamilyDeclaration("standin", None, {})}
-    params, notes = common.parameter_columns(header, bare)
+    params, notes = common.parameter_columns(header, bare, columns)
     expect(list(params) == ["direction", "size_bytes", "node_kind"] and len(notes) == 1
            and "declares no parameters" in notes[0], f"an undeclared family's columns: {params}, {notes}")
 
@@ -375,11 +395,12 @@ def check_p2p_mixed_links(ctx: argparse.Namespace) -> None:
     """A 2-GPU node whose GPUs have different PCIe links (GPU 0 Gen5 x16, GPU 1 Gen4 x16): every
     p2p figure's PCIe limit of a pair is the smaller link, 31.5 GB/s (the p2p report's rule,
     bench/p2p/report.cpp), not the first GPU's 63 GB/s; each loopback has its own GPU's; the
-    ladder's staged rung the smaller. The same fixture with alike links keeps the plain label."""
+    ladder's staged rung the smaller. The same fixture with alike links keeps the plain label.
+    The rates are the harness's: GPU 1's link is changed in meta.json and `hdbench plot
+    --meta-only` records its peak, as hdbench does before it plots a run."""
     sys.path.insert(0, str(ctx.plot_run.resolve().parent))
     from hdbplots import p2p, teaching
-    from hdbplots.common import load_run, pcie_peak_gbps, plan
-    gen5, gen4 = pcie_peak_gbps(5, 16), pcie_peak_gbps(4, 16)
+    from hdbplots.common import load_run, plan
 
     def limits(run_dir: Path) -> dict[str, list[tuple[float, str]]]:
         """The PCIe lines each p2p figure draws: (GB/s, label) per axes, from the reference lines."""
@@ -398,7 +419,9 @@ def check_p2p_mixed_links(ctx: argparse.Namespace) -> None:
         found["ladder staged"] = [(staged[0].limit, staged[0].limit_label)]
         return found
 
-    alike = limits(fresh_run(ctx.two_gpu_fixture.parent / "run_2gpu", ctx.workdir, "p2p_alike_links"))
+    alike_dir = fresh_run(ctx.two_gpu_fixture.parent / "run_2gpu", ctx.workdir, "p2p_alike_links")
+    gen5 = json.loads((alike_dir / "meta.json").read_text(encoding="utf-8"))["node"]["gpus"][0]["pcie"]["peak_GBps"]
+    alike = limits(alike_dir)
     expect(alike["p2p_bandwidth_pairs[0]"] == [(gen5, "PCIe Gen5 x16: 63.0 GB/s")]
            and alike["p2p_loopback[0]"] == [(gen5, "PCIe Gen5 x16, one direction: 63.0 GB/s")]
            and alike["ladder staged"][0][0] == gen5, f"alike links: {alike}")
@@ -407,6 +430,9 @@ def check_p2p_mixed_links(ctx: argparse.Namespace) -> None:
     meta = json.loads((run_dir / "meta.json").read_text(encoding="utf-8"))
     meta["node"]["gpus"][1]["pcie"] = {"gen_max": 4, "width_max": 16, "gen_current": 4, "width_current": 16}
     (run_dir / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    record_harness_tables(ctx.hdbench, run_dir)
+    gen4 = json.loads((run_dir / "meta.json").read_text(encoding="utf-8"))["node"]["gpus"][1]["pcie"]["peak_GBps"]
+    expect(round(gen4, 2) == 31.51 and round(gen5, 2) == 63.02, f"the harness's peaks: Gen4 x16 {gen4}, Gen5 x16 {gen5}")
     mixed = limits(run_dir)
     pairs = [v for k, v in mixed.items() if k.startswith("p2p_bandwidth_pairs")]
     expect(len(pairs) == 2 and all(len(v) == 1 and v[0][0] == gen4 and "PCIe Gen4 x16: 31.5 GB/s" in v[0][1]
@@ -420,6 +446,27 @@ def check_p2p_mixed_links(ctx: argparse.Namespace) -> None:
     expect(mixed["ladder staged"][0][0] == gen4, f"ladder staged rung: {mixed['ladder staged']}")
 
 
+def check_recorded_tables(ctx: argparse.Namespace) -> None:
+    """Every committed run's meta.json (results/reference/**, tests/plots/fixtures/*) already holds
+    what the harness records before it plots a run (results_csv, each GPU's PCIe peak, NVLink rates
+    copied from node.topology): `hdbench plot --meta-only` on a copy changes nothing, so plot_run
+    draws them directly with the harness's columns and rates of today."""
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    metas = sorted(ctx.references.glob("**/meta.json")) + sorted(fixtures.glob("run_*/meta.json"))
+    expect(len(metas) > 20, f"only {len(metas)} committed meta.json files found")
+    stale = []
+    for index, meta in enumerate(metas):
+        copy = ctx.workdir / "recorded_tables" / str(index)
+        shutil.rmtree(copy, ignore_errors=True)
+        copy.mkdir(parents=True)
+        shutil.copy2(meta, copy / "meta.json")
+        record_harness_tables(ctx.hdbench, copy)
+        if json.loads((copy / "meta.json").read_text(encoding="utf-8")) != json.loads(meta.read_text(encoding="utf-8")):
+            stale.append(str(meta.parent))
+    expect(not stale, f"meta.json lacks what hdbench records today; run `hdbench plot --meta-only DIR` for: "
+                      f"{', '.join(stale)}")
+
+
 def write_csv(path: Path, header: list[str], rows: list[dict[str, str]]) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, header, restval="", lineterminator="\n")
@@ -428,10 +475,10 @@ def write_csv(path: Path, header: list[str], rows: list[dict[str, str]]) -> None
 
 
 def standin_header(ctx: argparse.Namespace) -> list[str]:
-    """The core columns (hdbplots.common's one list) around the stand-in's parameters."""
-    sys.path.insert(0, str(ctx.plot_run.resolve().parent))
-    from hdbplots.common import LEADING_COLUMNS, TRAILING_COLUMNS
-    return list(LEADING_COLUMNS) + ["knob", "label"] + list(TRAILING_COLUMNS)
+    """The core columns (the harness's list) around the stand-in's parameters."""
+    record = harness_record(ctx.hdbench)
+    return ([c["name"] for c in record["leading_columns"]] + ["knob", "label"]
+            + [c["name"] for c in record["trailing_columns"]])
 
 
 def standin_run(ctx: argparse.Namespace, name: str, plots: str | None, types: dict[str, str] | None) -> Path:
@@ -454,6 +501,7 @@ def standin_run(ctx: argparse.Namespace, name: str, plots: str | None, types: di
     if types is not None:
         family["schema"] = {"family": "standin", "parameters": {k: {"type": v} for k, v in types.items()}}
     (run_dir / "meta.json").write_text(json.dumps({"run_id": name, "families": {"standin": family}}), encoding="utf-8")
+    record_harness_tables(ctx.hdbench, run_dir)
     return run_dir
 
 
@@ -641,6 +689,7 @@ CHECKS = {
     "two_gpus": check_two_gpus,
     "common": check_common,
     "p2p_mixed_links": check_p2p_mixed_links,
+    "recorded_tables": check_recorded_tables,
     "output_and_format": check_output_and_format,
     "unknown_family": check_unknown_family,
     "bad_schema": check_bad_schema,
@@ -657,6 +706,7 @@ CHECKS = {
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--plot-run", type=Path, required=True)
+    parser.add_argument("--hdbench", type=Path, required=True, help="the built hdbench (the harness's tables)")
     parser.add_argument("--fixture", type=Path, required=True, help="the single-GPU run")
     parser.add_argument("--two-gpu-fixture", type=Path, required=True, help="the two-GPU run")
     parser.add_argument("--references", type=Path, required=True, help="results/reference: the committed runs")

@@ -9,15 +9,14 @@ For each results/reference/<kind>/results.csv (schema 3):
   set is one of the kind's parameters, int parameters are integers, text values are declared;
 - `pandas.read_csv(path)` with no options and no warning (mixed types fail) gives the same
   columns and the same dtypes for every reference: one GPU and two load alike;
-- the core columns are the plotter's: every column the reference's families do not declare as a
-  parameter (split as plots/hdbplots/common.py parameter_columns() splits them) is one of
-  hdbplots.common.CORE_COLUMNS, in its order around the parameters, and each of those is there
-  (a core column the harness adds without Python knowing it fails here), every `statistic` is one
-  of hdbplots.common.STATISTICS; and docs/csv-schema.md's column table lists exactly
-  CORE_COLUMNS, with int and float where common.py reads them so, and its `statistic` row names
-  exactly STATISTICS.
+- the core columns are the harness's (`hdbench schema-doc --json`, the list its CSV writer uses
+  and meta.json records as results_csv): every column the reference's families do not declare as
+  a parameter (split as plots/hdbplots/common.py parameter_columns() splits them) is one of them,
+  in their order around the parameters, and each of them is there, every `statistic` is one the
+  harness lists; and docs/csv-schema.md's column table lists exactly those columns, with the
+  harness's types, and its `statistic` row names exactly its statistics.
 
-    python3 reference_test.py --repo ROOT
+    python3 reference_test.py --repo ROOT --hdbench BIN/hdbench
 Exit 0 = all good; 1 = a mismatch (each printed); 2 = bad usage / no references.
 """
 from __future__ import annotations
@@ -31,14 +30,21 @@ import warnings
 from pathlib import Path
 
 def plot_common(repo: Path):
-    """plots/hdbplots/common.py: Python's one list of the core columns and statistics."""
+    """plots/hdbplots/common.py: the plots' reading of results.csv (parameter_columns)."""
     sys.path.insert(0, str(repo / "plots"))
     from hdbplots import common
     return common
 
 
-def core_column_problems(path: Path, common) -> list[str]:
-    """A reference's header against CORE_COLUMNS, the parameters taken from its declarations."""
+def harness_columns(repo: Path, hdbench: Path, common):
+    """The harness's core columns and statistics (`hdbench schema-doc --json`) as the plots read them."""
+    sys.path.insert(0, str(repo / "tests" / "plots"))
+    from make_fixtures import harness_record
+    return common.CoreColumns.from_record(harness_record(hdbench))
+
+
+def core_column_problems(path: Path, common, columns) -> list[str]:
+    """A reference's header against the harness's core columns, the parameters taken from its declarations."""
     with path.open(newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
         header = next(reader)
@@ -46,21 +52,21 @@ def core_column_problems(path: Path, common) -> list[str]:
         families = list(dict.fromkeys(r[family_at] for r in reader if r[family_at]))
     meta = json.loads((path.parent / "meta.json").read_text(encoding="utf-8"))
     declared, _ = common.family_declarations(meta, families)
-    params, notes = common.parameter_columns(header, declared)
+    params, notes = common.parameter_columns(header, declared, columns)
     core = [c for c in header if c not in params]
-    problems = [f"{path.parent.name}: {note}" for note in notes if "CORE_COLUMNS" in note]
-    if core != list(common.CORE_COLUMNS):
-        problems.append(f"{path.parent.name}: core columns {core} differ from hdbplots.common.CORE_COLUMNS "
-                        f"{list(common.CORE_COLUMNS)}")
-    lead, trail = len(common.LEADING_COLUMNS), len(common.TRAILING_COLUMNS)
-    if tuple(header[:lead]) != common.LEADING_COLUMNS or tuple(header[len(header) - trail:]) != common.TRAILING_COLUMNS:
+    problems = [f"{path.parent.name}: {note}" for note in notes if "results_csv" in note]
+    if core != list(columns.names):
+        problems.append(f"{path.parent.name}: core columns {core} differ from the harness's (hdbench schema-doc --json) "
+                        f"{list(columns.names)}")
+    lead, trail = len(columns.leading), len(columns.trailing)
+    if tuple(header[:lead]) != columns.leading or tuple(header[len(header) - trail:]) != columns.trailing:
         problems.append(f"{path.parent.name}: the parameters do not stand between gpu_uuid and metric: {header}")
     return problems
 
 
-def docs_problems(repo: Path, common) -> list[str]:
-    """docs/csv-schema.md's "Columns" table against CORE_COLUMNS and its types, its statistic row
-    against STATISTICS."""
+def docs_problems(repo: Path, columns) -> list[str]:
+    """docs/csv-schema.md's "Columns" table against the harness's core columns and their types, its
+    statistic row against the harness's statistics."""
     doc = repo / "docs" / "csv-schema.md"
     text = doc.read_text(encoding="utf-8")
     section = text[text.index("## Columns"):]
@@ -69,22 +75,20 @@ def docs_problems(repo: Path, common) -> list[str]:
     names = [name.strip("`") for name, _, _ in rows]
     problems = []
     core = [n for n in names if n != "*parameters*"]
-    if core != list(common.CORE_COLUMNS):
-        problems.append(f"{doc.name}: the column table lists {core}, hdbplots.common.CORE_COLUMNS is "
-                        f"{list(common.CORE_COLUMNS)}")
-    elif names.index("*parameters*") != len(common.LEADING_COLUMNS):
-        problems.append(f"{doc.name}: the column table does not put the parameters after gpu_uuid")
+    if core != list(columns.names):
+        problems.append(f"{doc.name}: the column table lists {core}, the harness's core columns are "
+                        f"{list(columns.names)}")
+    elif names.index("*parameters*") != len(columns.leading):
+        problems.append(f"{doc.name}: the column table does not put the parameters after {columns.leading[-1]}")
     for name, kind, _ in rows:
         name = name.strip("`")
-        wanted = ("int" if name in common.INT_CORE_COLUMNS else "float" if name in common.FLOAT_CORE_COLUMNS
-                  else "text")
-        if name in common.CORE_COLUMNS and kind != wanted:
-            problems.append(f"{doc.name}: column {name} is {kind}, hdbplots.common reads it as {wanted}")
+        if name in columns.types and kind != columns.kind(name):
+            problems.append(f"{doc.name}: column {name} is {kind}, the harness writes it as {columns.kind(name)}")
     statistic = next((meaning for name, _, meaning in rows if name == "`statistic`"), "")
     named = set(re.findall(r"`([a-z]+)`", statistic))
-    if named != set(common.STATISTICS):
-        problems.append(f"{doc.name}: the statistic row names {sorted(named)}, hdbplots.common.STATISTICS is "
-                        f"{sorted(common.STATISTICS)}")
+    if named != set(columns.statistics):
+        problems.append(f"{doc.name}: the statistic row names {sorted(named)}, the harness's statistics are "
+                        f"{sorted(columns.statistics)}")
     return problems
 
 
@@ -141,6 +145,7 @@ def row_problems(row: dict[str, str], schemas: dict[str, dict], core: frozenset[
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", type=Path, required=True)
+    parser.add_argument("--hdbench", type=Path, required=True, help="the built hdbench (its schema-doc --json)")
     args = parser.parse_args(argv)
     csvs = sorted((args.repo / "results" / "reference").glob("*/results.csv"))
     if not csvs:
@@ -153,8 +158,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     schemas = declarations(args.repo)
     common = plot_common(args.repo)
-    core = frozenset(common.CORE_COLUMNS)
-    failures: list[str] = docs_problems(args.repo, common)
+    columns = harness_columns(args.repo, args.hdbench, common)
+    core = frozenset(columns.names)
+    failures: list[str] = docs_problems(args.repo, columns)
     dtypes: dict[str, dict[str, str]] = {}
     for path in csvs:
         with path.open(newline="") as f:
@@ -165,8 +171,8 @@ def main(argv: list[str] | None = None) -> int:
             if row["schema_version"] != "3":
                 failures.append(f"{path}: schema_version {row['schema_version']}")
                 break
-            if row["statistic"] and row["statistic"] not in common.STATISTICS:
-                problem = f"statistic {row['statistic']!r} is not one of hdbplots.common.STATISTICS"
+            if row["statistic"] and row["statistic"] not in columns.statistics:
+                problem = f"statistic {row['statistic']!r} is not one of the harness's {list(columns.statistics)}"
                 if problem not in seen:
                     seen.add(problem)
                     failures.append(f"{path.parent.name}: {problem}")
@@ -182,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
                 failures.append(f"{path}: pandas.read_csv: {e}")
                 continue
         dtypes[path.parent.name] = {c: str(t) for c, t in frame.dtypes.items()}
-        failures += core_column_problems(path, common)
+        failures += core_column_problems(path, common, columns)
         print(f"{path.parent.name}: {len(rows)} rows walked to their declarations; {len(frame.columns)} columns")
     names = list(dtypes)
     for other in names[1:]:

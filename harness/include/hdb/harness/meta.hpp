@@ -52,7 +52,20 @@ struct run_identity {
 // Sets meta["families"] from the statuses (collect adds each family's `schema` and `plots`).
 void set_families(nlohmann::json& meta, const std::vector<family_status>& statuses);
 
+// What the harness records in every meta.json it writes, so that the plots read it there instead
+// of keeping their own copy: meta["results_csv"] (results.csv's core columns and statistics,
+// results_csv_record()) and each GPU's link rates (record_link_rates: node.gpus[i].pcie.peak_GBps
+// and, for an older meta.json, nvlink.per_link_GBps). Leaves anything but an object alone.
+void record_harness_tables(nlohmann::json& meta);
+
+// Writes `meta` with record_harness_tables() applied.
 void write_meta(const std::filesystem::path& meta_path, const nlohmann::json& meta);
+
+// Before the plots read a run (draw_plots, `hdbench plot`): a meta.json written before it
+// recorded the harness's tables gets them (its other fields as they were), a run without
+// meta.json gets one holding only them; an unreadable meta.json is left as it is.
+enum class meta_update { unchanged, updated, created, unreadable };
+meta_update update_meta_tables(const std::filesystem::path& run_dir);
 
 // meta.json parsed, or nullopt when missing or unreadable.
 [[nodiscard]] std::optional<nlohmann::json> read_meta(const std::filesystem::path& meta_path);

@@ -27,7 +27,9 @@ struct plot_python {
 };
 [[nodiscard]] plot_python find_plot_python(const plot_options& options);
 
-// Runs `<python> plots/plot_run.py run_dir`. Returns true when plots were drawn.
+// Runs `<python> plots/plot_run.py run_dir`, after update_meta_tables(run_dir) (meta.hpp): plot_run
+// reads results.csv's core columns and each GPU's link rates from meta.json. Returns true when
+// plots were drawn.
 bool draw_plots(const std::filesystem::path& run_dir, const plot_options& options, std::ostream& log);
 
 }  // namespace hdb

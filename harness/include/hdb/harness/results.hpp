@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "hdb/host/declaration.hpp"  // better, leading_columns, trailing_columns
 
 namespace hdb {
@@ -56,6 +58,19 @@ struct result_row {
 
 // The core columns before the parameter columns, and those after them, in file order, are
 // leading_columns() and trailing_columns() (hdb/host/declaration.hpp: a parameter never takes one's name).
+
+// What a core column's fields hold as write_results_csv writes them: schema_version, device, gpus
+// and sample_index whole numbers ("int"), value a number ("float"), every other core column text.
+enum class column_type { integer, number, text };
+[[nodiscard]] std::string_view to_string(column_type value);  // "int", "float", "text"
+[[nodiscard]] column_type core_column_type(std::string_view name);
+
+// results.csv's core columns and statistics, the one list the plots and tests read (no copy of
+// it is written in Python): {"schema_version": 3, "leading_columns": [{"name", "type"}, ...],
+// "trailing_columns": [...], "statistics": ["sample", ...]}, the columns in file order around
+// the parameters, the statistics in the order of `enum statistic`. `hdbench schema-doc --json`
+// prints it and meta.json records it as `results_csv` (write_meta).
+[[nodiscard]] nlohmann::json results_csv_record();
 
 // `param_columns` are the run's declared parameters (parameter_columns() in declaration.hpp).
 // Throws harness_error when a row sets a parameter that has no column.

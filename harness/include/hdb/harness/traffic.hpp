@@ -38,6 +38,13 @@ struct peak_ref {
 // written before that field existed: node.topology.gpus[i].nvlink.per_link_GBps, the same read).
 [[nodiscard]] std::optional<double> nvlink_per_link_gbps(const nlohmann::json& meta, int device_index);
 
+// Writes into meta.json's node.gpus[i] the link rates the plots read rather than compute (write_meta
+// calls it): pcie.peak_GBps, one direction's PCIe peak of the GPU's link (gpu_pcie_peak_gbps, the
+// one PCIe table: peaks.cpp; null when the link is unknown), and nvlink.links_active and
+// nvlink.per_link_GBps where only node.topology.gpus has them (a meta.json written before the
+// fingerprint recorded them per GPU; the probe's own values are kept).
+void record_link_rates(nlohmann::json& meta);
+
 // The peak of `row` through `class_name` on this node, composed over `devices`. `family` supplies
 // the family's own classes (nullptr: built-in only). nullopt when the class is unknown or a rate
 // it needs is not in meta.json.
