@@ -38,9 +38,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: find hdbplots
 
 try:
-    import matplotlib
-
+    # hdbplots first: it limits the BLAS thread pools before matplotlib brings in numpy
     from hdbplots import load_module, node, teaching
+
+    import matplotlib
     from hdbplots.common import (InputError, Planned, Row, Run, check_figures, format_bytes, load_run, panel_titles,
                                   plan)
 except ImportError as missing:  # e.g. a venv without matplotlib: say so in one line

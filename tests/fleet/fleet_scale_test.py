@@ -7,7 +7,7 @@ members' geometric centre and spread (SD of ln value between members); every syn
 reads centre x exp(spread x z), z ~ N(0, 1) with a fixed seed, and carries the members' health
 lines. 10 planted faults: 5 nodes with one GPU's pinned h2d and d2h 5 % slower, 5 with one GPU's
 PCIe link a health FAIL (read Gen4 under load). fleet must name exactly those 10 nodes (exit 1),
-within --max-seconds (wall), --max-cpu-seconds (all its processes) and --max-rss-mib (measured with
+within --max-seconds (of wall time or of its processes' CPU time) and --max-rss-mib (measured with
 /usr/bin/time -v where it exists); with
 --plots it runs again drawing the figures, within the same bounds, and the figures must show the 5
 slow nodes (fleet_figures_check.py).
@@ -107,9 +107,9 @@ def main():
     parser.add_argument("--nodes", type=int, default=200)
     parser.add_argument("--gpus", type=int, default=8)
     parser.add_argument("--seed", type=int, default=31)
-    parser.add_argument("--max-seconds", type=float, default=10, help="wall time, each fleet call")
-    parser.add_argument("--max-cpu-seconds", type=float, default=None,
-                        help="CPU time of all its processes, each fleet call (needs /usr/bin/time)")
+    parser.add_argument("--max-seconds", type=float, default=10,
+                        help="each fleet call: fails when its wall time and its processes' CPU time both pass it")
+    parser.add_argument("--hang-seconds", type=float, default=60, help="each fleet call: fails past this wall time")
     parser.add_argument("--max-rss-mib", type=float, default=1024)
     parser.add_argument("--plots", action="store_true",
                         help="then again with the figures (timed apart, the same bounds), and check what they show")
@@ -155,12 +155,15 @@ def main():
         print(f"named:   {', '.join(named)}")
         if named != planted:
             raise SystemExit(f"FAIL: named {named}, planted {planted}")
-        if seconds > args.max_seconds:
-            raise SystemExit(f"FAIL: {what}: {seconds:.1f} s > {args.max_seconds} s")
-        # CPU time, not wall time, is the bound that holds on a loaded machine (CTest runs two
-        # tests at once on CI's two cores: 3.9 s of CPU took 10.2 s of wall beside two builds)
-        if elapsed and args.max_cpu_seconds is not None and cpu > args.max_cpu_seconds:
-            raise SystemExit(f"FAIL: {what}: {cpu:.1f} s CPU > {args.max_cpu_seconds} s")
+        # Too slow only when both the wall time and the CPU time of all its processes pass the
+        # bound: other load stretches wall time (3.9 s of CPU took 10.2 s of wall beside two
+        # builds on CI's 2 cores), threads on many cores add CPU time (13.8 s of CPU in 7.4 s of
+        # wall on the 16-core H200 node before the BLAS pools were limited); a slower fleet
+        # moves both. Past --hang-seconds of wall it fails whatever the CPU time.
+        cpu_over = not elapsed or cpu > args.max_seconds
+        if seconds > args.hang_seconds or (seconds > args.max_seconds and cpu_over):
+            raise SystemExit(f"FAIL: {what}: {seconds:.1f} s wall and "
+                             f"{f'{cpu:.1f} s' if elapsed else 'unmeasured'} CPU > {args.max_seconds} s")
         if rss_mib is not None and rss_mib > args.max_rss_mib:
             raise SystemExit(f"FAIL: {what}: {rss_mib:.0f} MiB > {args.max_rss_mib} MiB")
         if plots:
