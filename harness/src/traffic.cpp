@@ -153,7 +153,7 @@ std::optional<double> nvlink_per_link_gbps(const json& meta, int device_index) {
 
 void record_link_rates(json& meta) {
   if (!field(field(meta, "node"), "gpus").is_array()) return;
-  const json before = meta;  // read from an unchanged copy while node.gpus is written
+  // Writes go to node.gpus only; an older run's rates are read from node.topology, beside it.
   auto& gpus = meta["node"]["gpus"];
   for (auto& gpu : gpus) {
     if (!gpu.is_object()) continue;
@@ -164,7 +164,7 @@ void record_link_rates(json& meta) {
     const auto index = gpu.find("index");
     const auto& nvlink = field(gpu, "nvlink");
     if (index == gpu.end() || !index->is_number_integer() || !(nvlink.is_null() || nvlink.is_object())) continue;
-    const auto& older = field(topology_gpu(before, index->get<int>()), "nvlink");
+    const auto& older = field(topology_gpu(meta, index->get<int>()), "nvlink");
     for (const char* key : {"links_active", "per_link_GBps"}) {
       if (!number(nvlink, key) && number(older, key)) gpu["nvlink"][key] = field(older, key);
     }
