@@ -8,13 +8,13 @@
 #include <map>
 #include <set>
 
-#include "hdb/harness/compare_model.hpp"
-#include "hdb/harness/installed_declarations.hpp"
+#include "hdb/harness/comparison.hpp"
+#include "hdb/harness/decision.hpp"
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
+#include "hdb/harness/judging.hpp"
 #include "hdb/harness/noise_model.hpp"
 #include "hdb/harness/tables.hpp"
-#include "hdb/harness/tolerances.hpp"
 #include "hdb/host/declaration.hpp"
 #include "hdb/host/lists.hpp"  // all_digits
 
@@ -23,10 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-
-metric_key key_of(const result_row& row) {
-  return {row.family, row.case_name, row.device, row.gpus, row.params, row.metric};
-}
 
 // "1073741824" -> "1 GiB" for a size parameter; other values as labelled.
 std::string parameter_text(const std::string& name, const std::string& value) {
@@ -59,22 +55,18 @@ std::vector<int> gpus_of(const result_row& row, const json& meta) {
   return devices;
 }
 
-std::string signed_percent(double fraction) {
-  return (fraction >= 0 ? "+" : "") + format_fixed(fraction * 100, 1) + " %";
-}
-
-// One figure: a median row, how it prints and the tolerance that judges it.
+// One figure: a median row, how it prints and the rule that judges it.
 struct figure {
   const result_row* row;
   std::string label;
+  const check_decl* check = nullptr;  // the run's own check that selects it
   bool graded_by_peak = true;
   std::string peak_note;  // why % of peak does not grade it
-  std::optional<double> tolerance;
-  bool host_bound = false;
+  judged_rule judged;
 };
 
-// A figure's line against the set: compare's decision (band and all), then the rule.
-void grade_against_set(check_line& line, const comparison* compared, better direction, const figure& f) {
+// A figure's line against the set: compare's band for it, then the one decision.
+void grade_against_set(graded_line& line, const comparison* compared, better direction) {
   if (compared == nullptr || !compared->decision.band_low || !compared->decision.band_high) {
     line.result = grade::warn;
     line.reason = compared == nullptr ? "no reference entry: the set's runs did not measure it"
@@ -82,39 +74,12 @@ void grade_against_set(check_line& line, const comparison* compared, better dire
     return;
   }
   const auto& decision = compared->decision;
-  line.expected.band = expected_band{compared->reference, *decision.band_low, *decision.band_high,
-                                     compared->baselines.size(), decision.detectable.value_or(0)};
-  const double value = *line.value;
-  const double worse = worse_by(value, compared->reference, direction);
-  line.result = judge_figure(decision.against_band, worse, f.tolerance, f.host_bound);
-  const auto centre = " the set's centre " + format_figure(compared->reference);
-  const auto by = format_fixed(worse * 100, 1) + " %";
-  const auto tolerance = f.tolerance ? format_figure(*f.tolerance * 100) + " %" : std::string();
-  const std::string host = f.host_bound ? "host line: " : "";
-  const std::string host_why =
-      f.host_bound ? ": the host's CPU, memory and neighbours set this figure, not the GPU or its link" : "";
-  const std::string worse_word = line.unit == "GB/s" || line.unit == "us" ? "slower" : "worse";
-  switch (decision.against_band) {
-    case verdict::same:
-      line.reason = host + "within the band (" + signed_percent(decision.change) + " from" + centre + ")";
-      return;
-    case verdict::faster:
-      line.reason = host + signed_percent(decision.change) + " from" + centre + ", better than the set's band" +
-                    (f.host_bound ? ": a faster host than the set's" : ": a faster node than the set's runs, or a set to renew");
-      return;
-    case verdict::slower:
-      break;
-  }
-  if (!f.tolerance) {
-    line.reason = signed_percent(decision.change) + " from" + centre +
-                  ", worse than a healthy node of this kind reads; no tolerance is declared for it, so the band alone decides";
-  } else if (line.result == grade::fail) {
-    line.reason = host + worse_word + " than" + centre + " by " + by + ": outside the band of healthy nodes of this kind and beyond the " +
-                  tolerance + " that matters for a node" + host_why;
-  } else {
-    line.reason = host + worse_word + " than the set's machines by " + by + " (centre " + format_figure(compared->reference) +
-                  "), outside their band but within the " + tolerance + " that matters for a node" + host_why;
-  }
+  line.basis = grade_basis::set;
+  line.band = figure_band{*decision.band_low, *decision.band_high, compared->reference, compared->baselines.size(),
+                          decision.detectable};
+  const auto decided = decide_figure(*line.value, *line.band, direction, line.rule);
+  line.result = decided.result;
+  line.reason = decision_reason(decided, *line.value, *line.band, line.rule, band_source::set, line.unit);
 }
 
 // A figure worse than the band whose own repetitions scattered far wider than the set's runs'
@@ -126,9 +91,10 @@ void grade_against_set(check_line& line, const comparison* compared, better dire
 // is the sample variance's ratio only at the members' repetition count: not for a --quick run.
 constexpr double unsteady_scatter_factor = 3.0;
 
-void note_unsteady_repetitions(check_line& line, const comparison* compared, const metric_noise* noise,
-                               const std::vector<double>& samples) {
-  if (compared == nullptr || compared->decision.against_band != verdict::slower) return;
+void note_unsteady_repetitions(graded_line& line, const metric_noise* noise, const std::vector<double>& samples) {
+  if (!line.band || !line.direction || position_in_band(*line.value, line.band->low, line.band->high, *line.direction) != verdict::slower) {
+    return;
+  }
   if (noise == nullptr || !noise->within_variance || !(*noise->within_variance > 0)) return;
   const double own = repetition_variance({run_metric{samples, *line.value}});
   if (!(own > 0)) return;
@@ -140,7 +106,7 @@ void note_unsteady_repetitions(check_line& line, const comparison* compared, con
                  (line.result == grade::warn ? ": re-run it" : "");
 }
 
-void grade_against_peak(check_line& line, const result_row& row, const json& meta, const figure& f) {
+void grade_against_peak(graded_line& line, const result_row& row, const json& meta, const figure& f) {
   if (!f.graded_by_peak) {
     line.reason = "not graded without a reference set: % of peak says nothing about the node here" +
                   (f.peak_note.empty() ? std::string() : " (" + f.peak_note + ")");
@@ -152,9 +118,10 @@ void grade_against_peak(check_line& line, const result_row& row, const json& met
     return;
   }
   const double percent = percent_of_peak(*line.value, *peak);
-  line.expected.peak = peak;
-  line.expected.percent_of_peak = percent;
-  line.result = percent >= peak_pass_percent ? grade::pass : percent >= peak_warn_percent ? grade::warn : grade::fail;
+  line.basis = grade_basis::peak;
+  line.peak = peak;
+  line.percent_of_peak = percent;
+  line.result = grade_by_peak(percent);
   line.reason = format_fixed(percent, 1) + " % of " + format_figure(peak->value) + " " + row.unit + " (" + peak->basis +
                 "); PASS at >= " + format_figure(peak_pass_percent) + " %, FAIL below " + format_figure(peak_warn_percent) + " %";
 }
@@ -201,37 +168,10 @@ void count(check_report& report) {
 
 }  // namespace
 
-std::string_view to_string(grade value) {
-  switch (value) {
-    case grade::fail: return "FAIL";
-    case grade::warn: return "WARN";
-    case grade::pass: return "PASS";
-    case grade::not_graded: return "INFO";
-  }
-  return "?";
-}
-
-double worse_by(double value, double centre, better direction) {
-  switch (direction) {
-    case better::higher: return 1 - value / centre;
-    case better::lower: return value / centre - 1;
-    case better::neutral: return 0;
-  }
-  return 0;
-}
-
-grade judge_figure(verdict decision, double worse, std::optional<double> tolerance, bool host_bound) {
-  switch (decision) {
-    case verdict::same: return grade::pass;
-    case verdict::faster: return host_bound ? grade::pass : grade::warn;
-    case verdict::slower: return !tolerance || worse > *tolerance ? grade::fail : grade::warn;
-  }
-  return grade::fail;
-}
-
-std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const json& meta, const reference_set* set,
+std::vector<graded_line> grade_figures(const std::vector<result_row>& rows, const json& meta, const reference_set* set,
                                       double alpha, const fs::path& schema_dir) {
-  const node_tolerances tolerances(meta, schema_dir);
+  const judging_declarations installed(schema_dir);
+  const run_judging judging(meta, installed);
   std::set<std::string> families;
   for (const auto& row : rows) families.insert(row.family);
   // The figures, in file order: a row a check selects prints under the check's label (a
@@ -239,27 +179,27 @@ std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const
   std::vector<figure> figures;
   std::set<std::string> checks_found;  // "family/label"
   std::set<metric_key> failed_cases;
-  std::vector<check_line> lines;
+  std::vector<graded_line> lines;
   for (const auto& row : rows) {
     if (row.status == row_status::failed) {
       auto key = key_of(row);
       key.metric.clear();
       if (!failed_cases.insert(key).second) continue;
-      check_line line;
+      graded_line line;
       line.result = grade::fail;
       line.gpus = gpus_of(row, meta);
       line.family = row.family;
-      line.label = row.case_name.empty() ? "family" : row.case_name + " " + generic_label(row);
+      line.figure = row.case_name.empty() ? "family" : row.case_name + " " + generic_label(row);
       line.reason = (row.case_name.empty() ? "the family failed: " : "the case failed: ") + row.reason;
       lines.push_back(std::move(line));
       continue;
     }
     if (row.status != row_status::ok || row.stat != statistic::median || !row.value) continue;
-    const auto rule = tolerances.rule_for(key_of(row));
+    const auto rule = judging.rule_for(key_of(row));
     const check_decl* check = rule.check;
     const bool gates = row.headline && row.better_direction && *row.better_direction != better::neutral;
     if (check == nullptr && !gates) continue;
-    figure f{&row, {}, true, {}, rule.tolerance, rule.host_bound};
+    figure f{&row, {}, check, true, {}, rule.judged};
     if (check != nullptr) {
       checks_found.insert(row.family + "/" + check->label);
       const auto rest = generic_label(row, check->parameters);
@@ -292,43 +232,43 @@ std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const
     current.name = meta.value("run_id", std::string("current"));
     current.rows = rows;
     current.meta = meta;
-    judge_options options;
+    comparison_options options;
     options.alpha = alpha;
     options.all = true;
-    options.node_tolerance = [&](const metric_key& key) { return tolerances.tolerance_of(key); };
+    options.node_rule = [&](const metric_key& key) { return judging.rule_for(key).judged.rule; };
     compared = build_comparisons(members, index_run(std::move(current)), options, &set->model);
     for (const auto& c : compared.compared) decisions[c.key] = &c;
   }
   for (const auto& f : figures) {
     const auto& row = *f.row;
-    check_line line;
+    graded_line line;
     line.gpus = gpus_of(row, meta);
     line.family = row.family;
-    line.label = f.label;
+    line.figure = f.label;
     line.value = row.value;
-    line.key = key_of(row);
-    line.better_direction = row.better_direction;
-    line.tolerance = f.tolerance;
-    line.host_bound = f.host_bound;
     line.unit = row.unit;
-    const auto direction = row.better_direction.value_or(better::higher);
+    line.key = key_of(row);
+    if (f.check != nullptr) line.check = f.check->label;
+    line.direction = row.better_direction;
+    line.rule = f.judged.rule;
     if (set != nullptr) {
-      const auto key = key_of(row);
-      const auto decision = decisions.find(key);
-      const comparison* c = decision == decisions.end() ? nullptr : decision->second;
-      grade_against_set(line, c, direction, f);
-      const auto own = samples.find(key);
+      const auto decision = decisions.find(*line.key);
+      grade_against_set(line, decision == decisions.end() ? nullptr : decision->second, row.better_direction.value_or(better::higher));
+      const auto own = samples.find(*line.key);
       if (!meta.value("quick", false)) {
-        note_unsteady_repetitions(line, c, set->model.find(key), own == samples.end() ? std::vector<double>{} : own->second);
+        note_unsteady_repetitions(line, set->model.find(*line.key), own == samples.end() ? std::vector<double>{} : own->second);
       }
     } else {
       grade_against_peak(line, row, meta, f);
+    }
+    if (!f.judged.installed && line.result != grade::pass) {
+      line.reason += "; " + not_installed_note(row.family, "its run's meta.json declares");
     }
     lines.push_back(std::move(line));
   }
   // A check nothing answered: skipped here (with its reason), or not measured at all.
   for (const auto& family : families) {
-    const auto* declaration = tolerances.declared(family);
+    const auto* declaration = judging.declared(family);
     if (declaration == nullptr) continue;
     for (const auto& check : declaration->checks) {
       if (checks_found.contains(family + "/" + check.label)) continue;
@@ -336,10 +276,11 @@ std::vector<check_line> grade_figures(const std::vector<result_row>& rows, const
         return row.status != row_status::ok && selects(check, family, row, false);
       });
       if (answer != rows.end() && answer->status == row_status::failed) continue;  // its FAIL line is above
-      check_line line;
+      graded_line line;
       line.result = grade::warn;
       line.family = family;
-      line.label = check.label;
+      line.figure = check.label;
+      line.check = check.label;
       line.reason = "not measured in this run";
       if (answer != rows.end()) {
         line.gpus = gpus_of(*answer, meta);
@@ -398,13 +339,6 @@ check_report check_run(const fs::path& run_dir, const check_options& options) {
   report.lines.insert(report.lines.end(), std::make_move_iterator(health.begin()), std::make_move_iterator(health.end()));
   count(report);
   return report;
-}
-
-check_format parse_check_format(std::string_view text) {
-  if (text == "text") return check_format::text;
-  if (text == "junit") return check_format::junit;
-  if (text == "json") return check_format::json;
-  throw harness_error("unknown --format '" + std::string(text) + "' (text, junit or json)");
 }
 
 }  // namespace hdb

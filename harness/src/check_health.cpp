@@ -55,12 +55,13 @@ std::vector<node_gpu> node_gpus(const json& meta) {
   return gpus;
 }
 
-check_line health_line(grade result, std::vector<int> gpus, std::string label, std::string reading, std::string reason) {
-  check_line line;
+graded_line health_line(grade result, std::vector<int> gpus, std::string label, std::string reading, std::string reason) {
+  graded_line line;
   line.result = result;
   line.gpus = std::move(gpus);
   line.family = "health";
-  line.label = std::move(label);
+  line.figure = std::move(label);
+  line.basis = grade_basis::health;
   line.reading = std::move(reading);
   line.reason = std::move(reason);
   return line;
@@ -70,7 +71,7 @@ std::string link_text(const std::optional<int>& gen, const std::optional<int>& w
   return "Gen" + (gen ? std::to_string(*gen) : std::string("?")) + " x" + (width ? std::to_string(*width) : std::string("?"));
 }
 
-void pcie_link(const node_gpu& gpu, const node_kind* kind, std::size_t position, std::vector<check_line>& out) {
+void pcie_link(const node_gpu& gpu, const node_kind* kind, std::size_t position, std::vector<graded_line>& out) {
   const auto& pcie = field(*gpu.record, "pcie");
   const auto gen = whole(field(pcie, "gen_current")), gen_max = whole(field(pcie, "gen_max"));
   const auto width = whole(field(pcie, "width_current")), width_max = whole(field(pcie, "width_max"));
@@ -114,7 +115,7 @@ const gpu_link_counters* counters_of(const link_health_snapshot& snapshot, const
 }
 
 void pcie_replays(const node_gpu& gpu, const link_health_snapshot& start, const link_health_snapshot& end,
-                  std::vector<check_line>& out) {
+                  std::vector<graded_line>& out) {
   const auto* before = counters_of(start, gpu.uuid);
   const auto* after = counters_of(end, gpu.uuid);
   if (before == nullptr || after == nullptr || !before->pcie_replays || !after->pcie_replays) {
@@ -138,7 +139,7 @@ void pcie_replays(const node_gpu& gpu, const link_health_snapshot& start, const 
 
 // `start`/`end` nullptr: the run recorded no link counters (its "health not read" line says so).
 void nvlinks(const node_gpu& gpu, const node_kind* kind, std::size_t position, const link_health_snapshot* start,
-             const link_health_snapshot* end, std::vector<check_line>& out) {
+             const link_health_snapshot* end, std::vector<graded_line>& out) {
   const auto active = whole(field(field(*gpu.record, "nvlink"), "links_active"));
   const int have = active.value_or(0);
   // -1: no reference kind to hold the count to
@@ -220,7 +221,7 @@ std::string clock_text(unsigned long long mask, const gpu_clock_state* gpu) {
   return text;
 }
 
-void clocks(const node_gpu& gpu, const std::vector<family_moment>& families, std::vector<check_line>& out) {
+void clocks(const node_gpu& gpu, const std::vector<family_moment>& families, std::vector<graded_line>& out) {
   std::vector<std::string> failing, warning;  // "around copy (before it started): 0x8 (hw_slowdown)"
   const auto judge = [&](unsigned long long mask, const std::string& when, const gpu_clock_state* state) {
     const auto reason = "when " + when + ": " + clock_text(mask, state);
@@ -268,8 +269,8 @@ void clocks(const node_gpu& gpu, const std::vector<family_moment>& families, std
 }
 
 // Other compute processes on this GPU while a family measured it, each pid its own line.
-void processes(const node_gpu& gpu, const std::vector<family_moment>& families, const std::vector<check_line>& figures,
-               std::vector<check_line>& out) {
+void processes(const node_gpu& gpu, const std::vector<family_moment>& families, const std::vector<graded_line>& figures,
+               std::vector<graded_line>& out) {
   struct sighting {
     std::string name;
     std::optional<double> memory_mib;
@@ -315,7 +316,7 @@ void processes(const node_gpu& gpu, const std::vector<family_moment>& families, 
     for (const auto& figure : figures) {
       const bool on_gpu = std::find(figure.gpus.begin(), figure.gpus.end(), gpu.index) != figure.gpus.end();
       if (on_gpu && std::find(s.families.begin(), s.families.end(), figure.family) != s.families.end()) {
-        overlapped += (overlapped.empty() ? "" : ", ") + figure.label;
+        overlapped += (overlapped.empty() ? "" : ", ") + figure.figure;
       }
     }
     const auto reading = "pid " + std::to_string(pid) + " " + s.name +
@@ -335,8 +336,8 @@ void processes(const node_gpu& gpu, const std::vector<family_moment>& families, 
 
 }  // namespace
 
-std::vector<check_line> health_lines(const json& meta, const node_kind* kind, const std::vector<check_line>& figures) {
-  std::vector<check_line> out;
+std::vector<graded_line> health_lines(const json& meta, const node_kind* kind, const std::vector<graded_line>& figures) {
+  std::vector<graded_line> out;
   const auto gpus = node_gpus(meta);
   const auto& health = field(meta, "health");
   const auto start = link_health_snapshot_from_json(field(health, "start"));

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "hdb/harness/check.hpp"
+#include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/tables.hpp"
 
@@ -12,19 +13,19 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string value_text(const check_line& line) {
+std::string value_text(const graded_line& line) {
   if (line.value) return format_figure(*line.value) + (line.unit.empty() ? "" : " " + line.unit);
   return line.reading.empty() ? "-" : line.reading;
 }
 
 // "expected 55.1-55.6 GB/s (h200, 6 runs)", ">= 47.3 GB/s (75 % of peak)" or "-".
-std::string expected_text(const check_line& line, const check_report& report) {
+std::string expected_text(const graded_line& line, const check_report& report) {
   const auto unit = line.unit.empty() ? "" : " " + line.unit;
-  if (const auto& band = line.expected.band) {
+  if (const auto& band = line.band) {
     return "expected " + format_figure(band->low) + "-" + format_figure(band->high) + unit + " (" + report.set.value_or("set") +
            ", " + std::to_string(band->runs) + " runs)";
   }
-  if (const auto& peak = line.expected.peak) {
+  if (const auto& peak = line.peak) {
     return ">= " + format_figure(peak_pass_percent / 100 * peak->value / peak->traffic_factor) + unit + " (" +
            format_figure(peak_pass_percent) + " % of peak)";
   }
@@ -41,7 +42,7 @@ std::string render_text(const check_report& report) {
   for (const auto& note : report.notes) out += "note: " + note + "\n";
   table_rows rows;
   for (const auto& line : report.lines) {
-    rows.push_back({std::string(to_string(line.result)), gpu_text(line.gpus), line.family, line.label, value_text(line),
+    rows.push_back({std::string(to_string(line.result)), gpu_text(line.gpus), line.family, line.figure, value_text(line),
                     expected_text(line, report), line.reason});
   }
   out += text_table({"grade", "GPU", "family", "figure", "value", "expected", "reason"}, rows);
@@ -52,7 +53,7 @@ std::string render_junit(const check_report& report) {
   std::string cases;
   int skipped = 0;
   for (const auto& line : report.lines) {
-    const auto name = gpu_text(line.gpus) + " " + line.label;
+    const auto name = gpu_text(line.gpus) + " " + line.figure;
     cases += "  <testcase classname=\"hdbench.check." + xml_escape(line.family) + "\" name=\"" + xml_escape(name) + "\">\n";
     const auto detail = value_text(line) + "; " + expected_text(line, report) + "; " + line.reason;
     switch (line.result) {
@@ -76,31 +77,11 @@ std::string render_junit(const check_report& report) {
 
 std::string render_json(const check_report& report) {
   json lines = json::array();
-  for (const auto& line : report.lines) {
-    json expected = nullptr;
-    if (const auto& band = line.expected.band) {
-      expected = {{"low", band->low}, {"high", band->high}, {"centre", band->centre}, {"runs", band->runs},
-                  {"detectable", band->detectable}};
-    } else if (const auto& peak = line.expected.peak) {
-      expected = {{"peak", peak->value}, {"basis", peak->basis}, {"traffic_factor", peak->traffic_factor},
-                  {"percent_of_peak", line.expected.percent_of_peak.value_or(0)}};
-    }
-    lines.push_back({{"grade", to_string(line.result)},
-                     {"gpus", line.gpus},
-                     {"family", line.family},
-                     {"figure", line.label},
-                     {"value", line.value ? json(*line.value) : json(nullptr)},
-                     {"unit", line.unit},
-                     {"reading", line.reading},
-                     {"expected", std::move(expected)},
-                     {"better", line.better_direction ? json(to_string(*line.better_direction)) : json(nullptr)},
-                     {"tolerance", line.tolerance ? json(*line.tolerance) : json(nullptr)},
-                     {"host_bound", line.host_bound},
-                     {"reason", line.reason}});
-  }
+  for (const auto& line : report.lines) lines.push_back(to_json(line));
   const json set = report.set ? json{{"name", *report.set}, {"dir", display_path(report.set_dir)}, {"runs", report.set_runs}}
                               : json(nullptr);
-  const json out = {{"run", report.run},
+  const json out = {{"version", check_json_version},
+                    {"run", report.run},
                     {"node_kind", report.node_kind},
                     {"reference", set},
                     {"notes", report.notes},
@@ -126,13 +107,19 @@ std::string summary_line(const check_report& report) {
          (report.not_graded > 0 ? ", " + std::to_string(report.not_graded) + " not graded" : std::string()) + " " + against;
 }
 
-std::string render_check(const check_report& report, check_format format) {
+std::string render_check(const check_report& report, output_format format) {
   switch (format) {
-    case check_format::text: return render_text(report);
-    case check_format::junit: return render_junit(report);
-    case check_format::json: return render_json(report);
+    case output_format::junit: return render_junit(report);
+    case output_format::json: return render_json(report);
+    case output_format::text:
+    case output_format::markdown: break;
   }
   return render_text(report);
+}
+
+void write_check_files(const std::filesystem::path& run_dir, const check_report& report) {
+  atomic_write_file(run_dir / "check.txt", render_text(report));
+  atomic_write_file(run_dir / "check.json", render_json(report));
 }
 
 }  // namespace hdb

@@ -64,6 +64,7 @@ struct parsed_cli {
   double alpha = 0.05;
   bool all = false;
   std::string check_reference, check_format = "text";  // hdbench check
+  bool check_no_files = false;                          // hdbench check --no-files
   std::string run_reference;                            // hdbench run --plan --reference
   bool per_gpu_plots = false;                           // hdbench run / plot
   // hdbench reference add|learn|validate
@@ -115,8 +116,16 @@ int check_command(const parsed_cli& cli) {
   check_options options;
   if (!cli.check_reference.empty()) options.reference = fs::path(cli.check_reference);
   options.alpha = cli.alpha;
-  const auto format = parse_check_format(cli.check_format);
-  const auto report = check_run(existing_run_dir(cli.run_dir), options);
+  const auto format = parse_output_format(cli.check_format, check_formats);
+  const auto dir = existing_run_dir(cli.run_dir);
+  const auto report = check_run(dir, options);
+  if (!cli.check_no_files) {
+    try {
+      write_check_files(dir, report);
+    } catch (const std::exception& e) {
+      std::cerr << "hdbench check: check.txt and check.json not written (" << e.what() << ")\n";
+    }
+  }
   std::cout << render_check(report, format);
   return report.exit_code();
 }
@@ -128,10 +137,13 @@ int fleet_command(const parsed_cli& cli) {
   if (!cli.fleet_reference.empty()) options.reference = fs::path(cli.fleet_reference);
   options.alpha = cli.alpha;
   options.plots = !cli.fleet_no_plots;
-  const auto format = parse_fleet_format(cli.fleet_format);
+  const auto format = parse_output_format(cli.fleet_format, fleet_formats);
   const std::vector<fs::path> args(cli.fleet_dirs.begin(), cli.fleet_dirs.end());
-  const auto report = grade_fleet(fleet_run_dirs(args), options);
-  const fs::path out = cli.fleet_out.empty() ? default_fleet_out(args.front()) : fs::path(cli.fleet_out);
+  std::vector<fs::path> skipped;
+  const auto run_dirs = fleet_run_dirs(args, &skipped);
+  for (const auto& dir : skipped) std::cerr << "hdbench fleet: " << dir.string() << " left out: an hdbench fleet output, not a node\n";
+  const auto report = grade_fleet(run_dirs, options);
+  const fs::path out = cli.fleet_out.empty() ? default_fleet_out(args) : fs::path(cli.fleet_out);
   const auto document = to_json(report).dump() + "\n";
   write_fleet_outputs(report, document, out, options.plots, std::cerr);
   if (!cli.fleet_learn.empty()) {
@@ -141,7 +153,7 @@ int fleet_command(const parsed_cli& cli) {
     const auto list = slurm_hostlist(report.failing_hostnames());
     if (!list.empty()) std::cout << list << "\n";
   } else {
-    std::cout << (format == fleet_format::json ? document : render_fleet(report, format));
+    std::cout << (format == output_format::json ? document : render_fleet(report, format));
   }
   std::cerr << fleet_summary_line(report) << "\n";
   return report.exit_code();
@@ -221,7 +233,7 @@ int dispatch(const CLI::App& app, parsed_cli& cli) {
     if (cli.plot_meta_only) return plot_meta_only(dir);
     auto plots = plot_options_from_environment();
     plots.per_gpu = cli.per_gpu_plots;
-    write_check_json(dir, std::cerr);  // the node figures' input, for runs made before it was written
+    write_check(dir, std::cerr);  // the node figures' input, for runs made before it was written
     const bool drawn = draw_plots(dir, plots, std::cerr);
     if (drawn) write_report(dir);  // the report links the plots that exist
     return 0;
@@ -232,7 +244,7 @@ int dispatch(const CLI::App& app, parsed_cli& cli) {
   options.noise_model = cli.noise_model;
   if (!cli.reference.empty()) options.reference = fs::path(cli.reference);
   options.alpha = cli.alpha;
-  options.format = parse_compare_format(cli.format);
+  options.format = parse_output_format(cli.format, compare_formats);
   options.all = cli.all;
   if (cli.compared_runs.size() < 2) throw harness_error("compare needs BASELINE [BASELINE...] CURRENT (at least two runs)");
   const std::vector<fs::path> baselines(cli.compared_runs.begin(), cli.compared_runs.end() - 1);
@@ -270,6 +282,7 @@ void add_check(CLI::App& app, parsed_cli& cli) {
   check->add_option("--reference", cli.check_reference,
                     "a reference set or a directory of sets (default $HDBENCH_REFERENCE_DIR, else results/reference)");
   check->add_option("--format", cli.check_format, "text, junit or json")->capture_default_str();
+  check->add_flag("--no-files", cli.check_no_files, "print only: do not write DIR/check.txt and DIR/check.json");
   check->add_option("--alpha", cli.alpha, "compare's significance level, family-wise over the gating headlines (check reads compare's decisions)")
       ->capture_default_str()
       ->check(CLI::Range(1e-9, 0.5));

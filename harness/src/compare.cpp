@@ -8,7 +8,7 @@
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/noise_model.hpp"
 #include "hdb/harness/reference_set.hpp"
-#include "hdb/harness/tolerances.hpp"
+#include "hdb/harness/judging.hpp"
 
 namespace hdb {
 namespace {
@@ -77,14 +77,6 @@ percent_flag parse_percent_flag(std::string_view text, std::string_view flag) {
   return result;
 }
 
-compare_format parse_compare_format(std::string_view text) {
-  if (text == "text") return compare_format::text;
-  if (text == "markdown") return compare_format::markdown;
-  if (text == "junit") return compare_format::junit;
-  if (text == "json") return compare_format::json;
-  throw harness_error("unknown format '" + std::string(text) + "' (text, markdown, junit or json)");
-}
-
 compare_result compare_runs(const std::vector<fs::path>& baselines, const fs::path& current,
                             const compare_options& options) {
   compare_result result;
@@ -106,10 +98,11 @@ compare_result compare_runs(const std::vector<fs::path>& baselines, const fs::pa
     const auto chosen = choose_model(options, named_set, cur, notes);
     // Against a reference set, the tolerances check holds the node to (applied only there).
     const nlohmann::json no_meta = nlohmann::json::object();
-    const node_tolerances tolerances(cur.run.meta ? *cur.run.meta : no_meta, options.schema_dir);
-    judge_options judging = options;
-    judging.node_tolerance = [&](const metric_key& key) { return tolerances.tolerance_of(key); };
-    auto set = build_comparisons(base, cur, judging, chosen.model ? &*chosen.model : nullptr);
+    const judging_declarations installed(options.schema_dir);
+    const run_judging judging(cur.run.meta ? *cur.run.meta : no_meta, installed);
+    comparison_options compared = options;
+    compared.node_rule = [&](const metric_key& key) { return judging.rule_for(key).judged.rule; };
+    auto set = build_comparisons(base, cur, compared, chosen.model ? &*chosen.model : nullptr);
     if (chosen.model) {
       set.noise_model_source = chosen.source;
       notes.insert(notes.begin(), "noise model: " + chosen.source + " (" + describe(chosen.model->kind) + ", " +

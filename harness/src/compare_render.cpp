@@ -1,4 +1,4 @@
-// hdbench compare, the rendering: a comparison_set (compare_model.hpp) as an aligned text
+// hdbench compare, the rendering: a comparison_set (comparison.hpp) as an aligned text
 // table, GitHub markdown, a junit testsuite or JSON. Nothing here decides a verdict.
 #include <algorithm>
 #include <cmath>
@@ -14,11 +14,6 @@
 namespace hdb {
 namespace {
 
-std::string signed_percent(double change) {
-  if (!std::isfinite(change)) return change > 0 ? "+inf" : "-inf";
-  return (change >= 0 ? "+" : "") + format_fixed(change * 100, 1) + "%";
-}
-
 table_rows table_of(const comparison_set& set, const compare_options& options) {
   table_rows rows;
   for (const auto& c : set.compared) {
@@ -27,7 +22,7 @@ table_rows table_of(const comparison_set& set, const compare_options& options) {
                                     describe_parameters(c.key), c.key.metric,
                                     format_figure(c.reference) + " " + c.current->unit,
                                     format_figure(*c.current->central) + " " + c.current->unit,
-                                    signed_percent(c.decision.change),
+                                    percent_text(c.decision.change, percent_style::signed_change),
                                     c.decision.p_value ? format_figure(*c.decision.p_value) : "-",
                                     c.decision.detectable ? percent_text(*c.decision.detectable) : "-",
                                     c.decision.note};
@@ -128,7 +123,7 @@ std::string render_junit(std::size_t baseline_runs, const comparison_set& set, c
     ++tests;
     cases += "  <testcase classname=\"hdbench." + xml_escape(c.key.family) + "\" name=\"" + xml_escape(describe(c.key)) + "\">\n";
     if (c.decision.result == verdict::slower) {
-      cases += "    <failure message=\"" + xml_escape(signed_percent(c.decision.change)) + " median change: " +
+      cases += "    <failure message=\"" + xml_escape(percent_text(c.decision.change, percent_style::signed_change)) + " median change: " +
                xml_escape(format_figure(c.reference)) + " -> " + xml_escape(format_figure(*c.current->central)) + " " +
                xml_escape(c.current->unit) +
                (c.decision.detectable ? xml_escape(" (detectable " + percent_text(*c.decision.detectable) + ")") : "") + "\"/>\n";
@@ -223,10 +218,10 @@ std::string render_json(const std::vector<indexed_run>& base, const indexed_run&
 std::string render_comparison(const std::vector<indexed_run>& baselines, const indexed_run& current,
                               const comparison_set& set, const compare_options& options) {
   switch (options.format) {
-    case compare_format::text: return render_text(baselines, current, set, options);
-    case compare_format::markdown: return render_markdown(baselines, current, set, options);
-    case compare_format::junit: return render_junit(baselines.size(), set, options);
-    case compare_format::json: return render_json(baselines, current, set, options);
+    case output_format::text: return render_text(baselines, current, set, options);
+    case output_format::markdown: return render_markdown(baselines, current, set, options);
+    case output_format::junit: return render_junit(baselines.size(), set, options);
+    case output_format::json: return render_json(baselines, current, set, options);
   }
   return {};
 }

@@ -1,25 +1,24 @@
 // hdbench fleet, the grading: read each node's check.json and meta.json, group by kind, and grade
-// each figure against the kind's set (check.json's own grades) or the node's peers (a robust
-// leave-one-out band, then check's rule). docs/fleet.md gives the method and its reasons.
+// each figure against the kind's set (the band check.json holds) or the node's peers (a robust
+// leave-one-out band), both by the one decision under the judging declaration. docs/fleet.md gives
+// the method and its reasons.
 #include "hdb/harness/fleet.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <exception>
 #include <map>
 #include <numbers>
 #include <set>
 #include <utility>
 
-#include "hdb/harness/installed_declarations.hpp"
+#include "hdb/harness/decision.hpp"
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/files.hpp"
+#include "hdb/harness/judging.hpp"
 #include "hdb/harness/noise_model.hpp"
 #include "hdb/harness/reference_set.hpp"
-#include "hdb/harness/results.hpp"
 #include "hdb/harness/student_t.hpp"
-#include "hdb/harness/tables.hpp"
 
 namespace hdb {
 namespace {
@@ -50,86 +49,13 @@ std::optional<json> read_json_file(const fs::path& file) {
   return value;
 }
 
-std::optional<double> number_or_null(const json& object, const char* key) {
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-
-grade grade_from_text(const std::string& text) {
-  if (text == "FAIL") return grade::fail;
-  if (text == "WARN") return grade::warn;
-  if (text == "PASS") return grade::pass;
-  return grade::not_graded;
-}
-
-fleet_line line_from_check_json(const json& entry) {
-  fleet_line line;
-  line.result = grade_from_text(entry.value("grade", std::string()));
-  if (const auto gpus = entry.find("gpus"); gpus != entry.end() && gpus->is_array()) {
-    for (const auto& g : *gpus) {
-      if (g.is_number_integer()) line.gpus.push_back(g.get<int>());
-    }
-  }
-  line.family = entry.value("family", std::string());
-  line.label = entry.value("figure", std::string());
-  line.unit = entry.value("unit", std::string());
-  line.reading = entry.value("reading", std::string());
-  line.reason = entry.value("reason", std::string());
-  line.value = number_or_null(entry, "value");
-  line.tolerance = number_or_null(entry, "tolerance");
-  line.host_bound = entry.value("host_bound", false);
-  // check.json's "better" (written since hdbench check carries the row's direction); an older
-  // check.json has none, and the declarations give it (direction_finder).
-  if (const auto b = entry.find("better"); b != entry.end() && b->is_string()) {
-    try {
-      line.direction = parse_better(b->get<std::string>());
-    } catch (const std::exception&) {
-      // an unknown word: the declarations decide, as for an older check.json
-    }
-  }
-  line.figure = line.family != "health" && !line.label.empty();
-  if (const auto expected = entry.find("expected"); expected != entry.end() && expected->is_object()) {
-    line.centre = number_or_null(*expected, "centre");
-    line.low = number_or_null(*expected, "low");
-    line.high = number_or_null(*expected, "high");
-    line.peers = expected->value("runs", std::size_t{0});
-  }
-  line.basis = "check";
-  return line;
-}
-
-fleet_line line_from_check(const check_line& source) {
-  fleet_line line;
-  line.result = source.result;
-  line.gpus = source.gpus;
-  line.family = source.family;
-  line.label = source.label;
-  line.unit = source.unit;
-  line.reading = source.reading;
-  line.reason = source.reason;
-  line.value = source.value;
-  line.tolerance = source.tolerance;
-  line.host_bound = source.host_bound;
-  line.direction = source.better_direction;
-  line.figure = source.family != "health";
-  if (const auto& band = source.expected.band) {
-    line.centre = band->centre;
-    line.low = band->low;
-    line.high = band->high;
-    line.peers = band->runs;
-  }
-  line.basis = "set";
-  return line;
-}
-
-fleet_line node_line(std::string label, std::string reason) {
-  fleet_line line;
+graded_line node_line(std::string label, std::string reason) {
+  graded_line line;
   line.result = grade::fail;
+  line.basis = grade_basis::node;
   line.family = "node";
-  line.label = std::move(label);
+  line.figure = std::move(label);
   line.reason = std::move(reason);
-  line.basis = "node";
   return line;
 }
 
@@ -139,7 +65,9 @@ struct loaded_node {
   std::optional<json> meta;         // lean (no families)
   std::optional<node_kind> kind;
   bool has_check = false;
-  bool check_against_set = false;   // check.json's "reference" names a set
+  int check_version = 1;            // check.json's "version" (1: written before it had one)
+  std::optional<std::string> check_set;  // the set check.json was made against (its name), if any
+  std::size_t check_set_runs = 0;
 };
 
 loaded_node load_node(const fs::path& given) {
@@ -183,130 +111,67 @@ loaded_node load_node(const fs::path& given) {
     return loaded;
   }
   loaded.has_check = true;
-  loaded.check_against_set = check->contains("reference") && (*check)["reference"].is_object();
+  if (const auto version = check->find("version"); version != check->end() && version->is_number_integer()) {
+    loaded.check_version = version->get<int>();
+  }
+  if (const auto reference = check->find("reference"); reference != check->end() && reference->is_object()) {
+    loaded.check_set = reference->value("name", std::string());
+    loaded.check_set_runs = reference->value("runs", std::size_t{0});
+  }
   if (const auto lines = check->find("lines"); lines != check->end() && lines->is_array()) {
-    for (const auto& entry : *lines) {
-      if (entry.is_object()) node.lines.push_back(line_from_check_json(entry));
-    }
+    for (const auto& entry : *lines) node.lines.push_back(graded_line_from_json(entry));
   }
   if (!loaded.kind) node.lines.push_back(node_line("meta.json", "no node kind in meta.json (the probe did not run): graded alone"));
   return loaded;
 }
 
-// The direction of a figure from its family's declaration: a check's label names its metric; a
-// gating headline's label is "<case> <metric> (parameters)", or "<metric> (...)" where case and
-// metric share the name (check.cpp's labels).
-std::optional<better> direction_in(const family_declaration& declaration, const std::string& label) {
-  for (const auto& check : declaration.checks) {
-    if (label == check.label || label.starts_with(check.label + " ")) {
-      if (const auto* metric = declaration.metric(check.metric)) return metric->direction;
-    }
-  }
-  const auto head = label.substr(0, label.find(" ("));
-  const auto space = head.rfind(' ');
-  if (const auto* metric = declaration.metric(space == std::string::npos ? head : head.substr(space + 1))) {
-    return metric->direction;
-  }
-  return std::nullopt;
-}
-
-// The declarations that give the figures their direction where check.json does not (one written
-// before check wrote "better"): the judging hdbench's installed ones (as check judges by them),
-// else the first node's meta.json of the kind that records the family.
-class direction_finder {
- public:
-  explicit direction_finder(fs::path schema_dir) : schema_dir_(std::move(schema_dir)) {}
-
-  std::optional<better> find(const std::string& family, const std::string& label, const std::vector<fs::path>& metas) {
-    const auto key = family + "\x1f" + label;
-    if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
-    const auto* declaration = declaration_of(family, metas);
-    auto direction = declaration ? direction_in(*declaration, label) : std::nullopt;
-    cache_.emplace(key, direction);
-    return direction;
-  }
-
- private:
-  const family_declaration* declaration_of(const std::string& family, const std::vector<fs::path>& metas) {
-    if (const auto it = declarations_.find(family); it != declarations_.end()) return it->second ? &*it->second : nullptr;
-    std::optional<family_declaration> found;
-    const auto installed = schema_dir_ / (family + ".json");
-    if (fs::exists(installed)) {
-      try {
-        found = read_declaration(installed);
-      } catch (const harness_error&) {
-        // unreadable beside hdbench: the runs' own declaration below
-      }
-    }
-    for (std::size_t i = 0; !found && i < metas.size() && i < 8; ++i) {
-      const auto meta = read_json_file(metas[i]);
-      if (!meta) continue;
-      const auto families = meta->find("families");
-      if (families == meta->end() || !families->contains(family)) continue;
-      const auto& schema = (*families)[family];
-      if (!schema.contains("schema") || !schema["schema"].is_object()) continue;
-      try {
-        found = parse_declaration(nlohmann::ordered_json(schema["schema"]));
-      } catch (const declaration_error&) {
-      }
-    }
-    auto& slot = declarations_[family];
-    slot = std::move(found);
-    return slot ? &*slot : nullptr;
-  }
-
-  fs::path schema_dir_;
-  std::map<std::string, std::optional<family_declaration>> declarations_;
-  std::map<std::string, std::optional<better>> cache_;
-};
-
-std::string percent_text(double fraction) {
-  return format_fixed(100 * fraction, 1) + " %";
-}
-
-std::string signed_percent(double fraction) { return (fraction >= 0 ? "+" : "") + percent_text(fraction); }
-
-// check's rule on one figure against its peers' band.
-void grade_against_peers(fleet_line& line, const peer_band& band, better direction) {
-  const double value = *line.value;
-  verdict decision = verdict::same;
-  const bool below = value < band.low, above = value > band.high;
-  if (below || above) {
-    const bool bad = direction == better::lower ? above : direction == better::higher ? below : true;
-    decision = bad ? verdict::slower : verdict::faster;
-  }
-  const double worse = worse_by(value, band.centre, direction);
-  line.result = judge_figure(decision, worse, line.tolerance, line.host_bound);
-  line.centre = band.centre;
-  line.low = band.low;
-  line.high = band.high;
-  line.peers = band.peers;
-  line.basis = "peers";
-  const auto centre = " (centre " + format_figure(band.centre) + ", " + std::to_string(band.peers) + " peers)";
-  const std::string host = line.host_bound ? "host line: " : "";
-  switch (decision) {
-    case verdict::same:
-      line.reason = host + "within its peers' band (" + signed_percent(value / band.centre - 1) + " from their centre " +
-                    format_figure(band.centre) + ", " + std::to_string(band.peers) + " peers)";
-      break;
-    case verdict::faster:
-      line.reason = host + "better than its peers by " + percent_text(-worse) + centre + ", outside their band" +
-                    (line.host_bound ? ": a faster host" : "");
-      break;
-    case verdict::slower: {
-      const auto tolerance = line.tolerance ? "the " + format_figure(100 * *line.tolerance) + " % that matters for a node"
-                                            : std::string("no tolerance declared");
-      line.reason = host + "worse than its peers by " + percent_text(worse) + centre + ", outside their band " +
-                    (line.result == grade::fail ? "and beyond " + tolerance : "but within " + tolerance);
-      break;
-    }
+// check itself on the node's results.csv: what fleet does with a check.json it cannot judge.
+// False (the lines stay as check.json has them) without a results.csv or when check refuses it.
+bool check_again(loaded_node& l, const fleet_options& options, std::vector<std::string>& problems) {
+  if (!l.node.has_results) return false;
+  check_options check;
+  check.reference = options.reference;
+  check.alpha = options.alpha;
+  check.schema_dir = options.schema_dir;
+  try {
+    const auto report = check_run(l.node.dir, check);
+    l.node.lines = report.lines;
+    l.check_version = check_json_version;
+    l.check_set = report.set;
+    l.check_set_runs = report.set_runs;
+    return true;
+  } catch (const harness_error& e) {
+    problems.push_back(l.node.name.empty() ? l.node.dir.string() + ": " + e.what() : l.node.name + ": " + e.what());
+    return false;
   }
 }
 
-std::string figure_key(const fleet_line& line) {
-  std::string key = line.family + "\x1f" + line.label + "\x1f";
-  for (const int g : line.gpus) key += std::to_string(g) + ",";
-  return key;
+// The one decision on a figure line against `band`, under the rule the judging declaration gives
+// (judging_rule: the installed declaration's, as check's), and the reason for it. A line of an
+// older check.json names no row (no key) to look its rule up by: the tolerance it holds judges,
+// and a line that is not PASS says so, as it does where the family's declaration is not installed.
+void decide_line(graded_line& line, const figure_band& band, band_source source, const judging_declarations& judging) {
+  const auto judged = line.key ? judging_rule(judging, line.family, line.check, line.key->metric, line.rule) : judged_rule{line.rule, false};
+  line.rule = judged.rule;
+  line.band = band;
+  line.basis = source == band_source::set ? grade_basis::set : grade_basis::peers;
+  const auto decided = decide_figure(*line.value, band, *line.direction, line.rule);
+  line.result = decided.result;
+  line.reason = decision_reason(decided, *line.value, band, line.rule, source, line.unit);
+  if (judged.installed || line.result == grade::pass) return;
+  line.reason += "; " + (line.key ? not_installed_note(line.family, "its check.json holds")
+                                  : std::string("judged by the tolerance its check.json holds (an older hdbench's, naming no row)"));
+}
+
+// A figure line the decision can grade: a positive value and a direction.
+bool gradable(const graded_line& line) { return line.is_figure() && line.direction && line.value && *line.value > 0; }
+
+// One figure across nodes: its row (a current check.json's key) or, for an older check.json's
+// line, its family and label; on the same GPUs.
+std::string figure_identity(const graded_line& line) {
+  std::string id = line.key ? describe(*line.key) : line.family + "\x1f" + line.figure;
+  for (const int g : line.gpus) id += "\x1f" + std::to_string(g);
+  return id;
 }
 
 struct kind_group {
@@ -315,25 +180,16 @@ struct kind_group {
 };
 
 void grade_by_peers(std::vector<loaded_node>& loaded, const kind_group& group, fleet_kind& summary, double alpha,
-                    direction_finder& directions) {
-  std::vector<fs::path> metas;
-  for (const auto i : group.members) metas.push_back(loaded[i].node.dir / "meta.json");
+                    const judging_declarations& judging) {
   struct slot {
     std::size_t node, line;
   };
-  std::map<std::string, std::vector<slot>> figures;  // in key order: deterministic
-  std::size_t no_direction = 0;
+  std::map<std::string, std::vector<slot>> figures;  // by figure_identity, in its order: deterministic
   for (const auto i : group.members) {
     auto& node = loaded[i].node;
     for (std::size_t l = 0; l < node.lines.size(); ++l) {
-      auto& line = node.lines[l];
-      if (!line.figure || !line.value || !(*line.value > 0)) continue;
-      if (!line.direction) line.direction = directions.find(line.family, line.label, metas);
-      if (!line.direction) {
-        ++no_direction;
-        continue;
-      }
-      figures[figure_key(line)].push_back({i, l});
+      const auto& line = node.lines[l];
+      if (gradable(line)) figures[figure_identity(line)].push_back({i, l});
     }
   }
   std::size_t tests = 0;
@@ -360,60 +216,55 @@ void grade_by_peers(std::vector<loaded_node>& loaded, const kind_group& group, f
     }
     const auto bands = leave_one_out_bands(values, k);
     for (std::size_t j = 0; j < slots.size(); ++j) {
-      auto& line = loaded[slots[j].node].node.lines[slots[j].line];
-      if (bands[j]) grade_against_peers(line, *bands[j], *line.direction);
+      if (!bands[j]) continue;
+      const auto& b = *bands[j];
+      decide_line(loaded[slots[j].node].node.lines[slots[j].line], figure_band{b.low, b.high, b.centre, b.peers, std::nullopt},
+                  band_source::peers, judging);
     }
   }
-  summary.basis = "peers";
-  if (no_direction > 0) {
-    summary.notes.push_back(std::to_string(no_direction) +
-                            " figure line(s) carry no \"better\" and name no metric of their family's declaration: "
-                            "check.json's grade kept");
-  }
+  summary.basis = grade_basis::peers;
 }
 
-void grade_by_set(std::vector<loaded_node>& loaded, const kind_group& group, fleet_kind& summary,
-                  const reference_set& set, const fleet_options& options) {
+void grade_by_set(std::vector<loaded_node>& loaded, const kind_group& group, fleet_kind& summary, const reference_set& set,
+                  const fleet_options& options, const judging_declarations& judging) {
   summary.set = set.dir.filename().string();
   summary.set_dir = set.dir;
-  summary.basis = "set " + *summary.set + " (" + std::to_string(set.runs.size()) + " runs)";
+  summary.set_runs = set.runs.size();
+  summary.basis = grade_basis::set;
+  std::size_t kept = 0;
+  std::vector<std::string> problems;
   for (const auto i : group.members) {
     auto& l = loaded[i];
     if (!l.has_check) continue;
-    if (l.check_against_set) {
-      for (auto& line : l.node.lines) {
-        if (line.basis == "check") line.basis = "set";
+    // A check.json made against another set than this one (none, or another set's runs): check
+    // again against this one.
+    if (l.check_set != summary.set || l.check_set_runs != summary.set_runs) {
+      if (check_again(l, options, problems)) {
+        ++summary.regraded;
+      } else {
+        ++kept;
       }
       continue;
     }
-    // Made against peaks only (the set came later): graded again against it, which needs the
-    // node's results.csv; without one its peaks grades stand.
-    if (!l.node.has_results) continue;
-    check_options check;
-    check.reference = options.reference;
-    check.alpha = options.alpha;
-    const auto report = check_run(l.node.dir, check);
-    l.node.lines.clear();
-    for (const auto& line : report.lines) l.node.lines.push_back(line_from_check(line));
-    ++summary.regraded;
+    for (auto& line : l.node.lines) {
+      if (gradable(line) && line.band) decide_line(line, *line.band, band_source::set, judging);
+    }
   }
   if (summary.regraded > 0) {
     summary.notes.push_back(std::to_string(summary.regraded) +
-                            " node(s) had a check.json made without the set: graded again against it (their results.csv)");
+                            " node(s) had a check.json made without this set: checked again against it (their results.csv)");
   }
-}
-
-int severity(grade g) {
-  switch (g) {
-    case grade::fail: return 0;
-    case grade::warn: return 1;
-    case grade::pass: return 2;
-    case grade::not_graded: return 3;
+  if (kept > 0) {
+    summary.notes.push_back(std::to_string(kept) +
+                            " node(s) had a check.json made without this set and no results.csv to check again: their "
+                            "check.json grades stand");
   }
-  return 3;
+  for (const auto& p : problems) summary.notes.push_back("check again refused: " + p);
 }
 
 }  // namespace
+
+bool is_fleet_output(const fs::path& dir) { return fs::exists(dir / fleet_output_marker); }
 
 double fleet_band_k(double alpha, std::size_t tests, std::size_t peers) {
   if (tests == 0 || peers == 0) return 0;
@@ -474,17 +325,26 @@ std::vector<std::string> fleet_report::failing_hostnames() const {
   return {names.begin(), names.end()};
 }
 
-std::vector<fs::path> fleet_run_dirs(const std::vector<fs::path>& args) {
+std::vector<fs::path> fleet_run_dirs(const std::vector<fs::path>& args, std::vector<fs::path>* skipped) {
   std::vector<fs::path> dirs;
   for (const auto& arg : args) {
     if (!fs::is_directory(arg)) throw harness_error("not a directory: " + arg.string());
+    if (is_fleet_output(arg)) {
+      if (skipped) skipped->push_back(arg);
+      continue;
+    }
     if (is_run_dir(arg)) {
       dirs.push_back(arg);
       continue;
     }
     std::vector<fs::path> found;
     for (const auto& entry : fs::directory_iterator(arg)) {
-      if (entry.is_directory() && is_run_dir(entry.path())) found.push_back(entry.path());
+      if (!entry.is_directory()) continue;
+      if (is_fleet_output(entry.path())) {
+        if (skipped) skipped->push_back(entry.path());
+      } else if (is_run_dir(entry.path())) {
+        found.push_back(entry.path());
+      }
     }
     std::sort(found.begin(), found.end());
     if (found.empty()) found.push_back(arg);  // a node whose run never started: a FAIL of its own
@@ -498,6 +358,15 @@ fleet_report grade_fleet(const std::vector<fs::path>& run_dirs, const fleet_opti
   std::vector<loaded_node> loaded;
   loaded.reserve(run_dirs.size());
   for (const auto& dir : run_dirs) loaded.push_back(load_node(dir));
+
+  // A check.json of an older hdbench (no figure keys to judge its lines by) is made again by check.
+  std::vector<std::string> problems;
+  std::size_t older = 0, older_kept = 0;
+  for (auto& l : loaded) {
+    if (!l.has_check || l.check_version >= check_json_version) continue;
+    ++older;
+    if (!check_again(l, options, problems)) ++older_kept;
+  }
 
   std::map<node_kind, kind_group> groups;
   kind_group unknown;
@@ -513,7 +382,7 @@ fleet_report grade_fleet(const std::vector<fs::path>& run_dirs, const fleet_opti
 
   fleet_report report;
   report.alpha = options.alpha;
-  direction_finder directions(options.schema_dir);
+  const judging_declarations judging(options.schema_dir);
   for (auto& [kind, group] : groups) {
     fleet_kind summary;
     summary.kind = describe(kind);
@@ -522,18 +391,24 @@ fleet_report grade_fleet(const std::vector<fs::path>& run_dirs, const fleet_opti
     // find_reference_set needs a run's meta.json; any member's gives the kind.
     const auto set = find_reference_set(*loaded[group.members.front()].meta, options.reference);
     if (set) {
-      grade_by_set(loaded, group, summary, *set, options);
+      grade_by_set(loaded, group, summary, *set, options, judging);
     } else {
-      grade_by_peers(loaded, group, summary, options.alpha, directions);
+      grade_by_peers(loaded, group, summary, options.alpha, judging);
     }
     report.kinds.push_back(std::move(summary));
   }
   if (!unknown.members.empty()) {
     fleet_kind summary;
     summary.kind = "unknown";
-    summary.basis = "none (no readable meta.json node kind)";
     summary.nodes = unknown.members.size();
+    summary.notes.push_back("no readable meta.json node kind: graded alone, check.json's grades stand");
     report.kinds.push_back(std::move(summary));
+  }
+  if (older > 0 && !report.kinds.empty()) {
+    auto& notes = report.kinds.front().notes;
+    notes.push_back(std::to_string(older) + " node(s) had a check.json of an older hdbench (version 1): checked again from their "
+                    "results.csv" + (older_kept > 0 ? ", " + std::to_string(older_kept) + " without one kept as they were" : std::string()));
+    for (const auto& p : problems) notes.push_back("check again refused: " + p);
   }
 
   std::map<std::string, int> hostname_count;
@@ -542,7 +417,7 @@ fleet_report grade_fleet(const std::vector<fs::path>& run_dirs, const fleet_opti
     auto& node = l.node;
     node.name = hostname_count[node.hostname] > 1 ? node.hostname + " (" + node.dir.filename().string() + ")" : node.hostname;
     std::stable_sort(node.lines.begin(), node.lines.end(),
-                     [](const fleet_line& a, const fleet_line& b) { return severity(a.result) < severity(b.result); });
+                     [](const graded_line& a, const graded_line& b) { return a.result < b.result; });
     for (const auto& line : node.lines) {
       node.passed += line.result == grade::pass;
       node.warned += line.result == grade::warn;
@@ -551,7 +426,7 @@ fleet_report grade_fleet(const std::vector<fs::path>& run_dirs, const fleet_opti
     report.nodes.push_back(std::move(node));
   }
   std::stable_sort(report.nodes.begin(), report.nodes.end(), [](const fleet_node& a, const fleet_node& b) {
-    if (severity(a.overall()) != severity(b.overall())) return severity(a.overall()) < severity(b.overall());
+    if (a.overall() != b.overall()) return a.overall() < b.overall();
     if (a.failed != b.failed) return a.failed > b.failed;
     if (a.warned != b.warned) return a.warned > b.warned;
     return a.name < b.name;

@@ -31,46 +31,38 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-std::string value_text(const fleet_line& line) {
+std::string value_text(const graded_line& line) {
   if (line.value) return format_figure(*line.value) + (line.unit.empty() ? "" : " " + line.unit);
   return line.reading.empty() ? "-" : line.reading;
 }
 
-std::string band_text(const fleet_line& line) {
-  if (!line.low || !line.high) return "-";
-  return format_figure(*line.low) + "-" + format_figure(*line.high) + (line.unit.empty() ? "" : " " + line.unit);
+std::string band_text(const graded_line& line) {
+  if (!line.band) return "-";
+  return format_figure(line.band->low) + "-" + format_figure(line.band->high) + (line.unit.empty() ? "" : " " + line.unit);
 }
 
-std::string from_centre_text(const fleet_line& line) {
-  if (!line.value || !line.centre || !(*line.centre > 0)) return "-";
-  const double d = *line.value / *line.centre - 1;
-  return (d >= 0 ? "+" : "") + format_fixed(100 * d, 1) + " %";
+std::string from_centre_text(const graded_line& line) {
+  if (!line.value || !line.band || !(line.band->centre > 0)) return "-";
+  return percent_text(*line.value / line.band->centre - 1, percent_style::signed_change);
 }
 
-json line_json(const fleet_line& line) {
-  const auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
-  json from_centre = nullptr;
-  if (line.value && line.centre && *line.centre > 0) from_centre = *line.value / *line.centre - 1;
-  return {{"grade", to_string(line.result)}, {"gpus", line.gpus},         {"family", line.family},
-          {"figure", line.label},            {"value", opt(line.value)},   {"unit", line.unit},
-          {"reading", line.reading},         {"centre", opt(line.centre)}, {"low", opt(line.low)},
-          {"high", opt(line.high)},          {"from_centre", from_centre}, {"tolerance", opt(line.tolerance)},
-          {"host_bound", line.host_bound},   {"is_figure", line.figure},   {"basis", line.basis},
-          {"better", line.direction ? json(to_string(*line.direction)) : json(nullptr)},
-          {"peers", line.peers},             {"reason", line.reason}};
+// "set h200 (12 runs)", "peers", "none": what a kind's figures were graded against.
+std::string basis_text(const fleet_kind& kind) {
+  if (kind.basis == grade_basis::set && kind.set) return "set " + *kind.set + " (" + std::to_string(kind.set_runs) + " runs)";
+  return std::string(to_string(kind.basis));
 }
 
 std::string kinds_text(const fleet_report& report) {
   std::string out;
   for (const auto& kind : report.kinds) {
     out += "kind " + kind.kind + ": " + std::to_string(kind.nodes) + " node(s), graded against ";
-    if (kind.basis == "peers") {
+    if (kind.basis == grade_basis::peers) {
       out += "their peers (leave-one-out median and 1.4826 MAD of ln(value), band centre x exp(+-k x spread), k = " +
              format_fixed(kind.k, 2) + " for " + std::to_string(kind.tests) + " node x figure tests at family-wise " +
              format_figure(report.alpha) + "); FAIL = outside the band and worse than the centre by more than the figure's "
              "tolerance, as check\n";
     } else {
-      out += kind.basis + (kind.set ? " (each node's check against it)" : "") + "\n";
+      out += basis_text(kind) + (kind.set ? " (the band each node's check holds, by the one decision)" : "") + "\n";
     }
     for (const auto& note : kind.notes) out += "note: " + note + "\n";
   }
@@ -86,23 +78,22 @@ std::string render_text(const fleet_report& report, bool every_line) {
     std::string worst = "-";
     if (!node.lines.empty() && node.lines.front().result != grade::pass) {
       const auto& line = node.lines.front();
-      worst = gpu_text(line.gpus) + " " + line.family + " " + line.label + ": " + line.reason;
+      worst = gpu_text(line.gpus) + " " + line.family + " " + line.figure + ": " + line.reason;
     }
     nodes.push_back({std::string(to_string(node.overall())), node.name, node.kind, std::to_string(node.passed),
                      std::to_string(node.warned), std::to_string(node.failed), worst});
   }
   out += "nodes, worst first\n" + text_table({"grade", "node", "kind", "PASS", "WARN", "FAIL", "worst line"}, nodes) + "\n";
   table_rows lines;
-  std::vector<std::pair<const fleet_node*, const fleet_line*>> all;
+  std::vector<std::pair<const fleet_node*, const graded_line*>> all;
   for (const auto& node : report.nodes) {
     for (const auto& line : node.lines) {
       if (every_line || line.result == grade::fail || line.result == grade::warn) all.emplace_back(&node, &line);
     }
   }
-  const auto rank = [](grade g) { return g == grade::fail ? 0 : g == grade::warn ? 1 : g == grade::pass ? 2 : 3; };
-  std::stable_sort(all.begin(), all.end(), [&](const auto& a, const auto& b) { return rank(a.second->result) < rank(b.second->result); });
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.second->result < b.second->result; });
   for (const auto& [node, line] : all) {
-    lines.push_back({std::string(to_string(line->result)), node->name, gpu_text(line->gpus), line->family, line->label,
+    lines.push_back({std::string(to_string(line->result)), node->name, gpu_text(line->gpus), line->family, line->figure,
                      value_text(*line), band_text(*line), from_centre_text(*line), line->reason});
   }
   out += std::string(every_line ? "every node x figure line" : "node x figure lines that are not PASS") + ", worst first\n";
@@ -117,7 +108,7 @@ std::string render_junit(const fleet_report& report) {
     cases += "  <testcase classname=\"hdbench.fleet\" name=\"" + xml_escape(node.name) + "\">\n";
     std::string failures, others;
     for (const auto& line : node.lines) {
-      const auto text = std::string(to_string(line.result)) + " " + gpu_text(line.gpus) + " " + line.family + " " + line.label +
+      const auto text = std::string(to_string(line.result)) + " " + gpu_text(line.gpus) + " " + line.family + " " + line.figure +
                         ": " + value_text(line) + "; " + line.reason + "\n";
       if (line.result == grade::fail) failures += text;
       else if (line.result == grade::warn) others += text;
@@ -156,13 +147,6 @@ std::string slug(const std::string& text) {
 
 }  // namespace
 
-fleet_format parse_fleet_format(std::string_view text) {
-  if (text == "text") return fleet_format::text;
-  if (text == "junit") return fleet_format::junit;
-  if (text == "json") return fleet_format::json;
-  throw harness_error("--format must be text, junit or json, not " + std::string(text));
-}
-
 std::string fleet_summary_line(const fleet_report& report) {
   int warned = 0, passed = 0;
   std::vector<std::string> failing;
@@ -184,8 +168,9 @@ json to_json(const fleet_report& report) {
   for (const auto& kind : report.kinds) {
     kinds.push_back({{"kind", kind.kind},
                      {"fingerprint", kind.fingerprint ? *kind.fingerprint : json(nullptr)},
-                     {"basis", kind.basis == "peers" ? "peers" : kind.set ? "set" : "none"},
-                     {"set", kind.set ? json{{"name", *kind.set}, {"dir", display_path(kind.set_dir)}} : json(nullptr)},
+                     {"basis", to_string(kind.basis)},
+                     {"set", kind.set ? json{{"name", *kind.set}, {"dir", display_path(kind.set_dir)}, {"runs", kind.set_runs}}
+                                      : json(nullptr)},
                      {"nodes", kind.nodes},
                      {"tests", kind.tests},
                      {"k", kind.k},
@@ -195,7 +180,7 @@ json to_json(const fleet_report& report) {
   json nodes = json::array();
   for (const auto& node : report.nodes) {
     json lines = json::array();
-    for (const auto& line : node.lines) lines.push_back(line_json(line));
+    for (const auto& line : node.lines) lines.push_back(to_json(line));
     nodes.push_back({{"name", node.name},
                      {"hostname", node.hostname},
                      {"dir", node.dir.string()},
@@ -208,7 +193,7 @@ json to_json(const fleet_report& report) {
                      {"lines", std::move(lines)}});
   }
   const auto failing = report.failing_hostnames();
-  return {{"fleet_version", 1},
+  return {{"fleet_version", 2},
           {"alpha", report.alpha},
           {"spread_floor", fleet_spread_floor},
           {"kinds", std::move(kinds)},
@@ -236,16 +221,16 @@ json fleet_plot_json(const fleet_report& report) {
     hostnames.push_back(node.hostname);
     grades.push_back(to_string(node.overall()));
     for (const auto& line : node.lines) {
-      if (!line.figure || !line.value || !line.centre || !line.low || !line.high) continue;
-      auto& c = figures[{line.family, line.label}];
+      if (!line.is_figure() || !line.value || !line.band) continue;
+      auto& c = figures[{line.family, line.figure}];
       if (c.unit.empty()) c.unit = line.unit;
       c.node.push_back(i);
       c.gpu.push_back(gpu_text(line.gpus));
       c.grade.push_back(to_string(line.result));
       c.value.push_back(plotted(*line.value));
-      c.low.push_back(plotted(*line.low));
-      c.high.push_back(plotted(*line.high));
-      c.centre.push_back(plotted(*line.centre));
+      c.low.push_back(plotted(line.band->low));
+      c.high.push_back(plotted(line.band->high));
+      c.centre.push_back(plotted(line.band->centre));
     }
   }
   json list = json::array();
@@ -266,20 +251,34 @@ json fleet_plot_json(const fleet_report& report) {
           {"figures", std::move(list)}};
 }
 
-std::string render_fleet(const fleet_report& report, fleet_format format) {
+std::string render_fleet(const fleet_report& report, output_format format) {
   switch (format) {
-    case fleet_format::text: return render_text(report, false);
-    case fleet_format::junit: return render_junit(report);
-    case fleet_format::json: return to_json(report).dump() + "\n";
+    case output_format::junit: return render_junit(report);
+    case output_format::json: return to_json(report).dump() + "\n";
+    case output_format::text:
+    case output_format::markdown: break;
   }
-  return {};
+  return render_text(report, false);
 }
 
-fs::path default_fleet_out(const fs::path& first_arg) {
+fs::path default_fleet_out(const std::vector<fs::path>& args) {
   auto stamp = make_run_id(std::chrono::system_clock::now(), "x");
   stamp = stamp.substr(0, stamp.find('-'));  // 20261202T101500Z
-  const auto absolute = fs::absolute(first_arg).lexically_normal();
-  const auto parent = absolute.has_filename() ? absolute.parent_path() : absolute.parent_path().parent_path();
+  std::optional<fs::path> common;
+  for (const auto& arg : args) {
+    auto absolute = fs::absolute(arg).lexically_normal();
+    if (!absolute.has_filename()) absolute = absolute.parent_path();  // "nodes/" is "nodes"
+    if (!common) {
+      common = absolute;
+      continue;
+    }
+    fs::path shared;
+    for (auto a = common->begin(), b = absolute.begin(); a != common->end() && b != absolute.end() && *a == *b; ++a, ++b) {
+      shared /= *a;
+    }
+    common = shared;
+  }
+  const auto parent = common && common->has_parent_path() ? common->parent_path() : fs::current_path();
   return parent / ("fleet-" + stamp);
 }
 
@@ -315,6 +314,8 @@ void draw_fleet_figures(const fs::path& plot_dir, const fs::path& input, std::st
 void write_fleet_outputs(const fleet_report& report, const std::string& document, const fs::path& out_dir, bool plots,
                          std::ostream& log) {
   fs::create_directories(out_dir);
+  // Marked first: a fleet over the parent of this directory never grades it as a node.
+  atomic_write_file(out_dir / fleet_output_marker, "written by hdbench fleet: not a node's run directory\n");
   // The figures are drawn from plots/fleet_plot.json (what they show, a tenth of fleet.json), by a
   // Python found and run while fleet.json and fleet.txt are written.
   std::string plot_log;
@@ -372,7 +373,7 @@ std::vector<std::string> learn_fleet_sets(const fleet_report& report, const fs::
         int shown = 0;
         for (const auto& line : node.lines) {
           if (line.result != grade::fail || shown++ >= 3) continue;
-          why += (why.empty() ? "" : "; ") + gpu_text(line.gpus) + " " + line.family + " " + line.label + ": " + line.reason;
+          why += (why.empty() ? "" : "; ") + gpu_text(line.gpus) + " " + line.family + " " + line.figure + ": " + line.reason;
         }
         kept_out.emplace_back(&node, "FAIL: " + why);
         continue;
@@ -391,7 +392,7 @@ std::vector<std::string> learn_fleet_sets(const fleet_report& report, const fs::
     if (added.empty() && kept_out.empty()) continue;
     fs::create_directories(set_dir);
     std::string md = "# Kept out of this set\n\nWritten by `hdbench fleet --learn` from a fleet of " +
-                     std::to_string(kind.nodes) + " node(s) of kind " + kind.kind + " (graded against " + kind.basis +
+                     std::to_string(kind.nodes) + " node(s) of kind " + kind.kind + " (graded against " + basis_text(kind) +
                      "). " + std::to_string(added.size()) +
                      " node(s) joined the set: every node that did not FAIL, WARN included, so the set is not trimmed "
                      "to the fleet's own band. A node that FAILed is outside its peers' band *and* worse than the "

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "hdb/harness/check.hpp"
+#include "hdb/harness/comparison.hpp"
 #include "hdb/harness/error.hpp"
 #include "hdb/harness/reference_set.hpp"
 #include "hdb/harness/tables.hpp"
@@ -63,18 +64,18 @@ std::vector<indexed_run> all_but(const std::vector<indexed_run>& runs, std::size
 }
 
 // `hdbench check` of `run` against `set`: its figures, then its health lines.
-std::vector<check_line> checked(const loaded_run& run, const reference_set& set, const validate_options& options) {
+std::vector<graded_line> checked(const loaded_run& run, const reference_set& set, const validate_options& options) {
   auto lines = grade_figures(run.rows, *run.meta, &set, options.alpha, options.schema_dir);
   auto health = health_lines(*run.meta, &set.model.kind, lines);
   lines.insert(lines.end(), std::make_move_iterator(health.begin()), std::make_move_iterator(health.end()));
   return lines;
 }
 
-std::string line_text(const check_line& line) {
-  return std::string(to_string(line.result)) + " " + gpu_text(line.gpus) + " " + line.family + " " + line.label + ": " + line.reason;
+std::string line_text(const graded_line& line) {
+  return std::string(to_string(line.result)) + " " + gpu_text(line.gpus) + " " + line.family + " " + line.figure + ": " + line.reason;
 }
 
-check_validation summarise(const std::string& run, const std::vector<check_line>& lines) {
+check_validation summarise(const std::string& run, const std::vector<graded_line>& lines) {
   check_validation v{run, 0, 0, {}};
   for (const auto& line : lines) {
     if (line.result == grade::fail) ++v.failed;
@@ -96,10 +97,10 @@ std::vector<planted_check> check_planted_faults(const loaded_run& run, const ref
   std::vector<planted_check> out;
   const auto healthy = checked(run, set, options);
   // Every figure with a tolerance, worse by its planted amount, samples and median alike.
-  std::map<metric_key, std::pair<double, const check_line*>> planted;  // key -> relative change (signed)
+  std::map<metric_key, std::pair<double, const graded_line*>> planted;  // key -> relative change (signed)
   for (const auto& line : healthy) {
-    if (!line.key || !line.tolerance || !line.value || !line.expected.band) continue;
-    const double worse = line.host_bound ? 0.6 * *line.tolerance : *line.tolerance + 0.02;
+    if (!line.key || !line.rule.tolerance || !line.value || !line.band || !line.direction) continue;
+    const double worse = line.rule.host_bound ? 0.6 * *line.rule.tolerance : *line.rule.tolerance + 0.02;
     if (!(worse < 1)) continue;
     planted[*line.key] = {worse, &line};
   }
@@ -116,14 +117,13 @@ std::vector<planted_check> check_planted_faults(const loaded_run& run, const ref
     if (!line.key || !planted.contains(*line.key)) continue;
     const auto& [worse, before] = planted.at(*line.key);
     planted_check p;
-    p.fault = (line.host_bound ? "host line " : "") + format_fixed(worse * 100, 1) + " % worse (tolerance " +
-              format_figure(*line.tolerance * 100) + " %)";
-    p.figure = line.family + " " + line.label + " GPU " + (line.gpus.empty() ? "-" : std::to_string(line.gpus.front()));
-    // Beyond the tolerance, a figure FAILs where the planted value leaves the healthy run's band.
-    const auto& band = *before->expected.band;
-    const double value = *line.value;
-    const bool outside = (line.key && *before->value > 0) && (value < band.low || value > band.high);
-    p.expected = !line.host_bound && outside ? "FAIL" : "not FAIL";
+    p.fault = (line.rule.host_bound ? "host line " : "") + percent_text(worse, percent_style::change) + " worse (tolerance " +
+              percent_text(*line.rule.tolerance) + ")";
+    p.figure = line.family + " " + line.figure + " GPU " + (line.gpus.empty() ? "-" : std::to_string(line.gpus.front()));
+    // What the one decision says of the planted value against the healthy run's band: a fault
+    // beyond the tolerance FAILs where it leaves that band.
+    const bool fails = decide_figure(*line.value, *before->band, *before->direction, before->rule).result == grade::fail;
+    p.expected = fails ? "FAIL" : "not FAIL";
     p.got = std::string(to_string(line.result));
     p.as_expected = (line.result == grade::fail) == (p.expected == "FAIL");
     out.push_back(std::move(p));
@@ -135,7 +135,7 @@ std::vector<planted_check> check_planted_faults(const loaded_run& run, const ref
     pcie["gen_max"] = pcie["gen_current"] = *set.model.kind.pcie.front().gen_max - 1;
     if (!pcie.contains("width_current") && pcie.contains("width_max")) pcie["width_current"] = pcie["width_max"];
     const auto lines = health_lines(meta, &set.model.kind, {});
-    const auto link = std::find_if(lines.begin(), lines.end(), [](const check_line& l) { return l.label == "PCIe link"; });
+    const auto link = std::find_if(lines.begin(), lines.end(), [](const graded_line& l) { return l.figure == "PCIe link"; });
     planted_check p{"PCIe link at Gen" + std::to_string(*set.model.kind.pcie.front().gen_max - 1), "health PCIe link GPU 0",
                     "FAIL", link == lines.end() ? "none" : std::string(to_string(link->result)), false};
     p.as_expected = p.got == "FAIL";
@@ -144,9 +144,7 @@ std::vector<planted_check> check_planted_faults(const loaded_run& run, const ref
   return out;
 }
 
-std::string percent_or_dash(const std::optional<double>& fraction) {
-  return fraction ? format_fixed(*fraction * 100, 2) + "%" : "-";
-}
+std::string percent_or_dash(const std::optional<double>& fraction) { return fraction ? percent_text(*fraction) : "-"; }
 
 }  // namespace
 

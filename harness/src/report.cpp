@@ -48,13 +48,13 @@ const json& gpus(const json& meta) { return field(field(meta, "node"), "gpus"); 
 // One metric of one case: the rows that share it (its samples, its median).
 using value_key = std::tuple<std::string, std::string, std::string, std::string>;  // family, case, describe_case, metric
 
-value_key key_of(const result_row& row) { return {row.family, row.case_name, describe_case(row), row.metric}; }
+value_key value_key_of(const result_row& row) { return {row.family, row.case_name, describe_case(row), row.metric}; }
 
 // cv % of each metric's samples (the CSV keeps samples, not derived statistics).
 std::map<value_key, double> sample_cvs(const std::vector<result_row>& rows) {
   std::map<value_key, std::vector<double>> samples;
   for (const auto& row : rows) {
-    if (row.stat == statistic::sample && row.value && row.status == row_status::ok) samples[key_of(row)].push_back(*row.value);
+    if (row.stat == statistic::sample && row.value && row.status == row_status::ok) samples[value_key_of(row)].push_back(*row.value);
   }
   std::map<value_key, double> cvs;
   for (const auto& [key, values] : samples) {
@@ -108,7 +108,7 @@ void noisy_headlines(const std::vector<result_row>& rows, std::vector<std::strin
   std::vector<std::string> noisy;
   for (const auto& row : rows) {
     if (row.stat != statistic::median || !row.headline || !row.value || row.status != row_status::ok) continue;
-    const auto cv = cvs.find(key_of(row));
+    const auto cv = cvs.find(value_key_of(row));
     if (cv != cvs.end() && cv->second > cv_limit_percent) noisy.push_back(where(row) + ": cv " + format_fixed(cv->second, 1) + " %");
   }
   for (std::size_t i = 0; i < noisy.size() && i < max_listed_cv; ++i) out.push_back(noisy[i] + " (> 2 %)");
@@ -179,7 +179,7 @@ table_rows headline_rows(const std::string& family, const std::vector<result_row
   table_rows headline;
   for (const auto& row : rows) {
     if (row.family != family || !row.headline || row.stat != statistic::median || !row.value) continue;
-    const auto cv = cvs.find(key_of(row));
+    const auto cv = cvs.find(value_key_of(row));
     const auto peak = row_peak(row, meta);
     headline.push_back({row.case_name, describe_case(row), row.metric, with_unit(*row.value, row.unit),
                         cv == cvs.end() ? "" : format_fixed(cv->second, 2) + " %",
@@ -365,7 +365,7 @@ std::string verdict_section(const check_report& report) {
     std::string gpus;
     for (const int g : line.gpus) gpus += (gpus.empty() ? "GPU " : ", ") + std::to_string(g);
     const std::string value = line.value ? format_figure(*line.value) + " " + line.unit : line.reading;
-    lines.push_back({std::string(to_string(line.result)), gpus.empty() ? "node" : gpus, line.family, line.label, value, line.reason});
+    lines.push_back({std::string(to_string(line.result)), gpus.empty() ? "node" : gpus, line.family, line.figure, value, line.reason});
   }
   if (!lines.empty()) out += markdown_table({"grade", "GPU", "family", "figure", "value", "reason"}, lines) + "\n";
   return out + "Every line, PASS included: `hdbench check` on this run directory (check.txt beside this report after "

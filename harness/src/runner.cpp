@@ -436,7 +436,7 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
   // results.csv, and each family's status, declaration and plot module into meta.json
   const auto collected = collect_and_write(run_dir, {options.manifest, options.bin_dir / "schema"});
   const auto after_families = std::chrono::steady_clock::now();
-  write_check_json(run_dir, log);
+  write_check(run_dir, log);
   if (!cancelled(options)) draw_plots(run_dir, options.plots, log);
   write_report(run_dir);
   // What the plan adds to the families' time: collecting, checking, plotting and the report.
@@ -454,11 +454,11 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
   return failed == 0 ? 0 : 1;
 }
 
-void write_check_json(const fs::path& run_dir, std::ostream& log) {
+void write_check(const fs::path& run_dir, std::ostream& log) {
   try {
-    atomic_write_file(run_dir / "check.json", render_check(check_run(run_dir, check_options{}), check_format::json));
+    write_check_files(run_dir, check_run(run_dir, check_options{}));
   } catch (const harness_error& e) {
-    log << "hdbench: no check.json (the node figures need it): " << e.what() << "\n";
+    log << "hdbench: no check.txt or check.json (the node figures and fleet need them): " << e.what() << "\n";
   }
 }
 

@@ -1,6 +1,7 @@
 #include "hdb/harness/tables.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <utility>
 
@@ -59,6 +60,14 @@ std::string format_figure(double value) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.3g", value);
   return buffer;
+}
+
+std::string percent_text(double fraction, percent_style style) {
+  const double percent = 100 * fraction;
+  if (style == percent_style::plain) return format_figure(percent) + " %";
+  const std::string sign = style == percent_style::signed_change ? (percent >= 0 ? "+" : "-") : (percent >= 0 ? "" : "-");
+  if (!std::isfinite(percent)) return sign + "inf %";
+  return sign + format_fixed(std::abs(percent), 1) + " %";
 }
 
 std::string gpu_text(const std::vector<int>& gpus) {

@@ -51,8 +51,10 @@ def main():
     want = {}
     for node in report["nodes"]:
         for line in node["lines"]:
-            if line["is_figure"] and all(line[k] is not None for k in ("value", "low", "high", "centre")):
-                want[(node["name"], line["family"], line["figure"], figs.gpu_text(line["gpus"]))] = line
+            band = line["expected"] if isinstance(line["expected"], dict) and "low" in line["expected"] else None
+            if line["family"] not in ("health", "node") and line["value"] is not None and band:
+                want[(node["name"], line["family"], line["figure"], figs.gpu_text(line["gpus"]))] = {
+                    "grade": line["grade"], "value": line["value"], **{k: band[k] for k in ("low", "high", "centre")}}
     got = {}
     for entry in data["figures"]:
         for j, node in enumerate(entry["node"]):
@@ -113,7 +115,8 @@ def main():
                 continue
             cell = grid[names.index(node), column[(family, figure, gpu)]]
             heat[f"{node} {gpu} {family} {figure}"] = round(float(cell), 2)
-            check(math.isclose(cell, 100 * line["from_centre"], abs_tol=1e-3), f"heatmap {node} {figure}: {cell} %")
+            from_centre = line["value"] / line["centre"] - 1
+            check(math.isclose(cell, 100 * from_centre, abs_tol=1e-3), f"heatmap {node} {figure}: {cell} %")
         hm = figs.draw_heatmap(data)
         rows = [t.get_text() for t in hm.axes[0].get_yticklabels()]
         plt.close(hm)

@@ -33,19 +33,43 @@ json meta_of(const std::string& host, int gpus) {
   return {{"run_id", "20261202T000000Z-" + host}, {"node", {{"hostname", host}, {"gpus", list}}}};
 }
 
-// One figure line as check.json writes it (peaks only: no band), bandwidth higher is better.
+// One figure line as check writes it into check.json (graded_line's own JSON: the real door),
+// peaks only (no band), of copy's pinned h2d check unless `label` names another figure.
 json figure_line(int gpu, double value, double tolerance = 0.03, bool host_bound = false,
-                 const std::string& label = "pinned h2d 1 GiB") {
-  return {{"grade", "INFO"}, {"gpus", {gpu}}, {"family", "copy"}, {"figure", label}, {"value", value},
-          {"unit", "GB/s"}, {"reading", ""}, {"expected", nullptr}, {"tolerance", tolerance},
-          {"host_bound", host_bound}, {"reason", "peaks only"}};
+                 const std::string& label = "pinned h2d 1 GiB", hdb::better direction = hdb::better::higher) {
+  hdb::graded_line line;
+  line.basis = hdb::grade_basis::none;
+  line.gpus = {gpu};
+  line.family = "copy";
+  line.figure = label;
+  line.value = value;
+  line.unit = "GB/s";
+  line.direction = direction;
+  line.rule = {tolerance, host_bound};
+  line.key = hdb::metric_key{"copy", "bandwidth", gpu, 1,
+                             {{"api", "async"}, {"direction", "h2d"}, {"host_kind", "pinned"}, {"size_bytes", "1073741824"},
+                              {"streams", "1"}},
+                             "bandwidth"};
+  if (label == "pinned h2d 1 GiB") line.check = label;
+  else line.key->case_name = label;  // another figure: another row
+  line.reason = "peaks only";
+  return hdb::to_json(line);
 }
 
 json health_line(int gpu, const std::string& grade) {
-  return {{"grade", grade}, {"gpus", {gpu}}, {"family", "health"}, {"figure", "PCIe link"}, {"value", nullptr},
-          {"unit", ""}, {"reading", grade == "FAIL" ? "Gen4 x16" : "Gen5 x16"}, {"expected", nullptr},
-          {"tolerance", nullptr}, {"host_bound", false}, {"reason", "as read"}};
+  hdb::graded_line line;
+  line.result = *hdb::grade_from_string(grade);
+  line.basis = hdb::grade_basis::health;
+  line.gpus = {gpu};
+  line.family = "health";
+  line.figure = "PCIe link";
+  line.reading = grade == "FAIL" ? "Gen4 x16" : "Gen5 x16";
+  line.reason = "as read";
+  return hdb::to_json(line);
 }
+
+// check.json as check writes it (this hdbench's version), without a reference set.
+json check_json(const json& lines) { return {{"version", hdb::check_json_version}, {"reference", nullptr}, {"lines", lines}}; }
 
 struct fleet_dir {
   fs::path root;
@@ -65,7 +89,7 @@ struct fleet_dir {
     const auto dir = root / host / ("20261202T000000Z-" + host);
     fs::create_directories(dir);
     std::ofstream(dir / "meta.json") << meta_of(host, gpus).dump();
-    if (with_check) std::ofstream(dir / "check.json") << json{{"reference", nullptr}, {"lines", lines}}.dump();
+    if (with_check) std::ofstream(dir / "check.json") << check_json(lines).dump();
     return dir;
   }
   // trailing_slash: each DIR as a shell glob `nodes/*/` passes it, "gpu01/".
@@ -96,7 +120,7 @@ void healthy_fleet(const fleet_dir& fleet, int n, int slow = -1, double factor =
 
 // A copy, not a reference: callers pass a temporary report or temporary strings, and g++ 13's
 // -Wdangling-reference cannot tell which of them a returned reference would point into.
-hdb::fleet_line line_named(const hdb::fleet_report& report, const std::string& node, const std::string& family) {
+hdb::graded_line line_named(const hdb::fleet_report& report, const std::string& node, const std::string& family) {
   for (const auto& n : report.nodes) {
     if (n.name != node) continue;
     for (const auto& l : n.lines) {
@@ -175,7 +199,7 @@ TEST_CASE("fleet: peers grade with check's rule, tolerance boundary") {
     CHECK(report.exit_code() == 0);
     CHECK(report.failed_nodes() == 0);
     REQUIRE(report.kinds.size() == 1);
-    CHECK(report.kinds[0].basis == "peers");
+    CHECK(report.kinds[0].basis == hdb::grade_basis::peers);
     CHECK(report.kinds[0].tests == 12);
   }
   SECTION("5 % slower beyond a 3 % tolerance: FAIL; the others are not dragged") {
@@ -187,7 +211,7 @@ TEST_CASE("fleet: peers grade with check's rule, tolerance boundary") {
     CHECK(report.nodes.front().name == "gpu04");
     const auto line = line_named(report, "gpu04", "copy");
     CHECK(line.result == hdb::grade::fail);
-    CHECK_THAT(line.reason, hdb_test::contains_text("worse than its peers by"));
+    CHECK_THAT(line.reason, hdb_test::contains_text("slower than its peers' centre 55.3 by 5.0 %"));
     CHECK(hdb::slurm_hostlist(report.failing_hostnames()) == "gpu04");
   }
   SECTION("2.9 % slower: outside the band but within the 3 % tolerance, WARN; 3.1 %: FAIL") {
@@ -238,7 +262,7 @@ TEST_CASE("fleet: nodes by kind, GPUs apart, repeated hostnames named by run dir
     const auto dir = fleet.root / ("single" + std::to_string(i)) / ("run" + std::to_string(i));
     fs::create_directories(dir);
     std::ofstream(dir / "meta.json") << meta_of("vm", 1).dump();
-    std::ofstream(dir / "check.json") << json{{"reference", nullptr}, {"lines", json::array({figure_line(0, 40)})}}.dump();
+    std::ofstream(dir / "check.json") << check_json(json::array({figure_line(0, 40)})).dump();
   }
   const auto report = fleet.grade();
   CHECK(report.kinds.size() == 2);
@@ -249,29 +273,33 @@ TEST_CASE("fleet: nodes by kind, GPUs apart, repeated hostnames named by run dir
   int named_by_dir = 0;
   for (const auto& node : report.nodes) named_by_dir += node.name.starts_with("vm (run");
   CHECK(named_by_dir == 4);
-  const auto junit = hdb::render_fleet(report, hdb::fleet_format::junit);
+  const auto junit = hdb::render_fleet(report, hdb::output_format::junit);
   CHECK_THAT(junit, hdb_test::contains_text("tests=\"12\" failures=\"1\""));
-  const auto text = hdb::render_fleet(report, hdb::fleet_format::text);
+  const auto text = hdb::render_fleet(report, hdb::output_format::text);
   CHECK_THAT(text, hdb_test::contains_text("1 of 12 nodes FAIL (n5)"));
 }
 
 TEST_CASE("fleet: bad input") {
   CHECK_THROWS_AS(hdb::fleet_run_dirs({"/no/such/dir"}), hdb::harness_error);
   CHECK_THROWS_AS(hdb::grade_fleet({}, {}), hdb::harness_error);
-  CHECK_THROWS_AS(hdb::parse_fleet_format("xml"), hdb::harness_error);
+  CHECK_THROWS_AS(hdb::parse_output_format("xml", hdb::fleet_formats), hdb::harness_error);
   CHECK(hdb::kind_dir_name(json{{"gpu_name", "NVIDIA H200"}, {"gpus", 1}}) == "h200");
   CHECK(hdb::kind_dir_name(json{{"gpu_name", "NVIDIA H100 80GB HBM3"}, {"gpus", 8}}) == "h100-80gb-hbm3-x8");
 }
 
-TEST_CASE("fleet: a check.json line's better gives the direction, an older check.json's comes from the declarations") {
-  // n one-GPU nodes of one figure; node 4 reads 5 % higher. `better`: the line's word, or none (an older check.json).
-  const auto graded = [](const std::string& name, const std::string& label, const std::optional<std::string>& better,
-                         const std::string& schema_dir = "schema") {
+TEST_CASE("fleet: a figure's direction is its line's, and an older check.json is read with its frozen rule noted") {
+  // 12 one-GPU nodes of one figure; node 4 (gpu13) reads 5 % higher.
+  const auto graded = [](const std::string& name, hdb::better direction, bool older, const std::string& schema_dir = "schema") {
     fleet_dir fleet(name);
     for (int i = 0; i < 12; ++i) {
-      auto line = figure_line(0, (i == 3 ? 1.05 : 1 + 0.002 * std::sin(1.7 * i)) * 10, 0.03, false, label);
-      if (better) line["better"] = *better;
-      fleet.node("gpu" + std::to_string(10 + i), json::array({line}));
+      auto line = figure_line(0, (i == 3 ? 1.05 : 1 + 0.002 * std::sin(1.7 * i)) * 10, 0.03, false, "pinned h2d 1 GiB", direction);
+      const auto dir = fleet.node("gpu" + std::to_string(10 + i), json::array({line}));
+      if (older) {  // check.json of an older hdbench: no version, no key, no check; no results.csv to check again
+        line.erase("key");
+        line.erase("check");
+        line.erase("basis");
+        std::ofstream(dir / "check.json") << json{{"reference", nullptr}, {"lines", json::array({line})}}.dump();
+      }
     }
     hdb::fleet_options options;
     options.reference = fleet.root / "no-sets";
@@ -281,31 +309,29 @@ TEST_CASE("fleet: a check.json line's better gives the direction, an older check
     for (int i = 0; i < 12; ++i) args.push_back(fleet.root / ("gpu" + std::to_string(10 + i)));
     return hdb::grade_fleet(hdb::fleet_run_dirs(args), options);
   };
-  SECTION("lower is better, as the line says: 5 % higher FAILs, with no declaration to ask") {
-    const auto report = graded("better_lower", "made-up latency", "lower", "no-schema");
+  SECTION("lower is better, as the line says: 5 % higher FAILs") {
+    const auto report = graded("better_lower", hdb::better::lower, false);
     CHECK(report.failing_hostnames() == std::vector<std::string>{"gpu13"});
-    CHECK(report.kinds[0].notes.empty());
     CHECK(line_named(report, "gpu13", "copy").direction == hdb::better::lower);
+    CHECK(line_named(report, "gpu13", "copy").basis == hdb::grade_basis::peers);
   }
-  SECTION("the line's word over the declaration's: a bandwidth said lower-is-better") {
-    CHECK(graded("better_over", "pinned h2d 1 GiB", "lower").failing_hostnames() == std::vector<std::string>{"gpu13"});
-    // higher: 5 % higher is better than the peers, a WARN
-    const auto report = graded("better_higher", "pinned h2d 1 GiB", "higher");
+  SECTION("higher is better: 5 % higher is better than the peers, a WARN") {
+    const auto report = graded("better_higher", hdb::better::higher, false);
     CHECK(report.failed_nodes() == 0);
     CHECK(line_named(report, "gpu13", "copy").result == hdb::grade::warn);
   }
-  SECTION("no better (an older check.json): copy's declaration says higher, so 5 % higher is a WARN") {
-    const auto report = graded("better_none", "pinned h2d 1 GiB", std::nullopt);
-    CHECK(report.failed_nodes() == 0);
-    CHECK(line_named(report, "gpu13", "copy").result == hdb::grade::warn);
-    CHECK(line_named(report, "gpu13", "copy").direction == hdb::better::higher);
+  SECTION("an older check.json without results.csv: graded against its peers by its frozen tolerance, which the line says") {
+    const auto report = graded("older", hdb::better::lower, true);
+    CHECK(report.failing_hostnames() == std::vector<std::string>{"gpu13"});
+    const auto line = line_named(report, "gpu13", "copy");
+    CHECK_THAT(line.reason, hdb_test::contains_text("its check.json holds"));
+    REQUIRE_FALSE(report.kinds[0].notes.empty());
+    CHECK_THAT(report.kinds[0].notes[0], hdb_test::contains_text("check.json of an older hdbench"));
   }
-  SECTION("neither: check.json's grade kept, with a note") {
-    const auto report = graded("better_neither", "made-up latency", std::nullopt, "no-schema");
-    CHECK(report.failed_nodes() == 0);
-    CHECK(line_named(report, "gpu13", "copy").basis == "check");
-    REQUIRE(report.kinds[0].notes.size() == 1);
-    CHECK_THAT(report.kinds[0].notes[0], hdb_test::contains_text("carry no \"better\""));
+  SECTION("no declaration installed: the check.json's tolerance judges, and a FAIL says so") {
+    const auto report = graded("no_schema", hdb::better::lower, false, "no-schema");
+    CHECK(report.failing_hostnames() == std::vector<std::string>{"gpu13"});
+    CHECK_THAT(line_named(report, "gpu13", "copy").reason, hdb_test::contains_text("no schema/copy.json beside this hdbench"));
   }
 }
 
@@ -335,7 +361,7 @@ TEST_CASE("fleet_plot.json: what the figures draw, per figure one entry per node
     CHECK(figure["grade"][j] == std::string(hdb::to_string(line.result)));
     // 6 significant digits: short in the file, a part in a million off
     CHECK(figure["value"][j].get<double>() == hdb_test::Approx(*line.value).epsilon(1e-6));
-    CHECK(figure["low"][j].get<double>() == hdb_test::Approx(*line.low).epsilon(1e-6));
+    CHECK(figure["low"][j].get<double>() == hdb_test::Approx(line.band->low).epsilon(1e-6));
     CHECK(figure["value"][j].dump().size() <= 8);
     if (figure["grade"][j] == "FAIL") {
       ++fails;

@@ -192,22 +192,25 @@ fs::path write_set(const fs::path& parent, const std::string& name, const std::v
   return set;
 }
 
-std::vector<const hdb::check_line*> lines_with(const hdb::check_report& report, hdb::grade grade) {
-  std::vector<const hdb::check_line*> found;
+// check's options against `set`, judged by the declarations as the build installs them beside hdbench.
+hdb::check_options against(const fs::path& set) { return {set, 0.05, HDB_TEST_SCHEMA_DIR}; }
+
+std::vector<const hdb::graded_line*> lines_with(const hdb::check_report& report, hdb::grade grade) {
+  std::vector<const hdb::graded_line*> found;
   for (const auto& line : report.lines) {
     if (line.result == grade) found.push_back(&line);
   }
   return found;
 }
 
-const hdb::check_line* find_line(const hdb::check_report& report, const std::string& label, int gpu) {
+const hdb::graded_line* find_line(const hdb::check_report& report, const std::string& label, int gpu) {
   for (const auto& line : report.lines) {
-    if (line.label == label && line.gpus == std::vector<int>{gpu}) return &line;
+    if (line.figure == label && line.gpus == std::vector<int>{gpu}) return &line;
   }
   return nullptr;
 }
 
-std::string describe_lines(const hdb::check_report& report) { return hdb::render_check(report, hdb::check_format::text); }
+std::string describe_lines(const hdb::check_report& report) { return hdb::render_check(report, hdb::output_format::text); }
 
 struct fixture_set {
   hdb_test::temp_dir dir;
@@ -220,7 +223,7 @@ TEST_CASE("check: a healthy node is PASS on every line, exit 0", "[check]") {
   const fixture_set f;
   run_spec spec;
   spec.shift = -0.001;
-  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), against(f.set));
   INFO(describe_lines(report));
   CHECK(report.set == "h200");
   CHECK(report.set_runs == 5);
@@ -235,10 +238,10 @@ TEST_CASE("check: a healthy node is PASS on every line, exit 0", "[check]") {
     const auto* line = find_line(report, label, 0);
     REQUIRE(line != nullptr);
     CHECK(line->result == hdb::grade::pass);
-    REQUIRE(line->expected.band);
-    CHECK(line->expected.band->runs == 5);
-    CHECK(line->expected.band->low < *line->value);
-    CHECK(line->expected.band->high > *line->value);
+    REQUIRE(line->band);
+    CHECK(line->band->runs == 5);
+    CHECK(line->band->low < *line->value);
+    CHECK(line->band->high > *line->value);
   }
   // And the evidence of its health, each item its own PASS line.
   for (const char* item : {"PCIe link", "PCIe replays", "clocks", "other processes"}) {
@@ -247,7 +250,7 @@ TEST_CASE("check: a healthy node is PASS on every line, exit 0", "[check]") {
     CHECK(line->result == hdb::grade::pass);
   }
   CHECK(find_line(report, "NVLinks", 0) == nullptr);  // a PCIe-only GPU has no NVLink lines
-  const auto text = hdb::render_check(report, hdb::check_format::text);
+  const auto text = hdb::render_check(report, hdb::output_format::text);
   CHECK_THAT(text, hdb_test::contains_text("PASS   GPU 0  copy    pinned h2d 1 GiB"));
   CHECK_THAT(text, hdb_test::contains_text("expected "));
   CHECK_THAT(text, hdb_test::contains_text("(h200, 5 runs)"));
@@ -261,16 +264,16 @@ TEST_CASE("check: a figure worse than the band FAILs, a better one WARNs", "[che
   run_spec spec;
   spec.gpus[0].pinned_h2d *= 0.95;
   spec.gpus[0].latency_d2h *= 0.9;  // 10 % faster
-  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), against(f.set));
   INFO(describe_lines(report));
   const auto failed = lines_with(report, hdb::grade::fail);
   REQUIRE(failed.size() == 1);
-  CHECK(failed[0]->label == "pinned h2d 1 GiB");
+  CHECK(failed[0]->figure == "pinned h2d 1 GiB");
   CHECK_THAT(failed[0]->reason, Catch::Matchers::StartsWith("slower than the set's centre 55.3 by 5.1 %: outside the band of "
                                                             "healthy nodes of this kind and beyond the 3 % that matters"));
   const auto warned = lines_with(report, hdb::grade::warn);
   REQUIRE(warned.size() == 1);
-  CHECK(warned[0]->label == "d2h 1 B latency (device-timed)");
+  CHECK(warned[0]->figure == "d2h 1 B latency (device-timed)");
   CHECK_THAT(warned[0]->reason, hdb_test::contains_text("better than the set's band"));
   CHECK(report.exit_code() == 1);
 }
@@ -279,7 +282,7 @@ TEST_CASE("check: a figure outside the band but within its tolerance WARNs in wo
   const fixture_set f;
   run_spec spec;
   spec.gpus[0].pinned_h2d *= 0.985;  // outside the stand-in set's band (-0.9 %), as -0.8 % was outside the H200 set's
-  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), against(f.set));
   INFO(describe_lines(report));
   CHECK(report.failed == 0);
   CHECK(report.exit_code() == 0);
@@ -296,7 +299,7 @@ TEST_CASE("check: a figure worse than the band whose repetitions scattered far w
   spec.gpus[0].pinned_h2d *= 0.96;
   spec.gpus[0].pinned_h2d_scatter = 8;
   spec.gpus[0].pinned_d2h *= 0.98;  // lower, but as steady as the set's runs
-  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), against(f.set));
   INFO(describe_lines(report));
   const auto* h2d = find_line(report, "pinned h2d 1 GiB", 0);
   const auto* d2h = find_line(report, "pinned d2h 1 GiB", 0);
@@ -311,7 +314,7 @@ TEST_CASE("check: a figure worse than the band whose repetitions scattered far w
     run_spec warned;
     warned.gpus[0].pinned_h2d *= 0.98;
     warned.gpus[0].pinned_h2d_scatter = 8;
-    const auto again = hdb::check_run(write_run(f.dir.path() / "warned", warned), {f.set, 0.05});
+    const auto again = hdb::check_run(write_run(f.dir.path() / "warned", warned), against(f.set));
     INFO(describe_lines(again));
     const auto* line = find_line(again, "pinned h2d 1 GiB", 0);
     REQUIRE(line != nullptr);
@@ -333,7 +336,7 @@ TEST_CASE("check: the scatter note needs 3x the set's scatter, a figure worse th
       meta["quick"] = true;
       hdb::write_meta(dir / "meta.json", meta);
     }
-    const auto report = hdb::check_run(dir, {f.set, 0.05});
+    const auto report = hdb::check_run(dir, against(f.set));
     INFO(describe_lines(report));
     const auto* line = find_line(report, "pinned h2d 1 GiB", 0);
     REQUIRE(line != nullptr);
@@ -357,7 +360,7 @@ TEST_CASE("check: peaks only, at the cut-offs: PASS from 75 %, WARN from 50 %, F
     run_spec spec;
     spec.run_id = id;
     spec.gpus[0].pinned_h2d = peak * percent / 100;
-    const auto report = hdb::check_run(write_run(dir.path(), spec), {dir.path() / "reference", 0.05});
+    const auto report = hdb::check_run(write_run(dir.path(), spec), against(dir.path() / "reference"));
     return find_line(report, "pinned h2d 1 GiB", 0)->result;
   };
   CHECK(grade_at("p76", 76) == hdb::grade::pass);
@@ -378,7 +381,7 @@ TEST_CASE("check: a host line WARNs outside the band and FAILs only below half t
   spec.gpus[0].pageable_h2d *= 0.70;  // a busier or slower host than the set's
   spec.gpus[0].pageable_d2h *= 0.45;  // a crippled host memory or a misplaced NUMA binding
   spec.gpus[0].bidir *= 1.2;
-  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), against(f.set));
   INFO(describe_lines(report));
   const auto* h2d = find_line(report, "pageable h2d 1 GiB", 0);
   const auto* d2h = find_line(report, "pageable d2h 1 GiB", 0);
@@ -395,16 +398,16 @@ TEST_CASE("check: a host line WARNs outside the band and FAILs only below half t
 }
 
 TEST_CASE("check: the rule in one place", "[check]") {
-  CHECK(hdb::judge_figure(hdb::verdict::same, 0.2, 0.03, false) == hdb::grade::pass);
-  CHECK(hdb::judge_figure(hdb::verdict::slower, 0.031, 0.03, false) == hdb::grade::fail);
-  CHECK(hdb::judge_figure(hdb::verdict::slower, 0.029, 0.03, false) == hdb::grade::warn);
-  CHECK(hdb::judge_figure(hdb::verdict::slower, 0.03, 0.03, false) == hdb::grade::warn);  // FAIL is beyond it, not at it
-  CHECK(hdb::judge_figure(hdb::verdict::slower, 0.001, std::nullopt, false) == hdb::grade::fail);
-  CHECK(hdb::judge_figure(hdb::verdict::faster, -0.2, 0.03, false) == hdb::grade::warn);
-  CHECK(hdb::judge_figure(hdb::verdict::faster, -0.2, 0.5, true) == hdb::grade::pass);
-  CHECK(hdb::judge_figure(hdb::verdict::slower, 0.49, 0.5, true) == hdb::grade::warn);
-  CHECK(hdb::judge_figure(hdb::verdict::slower, 0.5, 0.5, true) == hdb::grade::warn);
-  CHECK(hdb::judge_figure(hdb::verdict::slower, 0.51, 0.5, true) == hdb::grade::fail);
+  CHECK(hdb::grade_of(hdb::verdict::same, 0.2, {0.03, false}) == hdb::grade::pass);
+  CHECK(hdb::grade_of(hdb::verdict::slower, 0.031, {0.03, false}) == hdb::grade::fail);
+  CHECK(hdb::grade_of(hdb::verdict::slower, 0.029, {0.03, false}) == hdb::grade::warn);
+  CHECK(hdb::grade_of(hdb::verdict::slower, 0.03, {0.03, false}) == hdb::grade::warn);  // FAIL is beyond it, not at it
+  CHECK(hdb::grade_of(hdb::verdict::slower, 0.001, {std::nullopt, false}) == hdb::grade::fail);
+  CHECK(hdb::grade_of(hdb::verdict::faster, -0.2, {0.03, false}) == hdb::grade::warn);
+  CHECK(hdb::grade_of(hdb::verdict::faster, -0.2, {0.5, true}) == hdb::grade::pass);
+  CHECK(hdb::grade_of(hdb::verdict::slower, 0.49, {0.5, true}) == hdb::grade::warn);
+  CHECK(hdb::grade_of(hdb::verdict::slower, 0.5, {0.5, true}) == hdb::grade::warn);
+  CHECK(hdb::grade_of(hdb::verdict::slower, 0.51, {0.5, true}) == hdb::grade::fail);
   CHECK(hdb::worse_by(95, 100, hdb::better::higher) == hdb_test::Approx(0.05));
   CHECK(hdb::worse_by(105, 100, hdb::better::lower) == hdb_test::Approx(0.05));
   CHECK(hdb::worse_by(105, 100, hdb::better::neutral) == 0);
@@ -426,9 +429,9 @@ TEST_CASE("check and compare decide alike on every gated headline of a stand-in 
       *figure *= 1 + shift;
     }
     const auto dir = write_run(f.dir.path(), spec);
-    const auto report = hdb::check_run(dir, {f.set, 0.05});
+    const auto report = hdb::check_run(dir, against(f.set));
     hdb::compare_options options;
-    options.format = hdb::compare_format::json;
+    options.format = hdb::output_format::json;
     const auto result = hdb::compare_runs({f.set}, dir, options);
     REQUIRE(result.error.empty());
     const auto rows = json::parse(result.output).at("rows");
@@ -436,12 +439,12 @@ TEST_CASE("check and compare decide alike on every gated headline of a stand-in 
     for (const auto& row : rows) {
       if (!row.at("headline").get<bool>()) continue;
       const double value = row.at("current").get<double>();
-      const auto line = std::find_if(report.lines.begin(), report.lines.end(), [&](const hdb::check_line& l) {
+      const auto line = std::find_if(report.lines.begin(), report.lines.end(), [&](const hdb::graded_line& l) {
         return l.family == row.at("family").get<std::string>() && l.value && *l.value == value;
       });
       REQUIRE(line != report.lines.end());
       const auto verdict = row.at("verdict").get<std::string>();
-      INFO(line->label << " shifted " << shift << ": " << line->reason << " / compare " << verdict << " " << row.at("note"));
+      INFO(line->figure << " shifted " << shift << ": " << line->reason << " / compare " << verdict << " " << row.at("note"));
       ++compared;
       CHECK((line->result == hdb::grade::fail) == (verdict == "SLOWER"));
       const bool below_band = row.at("against_band").get<std::string>() == "SLOWER";
@@ -474,7 +477,7 @@ TEST_CASE("compare against a set: below the band within the tolerance is SAME an
   const auto within = compare_at("two", 0.98, std::nullopt);  // pinned copies: 3 % tolerance
   INFO(within.output);
   CHECK(within.exit_code == 0);
-  CHECK_THAT(within.output, hdb_test::contains_text("outside the set's band (-2.06%) but within the 3% that matters for a node"));
+  CHECK_THAT(within.output, hdb_test::contains_text("outside the set's band (-2.1 %) but within the 3 % that matters for a node"));
   CHECK_THAT(within.output, hdb_test::contains_text("1 of them outside the set's band but within the tolerance"));
   CHECK_THAT(within.output, hdb_test::contains_text("rule: against its kind's reference set a node is SLOWER only where"));
   const auto beyond = compare_at("four", 0.96, std::nullopt);
@@ -490,7 +493,7 @@ TEST_CASE("check: a link trained to Gen4 under load is a FAIL naming the GPU", "
   const fixture_set f;
   run_spec spec;
   spec.gpus[0].gen = 4;
-  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), against(f.set));
   const auto* line = find_line(report, "PCIe link", 0);
   REQUIRE(line != nullptr);
   CHECK(line->result == hdb::grade::fail);
@@ -504,7 +507,7 @@ TEST_CASE("check: a slot whose maximum is below the kind's is held to the kind a
   run_spec spec;
   spec.gpus[0].gen = spec.gpus[0].gen_max = 4;  // a Gen4 riser: trained at its (lower) maximum
   spec.gpus[0].pinned_h2d = spec.gpus[0].pinned_d2h = 27.5;
-  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.dir.path() / "reference", 0.05});
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), against(f.dir.path() / "reference"));
   INFO(describe_lines(report));
   CHECK(report.set == "h200");  // not "no reference": this node is the kind with a slower slot
   REQUIRE(report.notes.size() == 1);
@@ -521,7 +524,7 @@ TEST_CASE("check: throttling around a family", "[check]") {
   run_spec spec;
   SECTION("by the hardware is a FAIL") {
     spec.gpus[0].clock_reasons = 0x8 | 0x1;
-    const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+    const auto report = hdb::check_run(write_run(f.dir.path(), spec), against(f.set));
     const auto* line = find_line(report, "clocks", 0);
     REQUIRE(line != nullptr);
     CHECK(line->result == hdb::grade::fail);
@@ -530,7 +533,7 @@ TEST_CASE("check: throttling around a family", "[check]") {
   }
   SECTION("by a software power cap is a WARN") {
     spec.gpus[0].clock_reasons = 0x4;
-    const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+    const auto report = hdb::check_run(write_run(f.dir.path(), spec), against(f.set));
     const auto* line = find_line(report, "clocks", 0);
     REQUIRE(line != nullptr);
     CHECK(line->result == hdb::grade::warn);
@@ -539,7 +542,7 @@ TEST_CASE("check: throttling around a family", "[check]") {
   }
   SECTION("an idle GPU is not throttled") {
     spec.gpus[0].clock_reasons = 0x1;
-    const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+    const auto report = hdb::check_run(write_run(f.dir.path(), spec), against(f.set));
     CHECK(find_line(report, "clocks", 0)->result == hdb::grade::pass);
   }
 }
@@ -553,11 +556,11 @@ TEST_CASE("check: another process on the GPU during a family FAILs, naming it an
   other.gpu_uuid = uuid(0);
   other.used_memory_mib = 2048;
   spec.others = {other};
-  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), against(f.set));
   INFO(describe_lines(report));
   const auto failed = lines_with(report, hdb::grade::fail);
   REQUIRE(failed.size() == 1);
-  CHECK(failed[0]->label == "other processes");
+  CHECK(failed[0]->figure == "other processes");
   CHECK(failed[0]->gpus == std::vector<int>{0});
   CHECK(failed[0]->reading == "pid 4242 python3 (2048 MiB)");
   CHECK_THAT(failed[0]->reason, hdb_test::contains_text("during copy (before it started, after it ended)"));
@@ -568,7 +571,7 @@ TEST_CASE("check: another process on the GPU during a family FAILs, naming it an
   SECTION("another hdbench run only WARNs: the per-GPU lock kept them apart") {
     spec.others[0].name = "/opt/hdbench/bin/hdbench-copy";
     spec.run_id = "current-hdbench";
-    const auto again = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+    const auto again = hdb::check_run(write_run(f.dir.path(), spec), against(f.set));
     CHECK(again.failed == 0);
     CHECK(find_line(again, "other processes", 0)->result == hdb::grade::warn);
   }
@@ -581,13 +584,13 @@ TEST_CASE("check: one slow GPU among eight FAILs on that GPU only", "[check]") {
   spec.gpus = std::vector<gpu_spec>(8);
   spec.gpus[5].pinned_h2d *= 0.93;
   spec.gpus[5].loopback *= 0.93;
-  const auto report = hdb::check_run(write_run(dir.path(), spec), {set, 0.05});
+  const auto report = hdb::check_run(write_run(dir.path(), spec), against(set));
   INFO(describe_lines(report));
   const auto failed = lines_with(report, hdb::grade::fail);
   REQUIRE(failed.size() == 2);
   for (const auto* line : failed) CHECK(line->gpus == std::vector<int>{5});
-  CHECK(failed[0]->label == "pinned h2d 1 GiB");
-  CHECK(failed[1]->label == "staged loopback 1 GiB");
+  CHECK(failed[0]->figure == "pinned h2d 1 GiB");
+  CHECK(failed[1]->figure == "staged loopback 1 GiB");
   CHECK(find_line(report, "pinned h2d 1 GiB", 4)->result == hdb::grade::pass);
   CHECK(report.warned == 0);
 }
@@ -597,7 +600,7 @@ TEST_CASE("check: PCIe replays that grew during the run FAIL", "[check]") {
   run_spec spec;
   spec.gpus[0].replays_start = 3;
   spec.gpus[0].replays_end = 20;
-  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), against(f.set));
   const auto* line = find_line(report, "PCIe replays", 0);
   REQUIRE(line != nullptr);
   CHECK(line->result == hdb::grade::fail);
@@ -606,7 +609,7 @@ TEST_CASE("check: PCIe replays that grew during the run FAIL", "[check]") {
   // Replays from before the run (3) are not this run's: counted only when they grow.
   spec.gpus[0].replays_end = 3;
   spec.run_id = "steady";
-  CHECK(find_line(hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05}), "PCIe replays", 0)->result ==
+  CHECK(find_line(hdb::check_run(write_run(f.dir.path(), spec), against(f.set)), "PCIe replays", 0)->result ==
         hdb::grade::pass);
 }
 
@@ -619,7 +622,7 @@ TEST_CASE("check: NVLinks down and NVLink errors that grew FAIL", "[check]") {
   spec.gpus = kind;
   spec.gpus[1].nvlinks = 17;
   spec.gpus[0].nvlink_errors_end = 12;
-  const auto report = hdb::check_run(write_run(dir.path(), spec), {dir.path() / "reference", 0.05});
+  const auto report = hdb::check_run(write_run(dir.path(), spec), against(dir.path() / "reference"));
   INFO(describe_lines(report));
   CHECK(report.set == "h200-x2");
   const auto* down = find_line(report, "NVLinks", 1);
@@ -642,7 +645,7 @@ TEST_CASE("check: without a reference set of this kind, figures are graded again
   run_spec spec;
   spec.gpus[0].pinned_d2h = 25;  // 40 % of the Gen5 x16 peak
   spec.gpus[0].bidir = 70;       // 56 %
-  const auto report = hdb::check_run(write_run(dir.path(), spec), {dir.path() / "reference", 0.05});
+  const auto report = hdb::check_run(write_run(dir.path(), spec), against(dir.path() / "reference"));
   INFO(describe_lines(report));
   CHECK_FALSE(report.set);
   REQUIRE(report.notes.size() == 1);
@@ -650,8 +653,8 @@ TEST_CASE("check: without a reference set of this kind, figures are graded again
   CHECK_THAT(report.notes[0], hdb_test::contains_text("graded against peaks only"));
   const auto* h2d = find_line(report, "pinned h2d 1 GiB", 0);
   CHECK(h2d->result == hdb::grade::pass);  // 55.3 of 63.0 GB/s
-  REQUIRE(h2d->expected.percent_of_peak);
-  CHECK(*h2d->expected.percent_of_peak == hdb_test::Approx(55.3 / 63.015 * 100).epsilon(0.002));
+  REQUIRE(h2d->percent_of_peak);
+  CHECK(*h2d->percent_of_peak == hdb_test::Approx(55.3 / 63.015 * 100).epsilon(0.002));
   CHECK(find_line(report, "pinned d2h 1 GiB", 0)->result == hdb::grade::fail);
   CHECK(find_line(report, "pinned bidirectional 1 GiB", 0)->result == hdb::grade::warn);
   CHECK(find_line(report, "staged loopback 1 GiB", 0)->result == hdb::grade::pass);
@@ -661,11 +664,11 @@ TEST_CASE("check: without a reference set of this kind, figures are graded again
   CHECK_THAT(pageable->reason, hdb_test::contains_text("staging"));
   CHECK(find_line(report, "h2d 1 B latency (device-timed)", 0)->result == hdb::grade::not_graded);
   CHECK(report.exit_code() == 1);
-  const auto text = hdb::render_check(report, hdb::check_format::text);
+  const auto text = hdb::render_check(report, hdb::output_format::text);
   CHECK_THAT(text, hdb_test::contains_text("FAIL \u2014 6 PASS, 1 WARN, 1 FAIL, 4 not graded against peaks only"));
   CHECK_THAT(text, hdb_test::contains_text("against peaks only"));
   SECTION("a set of another kind asked for by name is an input error") {
-    CHECK_THROWS_AS(hdb::check_run(dir.path() / "current", {dir.path() / "reference" / "h200-x2", 0.05}), hdb::harness_error);
+    CHECK_THROWS_AS(hdb::check_run(dir.path() / "current", against(dir.path() / "reference" / "h200-x2")), hdb::harness_error);
   }
 }
 
@@ -673,10 +676,10 @@ TEST_CASE("check: a run without link counters says health was not read", "[check
   const fixture_set f;
   run_spec spec;
   spec.health = false;
-  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), against(f.set));
   const auto warned = lines_with(report, hdb::grade::warn);
   REQUIRE(warned.size() == 1);
-  CHECK(warned[0]->label == "health not read");
+  CHECK(warned[0]->figure == "health not read");
   CHECK(warned[0]->gpus.empty());
   CHECK(report.failed == 0);
   CHECK(report.exit_code() == 0);
@@ -695,10 +698,10 @@ TEST_CASE("check: a check its run did not measure WARNs", "[check]") {
   fs::create_directories(run);
   hdb::atomic_write_file(run / "results.csv", hdb::write_results_csv(rows, columns));
   hdb::write_meta(run / "meta.json", make_meta(spec));
-  const auto report = hdb::check_run(run, {f.set, 0.05});
+  const auto report = hdb::check_run(run, against(f.set));
   const auto warned = lines_with(report, hdb::grade::warn);
   REQUIRE(warned.size() == 1);
-  CHECK(warned[0]->label == "pageable d2h 1 GiB");
+  CHECK(warned[0]->figure == "pageable d2h 1 GiB");
   CHECK(warned[0]->reason == "not measured in this run");
 }
 
@@ -708,7 +711,9 @@ TEST_CASE("check: bad input is a harness_error (exit 2)", "[check]") {
   const auto run = write_run(dir.path(), run_spec{});
   fs::remove(run / "meta.json");
   CHECK_THROWS_WITH(hdb::check_run(run, {}), Catch::Matchers::EndsWith("meta.json: missing or unreadable; check needs the node's fingerprint"));
-  CHECK_THROWS_AS(hdb::parse_check_format("xml"), hdb::harness_error);
+  CHECK_THROWS_AS(hdb::parse_output_format("xml", hdb::check_formats), hdb::harness_error);
+  CHECK_THROWS_AS(hdb::parse_output_format("markdown", hdb::check_formats), hdb::harness_error);
+  CHECK(hdb::parse_output_format("junit", hdb::check_formats) == hdb::output_format::junit);
 }
 
 namespace {
@@ -757,15 +762,15 @@ TEST_CASE("check: junit and json are well formed and carry every line", "[check]
   other.name = "a&b <copy>";
   other.gpu_uuid = uuid(0);
   spec.others = {other};
-  const auto report = hdb::check_run(write_run(f.dir.path(), spec), {f.set, 0.05});
-  const auto xml = hdb::render_check(report, hdb::check_format::junit);
+  const auto report = hdb::check_run(write_run(f.dir.path(), spec), against(f.set));
+  const auto xml = hdb::render_check(report, hdb::output_format::junit);
   const auto elements = xml_elements(xml);
   CHECK(std::count(elements.begin(), elements.end(), "testcase") == static_cast<long>(report.lines.size()));
   CHECK(std::count(elements.begin(), elements.end(), "failure") == report.failed);
   CHECK(report.failed == 2);
   CHECK_THAT(xml, hdb_test::contains_text("tests=\"" + std::to_string(report.lines.size()) + "\" failures=\"2\""));
   CHECK_THAT(xml, hdb_test::contains_text("a&amp;b &lt;copy&gt;"));
-  const auto parsed = json::parse(hdb::render_check(report, hdb::check_format::json));
+  const auto parsed = json::parse(hdb::render_check(report, hdb::output_format::json));
   CHECK(parsed["lines"].size() == report.lines.size());
   CHECK(parsed["summary"]["fail"] == 2);
   CHECK(parsed["summary"]["grade"] == "FAIL");

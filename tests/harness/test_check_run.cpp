@@ -62,9 +62,9 @@ TEST_CASE("check: a run's replay counters are read at its start and end", "[chec
   CHECK(health["end"]["nvlink_available"] == true);
 
   const auto report = hdb::check_run(run_dir, {out.path() / "no-sets", 0.05});
-  INFO(hdb::render_check(report, hdb::check_format::text));
+  INFO(hdb::render_check(report, hdb::output_format::text));
   CHECK_FALSE(report.set);
-  const auto replays = std::find_if(report.lines.begin(), report.lines.end(), [](const auto& l) { return l.label == "PCIe replays"; });
+  const auto replays = std::find_if(report.lines.begin(), report.lines.end(), [](const auto& l) { return l.figure == "PCIe replays"; });
   REQUIRE(replays != report.lines.end());
   CHECK(replays->result == hdb::grade::fail);
   CHECK(replays->reading == "0 -> 5");
@@ -82,7 +82,7 @@ TEST_CASE("check: without nvidia-smi the run records why its health was not read
   fs::create_directories(out.path() / "no-sets");
   const auto report = hdb::check_run(run_dir, {out.path() / "no-sets", 0.05});
   REQUIRE_FALSE(report.lines.empty());
-  const auto missing = std::find_if(report.lines.begin(), report.lines.end(), [](const auto& l) { return l.label == "health not read"; });
+  const auto missing = std::find_if(report.lines.begin(), report.lines.end(), [](const auto& l) { return l.figure == "health not read"; });
   REQUIRE(missing != report.lines.end());
   CHECK(missing->result == hdb::grade::warn);
   CHECK(missing->reason == "PCIe replay counters not read at the run's start: nvidia-smi not found in PATH");

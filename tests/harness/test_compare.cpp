@@ -190,7 +190,7 @@ TEST_CASE("three baselines with typical level shifts, a current run with its own
   SECTION("today's rule on the first baseline alone raises the false alarms issue 7 saw") {
     const auto single = hdb::compare_runs({baselines.front()}, current, {});
     CHECK(hdb_test::contains(single.output, "so the run-to-run noise is unknown"));
-    CHECK(hdb_test::contains(single.output, "median change beyond 5%"));  // the no-noise threshold
+    CHECK(hdb_test::contains(single.output, "median change beyond 5 %"));  // the no-noise threshold
     CHECK(hdb_test::contains(single.output, "Mann-Whitney U"));
     CHECK(single.exit_code == 1);  // host_latency h2d +11.8 % with tight repetitions
     CHECK(hdb_test::contains(single.output, "1 slower, 1 faster"));
@@ -210,7 +210,7 @@ TEST_CASE("a planted 5 % bandwidth slowdown against three baselines: SLOWER on e
     INFO(line);
     CHECK(line.starts_with("SLOWER") == hdb_test::contains(line, "GB/s"));
   }
-  CHECK(hdb_test::contains(result.output, "reaches the 1% threshold"));  // known noise: the 1 % default
+  CHECK(hdb_test::contains(result.output, "reaches the 1 % threshold"));  // known noise: the 1 % default
   SECTION("with --threshold 5%, d2h at -4.5 % (its own +0.5 % shift) is within noise of the threshold, still called") {
     hdb::compare_options five;
     five.threshold = 0.05;
@@ -221,7 +221,7 @@ TEST_CASE("a planted 5 % bandwidth slowdown against three baselines: SLOWER on e
 
   SECTION("junit: three failures") {
     hdb::compare_options junit;
-    junit.format = hdb::compare_format::junit;
+    junit.format = hdb::output_format::junit;
     const auto xml = hdb::compare_runs(baselines, current, junit);
     CHECK(xml.exit_code == 1);
     CHECK(hdb_test::contains(xml.output, "failures=\"3\""));
@@ -230,7 +230,7 @@ TEST_CASE("a planted 5 % bandwidth slowdown against three baselines: SLOWER on e
   }
   SECTION("markdown") {
     hdb::compare_options markdown;
-    markdown.format = hdb::compare_format::markdown;
+    markdown.format = hdb::output_format::markdown;
     const auto md = hdb::compare_runs(baselines, current, markdown);
     CHECK(hdb_test::contains(md.output, "| SLOWER |"));
     CHECK(hdb_test::contains(md.output, "| detectable |"));
@@ -248,7 +248,7 @@ TEST_CASE("a planted 5 % bandwidth slowdown against three baselines: SLOWER on e
     const auto at_ten = hdb::compare_runs(baselines, small_run, ten);
     INFO(at_ten.output);
     CHECK(at_ten.exit_code == 0);
-    CHECK(hdb_test::contains(at_ten.output, "real but below the 10% threshold"));
+    CHECK(hdb_test::contains(at_ten.output, "real but below the 10 % threshold"));
   }
 }
 
@@ -344,7 +344,7 @@ TEST_CASE("one baseline: a 10 % worse headline with tight repetitions is SLOWER,
   REQUIRE_FALSE(lines.empty());
   CHECK(lines.front().starts_with("SLOWER"));
   CHECK(hdb_test::contains(lines.front(), "direction=h2d"));
-  CHECK(hdb_test::contains(result.output, "-10.0%"));
+  CHECK(hdb_test::contains(result.output, "-10.0 %"));
   CHECK(hdb_test::contains(result.output, "1 slower, 0 faster, 6 same"));
   CHECK(hdb_test::contains(result.output, "node not checked"));  // no meta.json beside the synthetic runs
 }
@@ -493,8 +493,9 @@ TEST_CASE("compare options parse", "[compare]") {
   CHECK_THROWS(hdb::parse_percent("five"));
   CHECK(hdb::parse_percent("5%") == hdb_test::Approx(0.05));
   CHECK(hdb::compare_runs({}, "x", {}).exit_code == 2);
-  CHECK(hdb::parse_compare_format("json") == hdb::compare_format::json);
-  CHECK_THROWS_AS(hdb::parse_compare_format("yaml"), hdb::harness_error);
+  CHECK(hdb::parse_output_format("json", hdb::compare_formats) == hdb::output_format::json);
+  CHECK(hdb::parse_output_format("markdown", hdb::compare_formats) == hdb::output_format::markdown);
+  CHECK_THROWS_AS(hdb::parse_output_format("yaml", hdb::compare_formats), hdb::harness_error);
 }
 
 TEST_CASE("compare's --threshold is a percentage: a fraction-looking value is warned about, a non-positive one refused", "[compare]") {
@@ -533,9 +534,9 @@ namespace {
 // are the text table's rows in the same order with the same verdicts.
 nlohmann::json json_agrees_with_text(const std::vector<std::filesystem::path>& baselines, const std::filesystem::path& current,
                                      hdb::compare_options options = {}) {
-  options.format = hdb::compare_format::text;
+  options.format = hdb::output_format::text;
   const auto text = hdb::compare_runs(baselines, current, options);
-  options.format = hdb::compare_format::json;
+  options.format = hdb::output_format::json;
   const auto machine = hdb::compare_runs(baselines, current, options);
   REQUIRE(machine.error.empty());
   CHECK(machine.exit_code == text.exit_code);
@@ -818,7 +819,7 @@ TEST_CASE("Bonferroni: a 1.5 % shift significant at alpha but not at alpha over 
     return rows;
   };
   hdb::compare_options options;
-  options.format = hdb::compare_format::json;
+  options.format = hdb::output_format::json;
   const auto doc = nlohmann::json::parse(hdb::compare_runs(baselines, current, options).output);
   CHECK(doc.at("rule").at("tests") == 7);
   CHECK(doc.at("exit_code") == 0);
@@ -858,7 +859,7 @@ TEST_CASE("plain baseline runs, tight: a 1.5 % shift is SLOWER at the default 1 
   const auto by_default = hdb::compare_runs(baselines, current, {});
   INFO(by_default.output);
   CHECK(hdb_test::contains(by_default.output, "run-to-run spread of 3 baseline runs"));
-  CHECK(hdb_test::contains(by_default.output, "reaches the 1% threshold"));
+  CHECK(hdb_test::contains(by_default.output, "reaches the 1 % threshold"));
   CHECK(hdb_test::contains(by_default.output, "3 slower, 0 faster, 4 same"));
   CHECK(by_default.exit_code == 1);
   for (const auto& line : verdict_lines(by_default.output)) {
@@ -870,6 +871,6 @@ TEST_CASE("plain baseline runs, tight: a 1.5 % shift is SLOWER at the default 1 
   const auto at_two = hdb::compare_runs(baselines, current, two);
   INFO(at_two.output);
   CHECK(hdb_test::contains(at_two.output, "0 slower, 0 faster, 7 same"));
-  CHECK(hdb_test::contains(at_two.output, "real but below the 2% threshold"));
+  CHECK(hdb_test::contains(at_two.output, "real but below the 2 % threshold"));
   CHECK(at_two.exit_code == 0);
 }

@@ -244,7 +244,7 @@ TEST_CASE("compare against a set: unchanged quiet, planted 5 % SLOWER beyond the
   CHECK(quiet.exit_code == 0);
   CHECK(hdb_test::contains(quiet.output, "0 slower, 0 faster, 4 same"));
   CHECK(hdb_test::contains(quiet.output, "spread of the 6 runs of the reference set"));
-  CHECK(hdb_test::contains(quiet.output, "reaches the 1% threshold"));
+  CHECK(hdb_test::contains(quiet.output, "reaches the 1 % threshold"));
   // A set's members are other machines by design: that is not worth a warning.
   CHECK_FALSE(hdb_test::contains(quiet.output, "different physical GPU"));
 
@@ -255,7 +255,7 @@ TEST_CASE("compare against a set: unchanged quiet, planted 5 % SLOWER beyond the
   // Pinned copies (3 % tolerance) are SLOWER; the device latencies (15 %) are outside the band
   // but within the change that matters for a node: SAME, with check's WARN words.
   CHECK(hdb_test::contains(slow.output, "2 slower, 0 faster, 2 same (headline metrics; 2 of them outside the set's band"));
-  CHECK(hdb_test::contains(slow.output, "but within the 15% that matters for a node"));
+  CHECK(hdb_test::contains(slow.output, "but within the 15 % that matters for a node"));
   hdb::compare_options at_one;
   at_one.threshold = 0.01;  // the user names the change that matters: the band and 1 % alone
   CHECK(hdb_test::contains(hdb::compare_runs({set.set_dir}, planted, at_one).output, "4 slower, 0 faster, 0 same"));

@@ -71,14 +71,14 @@ TEST_CASE("report: the check's verdict comes first, with every line that is not 
   hdb::check_report check;
   check.run = "20261129T103122Z-gpu01";
   check.node_kind = "NVIDIA H200 x1, PCIe Gen5 x16, NVLinks 0";
-  hdb::check_line fine;
+  hdb::graded_line fine;
   fine.result = hdb::grade::pass;
   fine.gpus = {0};
   fine.family = "copy";
-  fine.label = "pinned d2h 1 GiB";
-  hdb::check_line slow = fine;
+  fine.figure = "pinned d2h 1 GiB";
+  hdb::graded_line slow = fine;
   slow.result = hdb::grade::fail;
-  slow.label = "pinned h2d 1 GiB";
+  slow.figure = "pinned h2d 1 GiB";
   slow.value = 26.4;
   slow.unit = "GB/s";
   slow.reason = "worse than the band";

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <functional>
 
 namespace hdb {
 namespace {
@@ -290,12 +291,9 @@ std::vector<bool> gate_selects(const gate_decl& gate, const std::vector<gate_can
   }
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const gate_candidate& c = candidates[i];
-    if (c.skipped || c.kind != gate.case_kind) continue;
-    selected[i] = std::all_of(gate.parameters.begin(), gate.parameters.end(), [&](const auto& wanted) {
-      const std::string* have = label_value(*c.labels, wanted.first);
-      if (have == nullptr) return false;
-      return is_relative(wanted.second) ? all_digits(*have) : *have == wanted.second;
-    });
+    if (c.skipped) continue;
+    selected[i] = selection_matches(gate.case_kind, gate.parameters, c.kind,
+                                    [&](std::string_view name) { return label_value(*c.labels, name); });
   }
   if (relative == nullptr) return selected;
   // The extreme value of the relative parameter per set of GPUs, then only the cases holding it.
@@ -316,6 +314,16 @@ std::vector<bool> gate_selects(const gate_decl& gate, const std::vector<gate_can
 }
 
 }  // namespace
+
+bool selection_matches(std::string_view case_kind, const label_list& wanted, std::string_view kind,
+                       const std::function<const std::string*(std::string_view)>& value_of) {
+  if (kind != case_kind) return false;
+  return std::all_of(wanted.begin(), wanted.end(), [&](const auto& w) {
+    const std::string* have = value_of(w.first);
+    if (have == nullptr) return false;
+    return is_relative(w.second) ? all_digits(*have) : *have == w.second;
+  });
+}
 
 const std::vector<std::string>& leading_columns() {
   static const std::vector<std::string> names = {"schema_version", "run_id", "family", "case", "device", "gpus", "gpu_uuid"};

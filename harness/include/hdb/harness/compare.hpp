@@ -1,6 +1,6 @@
 #pragma once
 // `hdbench compare BASELINE [BASELINE...] CURRENT`: is the current run slower than the
-// baseline runs, beyond run-to-run noise? The model (compare_model.hpp) matches the runs and
+// baseline runs, beyond run-to-run noise? The model (comparison.hpp) matches the runs and
 // decides; the renderers print its comparison_set as text, markdown, junit or JSON.
 #include <filesystem>
 #include <optional>
@@ -8,15 +8,18 @@
 #include <string_view>
 #include <vector>
 
-#include "hdb/harness/compare_model.hpp"
+#include "hdb/harness/comparison.hpp"
 #include "hdb/harness/files.hpp"
+#include "hdb/harness/output_format.hpp"
 
 namespace hdb {
 
-enum class compare_format { text, markdown, junit, json };
+// text, markdown, junit or json (the accepted --format).
+inline constexpr std::initializer_list<output_format> compare_formats = {output_format::text, output_format::markdown,
+                                                                         output_format::junit, output_format::json};
 
-struct compare_options : judge_options {
-  compare_format format = compare_format::text;
+struct compare_options : comparison_options {
+  output_format format = output_format::text;
   // "auto": a baseline that is a reference set brings its model; otherwise the set matching the
   // current run's kind (find_reference_set with `reference`), if any. "none": no model. Anything
   // else: a noise.json to use whatever its kind.
@@ -38,9 +41,6 @@ struct percent_flag {
   std::string warning;  // empty when the value reads as meant
 };
 [[nodiscard]] percent_flag parse_percent_flag(std::string_view text, std::string_view flag);
-
-// "text" | "markdown" | "junit" | "json"; throws harness_error otherwise.
-[[nodiscard]] compare_format parse_compare_format(std::string_view text);
 
 // The report of a comparison in options.format (compare_render.cpp).
 [[nodiscard]] std::string render_comparison(const std::vector<indexed_run>& baselines, const indexed_run& current,

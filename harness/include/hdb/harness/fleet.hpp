@@ -2,10 +2,13 @@
 // `hdbench fleet DIR...`: many nodes' runs, one verdict that names the nodes and GPUs that differ
 // from their peers (docs/fleet.md). Each node is read from its run's small files only (check.json,
 // meta.json), so a thousand nodes judge in seconds. Nodes are grouped by machine kind (kind_of);
-// a kind with a reference set keeps each node's check.json grades (check's verdict against that
-// set); a kind without one grades every figure against the node's peers: a leave-one-out median
-// and MAD of ln(value) make the band, and check's rule (judge_figure, worse_by) and the figure's
-// tolerance decide. Health lines are check.json's. Rendering decides nothing.
+// a kind with a reference set grades each figure against the band check.json holds for it (the
+// set's, as check made it), a kind without one against the node's peers (a leave-one-out median
+// and MAD of ln(value) make the band). Either way the one decision (decide_figure) grades it under
+// the rule the judging hdbench's installed declaration gives (judging_rule), as check does, so
+// check and fleet cannot grade one figure differently. A check.json that cannot be judged so (an
+// older hdbench's, or one made against no set or another one) is made again from the run's
+// results.csv by check itself. Health lines are check.json's. Rendering decides nothing.
 #include <cstddef>
 #include <filesystem>
 #include <ostream>
@@ -18,6 +21,8 @@
 
 #include "hdb/harness/check.hpp"
 #include "hdb/harness/files.hpp"
+#include "hdb/harness/graded_line.hpp"
+#include "hdb/harness/output_format.hpp"
 
 namespace hdb {
 
@@ -34,9 +39,7 @@ struct fleet_options {
   std::optional<std::filesystem::path> reference;  // --reference: as check's
   double alpha = 0.05;  // family-wise over every node x figure graded against peers, per kind
   bool plots = true;
-  // The declarations that give a figure its direction where its check.json line carries no
-  // "better" (a check.json of an older hdbench): schema/<family>.json beside hdbench, as
-  // check_options', else the nodes' meta.json.
+  // The declarations whose tolerances judge the figures, as check_options'.
   std::filesystem::path schema_dir = own_directory() / "schema";
 };
 
@@ -61,27 +64,13 @@ struct peer_band {
 [[nodiscard]] std::vector<std::optional<peer_band>> leave_one_out_bands(const std::vector<double>& values, double k,
                                                                         double spread_floor = fleet_spread_floor);
 
-struct fleet_line {
-  grade result = grade::not_graded;
-  std::vector<int> gpus;
-  std::string family, label, unit, reading, reason;
-  std::optional<double> value;
-  std::optional<double> centre, low, high;  // the band it was graded against (peers' or the set's)
-  std::optional<double> tolerance;
-  std::optional<better> direction;  // check.json's "better", else the declarations' (peers only)
-  bool host_bound = false;
-  bool figure = false;   // a figure (not health, not a node-level line)
-  std::string basis;     // "peers", "set", "check" (check.json's grade kept), "node"
-  std::size_t peers = 0;
-};
-
 struct fleet_node {
   std::string name;      // hostname; "hostname (run dir)" where hostnames repeat
   std::string hostname;  // meta.json node.hostname; the directory's name without a meta.json
   std::filesystem::path dir;
   std::string run;       // run id
   std::string kind;      // describe(kind); "unknown" without a readable meta.json
-  std::vector<fleet_line> lines;  // worst first
+  std::vector<graded_line> lines;  // worst first
   int passed = 0, warned = 0, failed = 0;
   bool has_results = false;       // results.csv present (what --learn needs)
 
@@ -91,8 +80,9 @@ struct fleet_node {
 struct fleet_kind {
   std::string kind;
   std::optional<nlohmann::json> fingerprint;  // to_json(kind); nullopt: the unknown group
-  std::string basis;                          // "set h200 (12 runs)" or "peers"
+  grade_basis basis = grade_basis::none;      // set, peers, or none (the unknown group)
   std::optional<std::string> set;
+  std::size_t set_runs = 0;
   std::filesystem::path set_dir;
   std::size_t nodes = 0, tests = 0, regraded = 0;
   double k = 0;  // the peers' band k (0 with a set)
@@ -109,11 +99,17 @@ struct fleet_report {
   [[nodiscard]] std::vector<std::string> failing_hostnames() const;  // sorted, unique
 };
 
+// A directory `hdbench fleet` wrote (it holds this marker first, then fleet.json): never a node.
+inline constexpr const char* fleet_output_marker = ".hdbench-fleet";
+[[nodiscard]] bool is_fleet_output(const std::filesystem::path& dir);
+
 // The run directories of the arguments: an argument with meta.json or check.json is one; else its
 // subdirectories that are (a parent of runs, as `DIR/<hostname>/` of the batch script); an
-// argument with neither is itself a node whose run did not start (a FAIL line of its own).
-// Throws harness_error for an argument that is not a directory.
-[[nodiscard]] std::vector<std::filesystem::path> fleet_run_dirs(const std::vector<std::filesystem::path>& args);
+// argument with neither is itself a node whose run did not start (a FAIL line of its own). A
+// fleet's own output (is_fleet_output) is none of these: it is left out, and `skipped` (when
+// given) names it. Throws harness_error for an argument that is not a directory.
+[[nodiscard]] std::vector<std::filesystem::path> fleet_run_dirs(const std::vector<std::filesystem::path>& args,
+                                                                std::vector<std::filesystem::path>* skipped = nullptr);
 
 // Grades the nodes (fleet_run_dirs' output). Throws harness_error for no nodes.
 [[nodiscard]] fleet_report grade_fleet(const std::vector<std::filesystem::path>& run_dirs, const fleet_options& options);
@@ -121,10 +117,11 @@ struct fleet_report {
 // Slurm's compressed hostlist: "gpu[01-03,07],login1" (equal prefix and digit count share brackets).
 [[nodiscard]] std::string slurm_hostlist(std::vector<std::string> hostnames);
 
-enum class fleet_format { text, junit, json };
-[[nodiscard]] fleet_format parse_fleet_format(std::string_view text);  // throws harness_error
+// text, junit or json (the accepted --format).
+inline constexpr std::initializer_list<output_format> fleet_formats = {output_format::text, output_format::junit,
+                                                                       output_format::json};
 [[nodiscard]] nlohmann::json to_json(const fleet_report& report);
-[[nodiscard]] std::string render_fleet(const fleet_report& report, fleet_format format);
+[[nodiscard]] std::string render_fleet(const fleet_report& report, output_format format);
 // "hdbench fleet: FAIL — 2 of 12 nodes FAIL (vm (a), vm (b)), 0 WARN, 10 PASS"
 [[nodiscard]] std::string fleet_summary_line(const fleet_report& report);
 
@@ -141,8 +138,10 @@ enum class fleet_format { text, junit, json };
 void write_fleet_outputs(const fleet_report& report, const std::string& document, const std::filesystem::path& out_dir,
                          bool plots, std::ostream& log);
 
-// The default --out: the first argument's parent / fleet-<utc>.
-[[nodiscard]] std::filesystem::path default_fleet_out(const std::filesystem::path& first_arg);
+// The default --out: fleet-<utc> beside the directories graded, never inside one: in the parent of
+// the arguments' deepest common directory (`fleet nodes/*` writes ./fleet-<utc>, `fleet nodes`
+// too).
+[[nodiscard]] std::filesystem::path default_fleet_out(const std::vector<std::filesystem::path>& args);
 
 // `hdbench fleet --learn SET_DIR`: for each kind, SET_DIR/<kind dir>/ gets every node that did not
 // FAIL (add_to_reference_set; WARN nodes stay in, so the set is not trimmed to its own verdict),

@@ -12,7 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hdb/harness/compare_model.hpp"
+#include "hdb/harness/run_index.hpp"
+#include "hdb/harness/run_statistics.hpp"
 
 namespace hdb {
 

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hdb/harness/compare_model.hpp"
+#include "hdb/harness/comparison.hpp"
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/noise_model.hpp"
 
@@ -137,7 +137,7 @@ struct validation {
   int false_verdicts = 0, missed = 0;  // check FAILs on healthy runs count as false verdicts
 };
 
-struct validate_options : judge_options {
+struct validate_options : comparison_options {
   std::optional<double> plant;  // make every gating headline worse by this fraction
   std::filesystem::path schema_dir = own_directory() / "schema";  // as check_options'
 };

@@ -38,9 +38,9 @@ struct suite_run_options {
 // assumed one) and the total; throws harness_error (exit 2) when the node cannot be known.
 int print_plan(const suite_run_options& options, std::ostream& out);
 
-// The check's JSON (`hdbench check --format json`) as RUN/check.json, which the node figures
-// read; a run the check cannot grade gets none and a line in `log`.
-void write_check_json(const std::filesystem::path& run_dir, std::ostream& log);
+// `hdbench check RUN` with its defaults, written as RUN/check.txt and RUN/check.json (the node
+// figures and fleet read it); a run the check cannot grade gets neither and a line in `log`.
+void write_check(const std::filesystem::path& run_dir, std::ostream& log);
 
 // The flags a family binary gets, before the output flags the runner adds itself: the manifest's,
 // the quick ones with --quick, every flag after `--`, and "--<family>.flag" as "--flag" for that

@@ -21,6 +21,12 @@ using table_rows = std::vector<std::vector<std::string>>;
 // Numbers for humans: three significant digits is as much as a benchmark median deserves.
 [[nodiscard]] std::string format_figure(double value);
 [[nodiscard]] std::string format_fixed(double value, int decimals);
+// The one way a relative figure is printed, the fraction 0.05 as "5 %": plain (a tolerance, a
+// threshold, a detectable change) to three significant digits, "3 %", "0.25 %"; change (how much
+// worse or better) to one decimal, "5.1 %"; signed_change likewise with its sign, "+0.2 %",
+// "-51.9 %", "+inf %" for a change from zero.
+enum class percent_style { plain, change, signed_change };
+[[nodiscard]] std::string percent_text(double fraction, percent_style style = percent_style::plain);
 // "GPU 0", "GPU 0,1"; "node" for a line about the node as a whole (no GPU).
 [[nodiscard]] std::string gpu_text(const std::vector<int>& gpus);
 

@@ -8,6 +8,7 @@
 // beside hdbench as schema/<family>.json for the commands that read no raw JSON.
 // One model and one parser for the bench binaries and the harness (host-only, no CUDA).
 #include <array>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -194,6 +195,13 @@ void require_documented(const family_declaration& declaration);
 // parameter with values, be one of them. The message names the parameter.
 [[nodiscard]] std::optional<std::string> check_registration(const family_declaration& declaration, std::string_view kind,
                                                             const label_list& labels);
+
+// The one selection rule of a check's and a gate's cases: cases of kind `case_kind` whose labels
+// have the `wanted` values, parameters not named free; a gate's "largest" or "smallest" matches
+// any whole number here (gate_selects then keeps the extreme). `value_of` gives a case's label
+// value by parameter name, nullptr where it has none.
+[[nodiscard]] bool selection_matches(std::string_view case_kind, const label_list& wanted, std::string_view kind,
+                                     const std::function<const std::string*(std::string_view)>& value_of);
 
 // A registered case as the gates see it.
 struct gate_candidate {
