@@ -514,6 +514,37 @@ def standin_run(ctx: argparse.Namespace, name: str, plots: str | None, types: di
     return run_dir
 
 
+def check_layout(ctx: argparse.Namespace) -> None:
+    """plots/hdbplots' shared helpers (hdbplots._NOT_PLOT_MODULES) are files of their own, import
+    no family's module, and no two modules of the package import each other, directly or round a
+    cycle (docs/plots.md, "Adding plots for another family")."""
+    import ast
+    sys.path.insert(0, str(ctx.plot_run.resolve().parent))
+    import hdbplots
+    package = ctx.plot_run.resolve().parent / "hdbplots"
+    imports: dict[str, set[str]] = {}
+    for path in sorted(package.glob("[a-z]*.py")):
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                found |= {node.module} if node.module else {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("hdbplots."):
+                found.add(node.module.split(".")[1])
+        imports[path.stem] = found
+    helpers = set(hdbplots._NOT_PLOT_MODULES)
+    expect(helpers <= set(imports), f"helpers without a file: {sorted(helpers - set(imports))}")
+    for helper in sorted(helpers & set(imports)):
+        expect(imports[helper] <= helpers, f"{helper}.py imports {sorted(imports[helper] - helpers)}, not a helper")
+
+    def cycle(module: str, path: tuple[str, ...]) -> tuple[str, ...] | None:
+        if module in path:
+            return path[path.index(module):] + (module,)
+        return next((c for m in sorted(imports.get(module, ())) if (c := cycle(m, path + (module,)))), None)
+
+    cycles = [c for m in sorted(imports) if (c := cycle(m, ()))]
+    expect(not cycles, f"hdbplots modules import each other: {' -> '.join(cycles[0]) if cycles else ''}")
+
+
 def check_discovery(ctx: argparse.Namespace) -> None:
     """plot_run imports the module meta.json names, found through HDBENCH_PLOT_MODULES when it is
     not in plots/hdbplots; its FIGURES alone decide what is drawn; columns are typed from the
@@ -695,6 +726,7 @@ def check_node_no_check(ctx: argparse.Namespace) -> None:
 CHECKS = {
     "figures": check_figures,
     "discovery": check_discovery,
+    "layout": check_layout,
     "nvlink_line": check_nvlink_line,
     "two_gpus": check_two_gpus,
     "run_model": check_run_model,
