@@ -5,8 +5,9 @@
 
 A fleet.json is read too (slower: it holds every line), as older hdbench wrote no fleet_plot.json.
 
-Written paths go to stdout, one per line. Exit 0 when at least one figure was written, 1 when the
-fleet has no graded figure, 2 for unreadable input (one line on stderr).
+Written paths go to stdout, one per line. Exit 0 when at least one figure was written (the heatmap
+is drawn for any fleet of one node or more, even one in which no node finished: each row says
+why), 1 when none was (no node), 2 for unreadable input (one line on stderr).
 """
 from __future__ import annotations
 

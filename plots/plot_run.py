@@ -7,17 +7,17 @@
 
 Each family's rows are drawn by the plot module its declaration names (meta.json
 `families.<name>.plots`, found by hdbplots.load_module); the module's FIGURES say which figures
-the run's rows call for (hdbplots.common.plan), and exactly those are drawn. A family without a
+the run's rows call for (hdbplots.figures.plan), and exactly those are drawn. A family without a
 module is listed, not an error. Where meta.json sorts the GPUs into classes (`tiers`), a
 per-GPU figure is drawn for each class's representative only, unless --per-gpu-plots
-(common.figure_devices). The run's check.json (`hdbench check --format json`) adds the node
+(figures.figure_devices). The run's check.json (`hdbench check --format json`) adds the node
 figures, every GPU side by side (hdbplots.node); without one, one line says so.
 
 One figure that fails is reported on stderr and the others are still drawn. Written figure
 paths go to stdout, one per line, so the harness (or a shell) can collect them, and
 OUTDIR/figures.json lists every figure drawn with its title ({"figures": [{"name", "family",
 "title", "title_lines", "panels", "claims", "files"}]}: the title, how many lines it wraps to,
-the panels' titles, and where the title's numbers come from, hdbplots.common.claim);
+the panels' titles, and where the title's numbers come from, hdbplots.claims.claim);
 --list-expected prints the file names (no extension) the run must produce
 instead.
 
@@ -42,8 +42,11 @@ try:
     from hdbplots import load_module, node, teaching
 
     import matplotlib
-    from hdbplots.common import (InputError, Planned, Row, Run, check_figures, format_bytes, load_run, panel_titles,
-                                  plan)
+    from hdbplots.drawing import panel_titles
+    from hdbplots.figures import Planned, check_figures, plan
+    from hdbplots.formatting import format_bytes
+    from hdbplots.results_csv import InputError, Row
+    from hdbplots.run import Run, load_run
 except ImportError as missing:  # e.g. a venv without matplotlib: say so in one line
     print(f"plot_run: {missing}; needs matplotlib and numpy (apt install python3-matplotlib, "
           f"or point HDBENCH_PYTHON at a Python that has them)", file=sys.stderr)

@@ -208,7 +208,21 @@ json to_json(const fleet_report& report) {
 }
 
 json fleet_plot_json(const fleet_report& report) {
-  json names = json::array(), hostnames = json::array(), grades = json::array();
+  json names = json::array(), hostnames = json::array(), grades = json::array(), reasons = json::array();
+  // A line the figures draw: a dot, and a cell of the heatmap.
+  const auto banded = [](const graded_line& line) { return line.is_figure() && line.value && line.band; };
+  // Why a node is FAIL or WARN where no dot or cell can show it (no check.json, a health line): its
+  // worst such line, "" when it has none. fleet's own lines about the node as a whole (family
+  // "node") say what is missing in their reason alone. hdbplots/fleet.py from_fleet() derives the
+  // same text from a fleet.json; fleet_figures_check.py holds the two equal.
+  const auto unplotted = [&](const fleet_node& node) {
+    for (const auto& line : node.lines) {
+      if ((line.result != grade::fail && line.result != grade::warn) || banded(line)) continue;
+      return (line.gpus.empty() ? "" : gpu_text(line.gpus) + " ") +
+             (line.family == "node" ? "" : line.family + " " + line.figure + ": ") + line.reason;
+    }
+    return std::string();
+  };
   struct columns {
     std::string unit;
     json node = json::array(), gpu = json::array(), grade = json::array(), value = json::array(), low = json::array(),
@@ -220,8 +234,9 @@ json fleet_plot_json(const fleet_report& report) {
     names.push_back(node.name);
     hostnames.push_back(node.hostname);
     grades.push_back(to_string(node.overall()));
+    reasons.push_back(unplotted(node));
     for (const auto& line : node.lines) {
-      if (!line.is_figure() || !line.value || !line.band) continue;
+      if (!banded(line)) continue;
       auto& c = figures[{line.family, line.figure}];
       if (c.unit.empty()) c.unit = line.unit;
       c.node.push_back(i);
@@ -247,7 +262,9 @@ json fleet_plot_json(const fleet_report& report) {
                     {"centre", std::move(c.centre)}});
   }
   return {{"fleet_plot_version", 1},
-          {"nodes", {{"name", std::move(names)}, {"hostname", std::move(hostnames)}, {"grade", std::move(grades)}}},
+          {"nodes",
+           {{"name", std::move(names)}, {"hostname", std::move(hostnames)}, {"grade", std::move(grades)},
+            {"reason", std::move(reasons)}}},
           {"figures", std::move(list)}};
 }
 

@@ -6,7 +6,9 @@ exactly that module, never one guessed from the CSV's `family` column. A module 
 `<name>.py` in this package's directory first, then in each directory of the environment
 variable HDBENCH_PLOT_MODULES (os.pathsep-separated), so a family that lives outside plots/
 (the stand-in family of the tests) brings its own module with no edit here. A module declares
-`FIGURES = [hdbplots.common.Figure(...)]` (see common.Figure and docs/plots.md).
+`FIGURES = [hdbplots.figures.Figure(...)]` (see figures.Figure and docs/plots.md) and draws with
+the shared helpers: results_csv (typed rows), run (the run and its node), declarations,
+selection, formatting, drawing and claims.
 """
 from __future__ import annotations
 
@@ -27,7 +29,9 @@ for _pool in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 PLOT_MODULES_ENV = "HDBENCH_PLOT_MODULES"
 _MODULE_NAME = re.compile(r"[a-z][a-z0-9_]*")
-_NOT_PLOT_MODULES = {"common"}
+# The shared helpers, never a family's plot module: a meta.json naming one gets "not found".
+_NOT_PLOT_MODULES = {"claims", "declarations", "drawing", "figures", "formatting", "json_values", "results_csv", "run",
+                     "selection"}
 
 
 def search_path() -> list[Path]:
@@ -40,7 +44,7 @@ def find_module(name: str) -> Path | None:
     """The file of plot module `name`, or None when no directory of the search path has it.
 
     Only plain lowercase identifiers are looked up, so a value in meta.json can never import an
-    arbitrary module; `common` is the shared helper, not a family's module.
+    arbitrary module; a shared helper (_NOT_PLOT_MODULES) is not a family's module.
     """
     if not _MODULE_NAME.fullmatch(name) or name in _NOT_PLOT_MODULES:
         return None
@@ -55,8 +59,9 @@ def load_module(name: str) -> ModuleType:
     """Import plot module `name` (LookupError when it is not on the search path).
 
     A module of this package is imported as hdbplots.<name> (it may use relative imports); one
-    from HDBENCH_PLOT_MODULES as hdbplots_extra_<name>, and imports `hdbplots.common` by its full
-    name. An error inside the module propagates: that is a bug to report, not "no plots".
+    from HDBENCH_PLOT_MODULES as hdbplots_extra_<name>, and imports the helpers by their full
+    names (`hdbplots.figures`, ...). An error inside the module propagates: that is a bug to
+    report, not "no plots".
     """
     path = find_module(name)
     if path is None:

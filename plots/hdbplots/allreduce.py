@@ -21,9 +21,13 @@ from typing import Sequence
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.patches import Patch
 
-from .common import (Figure, GpuInfo, Need, Row, Scope, axes_handles, by_size, cite, claim, figure_legend, finish,
-                     format_bytes, format_number, format_time_us, new_figure, plot_band, reference_line,
-                     select, size_axis)
+from .claims import cite, claim
+from .drawing import axes_handles, figure_legend, finish, new_figure, plot_band, reference_line, size_axis
+from .figures import Figure, Need, Scope
+from .formatting import format_bytes, format_number, format_time_us
+from .results_csv import Row
+from .run import GpuInfo
+from .selection import by_size
 
 RANK_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 COLLECTIVES = ("all_reduce", "reduce_scatter", "all_gather")

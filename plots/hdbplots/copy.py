@@ -24,10 +24,14 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from .common import (REFERENCE_LINE, Figure, GpuInfo, Need, Row, Scope, api_label, api_style,
-                     axes_handles, by_size, cite, claim, figure_legend, finish, format_bytes, format_number,
-                     format_time_us, group, host_color, line_label, new_figure, ordered, plot_band,
-                     reference_line, select, size_axis)
+from .claims import cite, claim
+from .drawing import (REFERENCE_LINE, api_style, axes_handles, figure_legend, finish, host_color, new_figure, plot_band,
+                      reference_line, size_axis)
+from .figures import Figure, Need, Scope
+from .formatting import api_label, format_bytes, format_number, format_time_us, line_label
+from .results_csv import Row
+from .run import GpuInfo
+from .selection import by_size, group, ordered, select
 
 DIRECTIONS = ("h2d", "d2h", "bidir", "d2d")
 DIRECTION_NAMES = {"h2d": "host→device", "d2h": "device→host",

@@ -4,13 +4,17 @@
   with the band each was graded against (its peers' or the set's), the dots coloured by grade and
   the outliers (WARN and FAIL) labelled by hostname and GPU;
 - one heatmap, nodes x figures (each GPU its own column), in % from the centre the figure was
-  graded against, clipped at +-10 % so a 5 % fault stands out.
+  graded against, clipped at +-10 % so a 5 % fault stands out. A node's row without a cell says
+  across it why the node is FAIL or WARN (its `reason`: "no check.json: the run did not finish");
+  a fleet with no graded figure at all (no node finished) still gets it, every node a row with
+  its reason, and no dot plot.
 
 fleet_plot.json holds only what the figures draw, in columns (a thousand nodes x 8 GPUs is about
 6.6 MB, where fleet.json is 65 MB):
 
     {"fleet_plot_version": 1,
-     "nodes": {"name": [...], "hostname": [...], "grade": [...]},        worst first, as fleet's
+     "nodes": {"name": [...], "hostname": [...], "grade": [...],         worst first, as fleet's
+               "reason": [...]},                                       unplotted_reason(); "" for none
      "figures": [{"family", "figure", "unit",                            sorted by family, figure
                   "node": [index into nodes], "gpu": ["GPU 0", ...],     one entry per dot
                   "grade", "value", "low", "high", "centre": [...]}]}
@@ -62,23 +66,56 @@ def gpu_text(gpus: list[int]) -> str:
 
 def from_fleet(fleet: dict) -> dict:
     """fleet.json's nodes and lines reduced to fleet_plot.json's columns (what hdbench fleet writes)."""
-    nodes = {"name": [], "hostname": [], "grade": []}
+    nodes = {"name": [], "hostname": [], "grade": [], "reason": []}
     figures: dict[tuple[str, str], dict] = {}
     for i, node in enumerate(fleet["nodes"]):
         nodes["name"].append(node["name"])
         nodes["hostname"].append(node["hostname"])
         nodes["grade"].append(node["grade"])
+        nodes["reason"].append(unplotted_reason(node["lines"]))
         for line in node["lines"]:
-            if not line.get("is_figure") or any(line.get(k) is None for k in ("value", "low", "high", "centre")):
+            band = band_of(line)
+            if band is None:
                 continue
             entry = figures.setdefault((line["family"], line["figure"]), {
                 "family": line["family"], "figure": line["figure"], "unit": line["unit"],
                 "node": [], "gpu": [], "grade": [], "value": [], "low": [], "high": [], "centre": []})
             entry["node"].append(i)
             entry["gpu"].append(gpu_text(line["gpus"]))
-            for key in ("grade", "value", "low", "high", "centre"):
-                entry[key].append(line[key])
+            entry["grade"].append(line["grade"])
+            entry["value"].append(line["value"])
+            for key in ("low", "high", "centre"):
+                entry[key].append(band[key])
     return {"fleet_plot_version": 1, "reduced_from": "fleet.json", "nodes": nodes, "figures": [figures[k] for k in sorted(figures)]}
+
+
+def band_of(line: dict) -> dict | None:
+    """The band of a fleet.json line the figures draw (a figure graded against a band: a dot, a
+    heatmap cell), or None: the graded line's "expected" (fleet_version 2), or the top-level
+    low/high/centre of a fleet_version 1 file."""
+    if line.get("family") in ("health", "node") or line.get("value") is None:
+        return None
+    expected = line.get("expected")
+    source = expected if isinstance(expected, dict) else line
+    if all(source.get(k) is not None for k in ("low", "high", "centre")):
+        return source
+    return None
+
+
+def banded(line: dict) -> bool:
+    return band_of(line) is not None
+
+
+def unplotted_reason(lines: list[dict]) -> str:
+    """Why a node is FAIL or WARN where no dot or cell shows it: its worst such line (fleet.json
+    lists them worst first) as "GPU 0 health PCIe link: <reason>", or the reason alone for fleet's
+    own lines about the node as a whole (family "node": "no check.json: the run did not finish");
+    "" when it has none. hdbench fleet writes the same text (fleet_render.cpp fleet_plot_json)."""
+    for line in lines:
+        if line["grade"] in ("FAIL", "WARN") and not banded(line):
+            about = "" if line["family"] == "node" else f"{line['family']} {line['figure']}: "
+            return (f"{gpu_text(line['gpus'])} " if line["gpus"] else "") + about + line["reason"]
+    return ""
 
 
 def file_stem(family: str, figure: str) -> str:
@@ -183,10 +220,12 @@ def heatmap_grid(data: dict) -> tuple[np.ndarray, list[tuple[str, str, str]]]:
 
 
 def draw_heatmap(data: dict):
-    """The heatmap as a new Figure (its size follows the fleet's), or None without a graded figure."""
+    """The heatmap as a new Figure (its size follows the fleet's), or None for a fleet of no nodes."""
     grid, columns = heatmap_grid(data)
-    if not columns:
+    if not data["nodes"]["name"]:
         return None
+    if not columns:
+        return draw_ungraded_heatmap(data)
     names, grades = data["nodes"]["name"], data["nodes"]["grade"]
     fig = plt.figure(figsize=heatmap_size(len(names), len(columns)))
     ax = fig.add_subplot()
@@ -197,8 +236,8 @@ def draw_heatmap(data: dict):
     fig.colorbar(colours, ax=ax, label="% from centre (clipped at 10)")
     ax.set_xticks(range(len(columns)))
     ax.set_xticklabels([f"{f} {l} {g}"[:60] for f, l, g in columns], rotation=90, fontsize=6)
-    named = [i for i in range(len(names)) if len(names) <= MAX_ROW_LABELS or grades[i] in ("FAIL", "WARN")]
-    named = named[:MAX_ROW_LABELS * 2]
+    named = named_rows(grades)
+    write_reasons(ax, data, [i for i in named if np.isnan(grid[i]).all()])
     ax.set_yticks(named)
     ax.set_yticklabels([f"{names[i]} {grades[i]}" for i in named], fontsize=6)
     fails = sum(1 for g in grades if g == "FAIL")
@@ -208,8 +247,46 @@ def draw_heatmap(data: dict):
     return fig
 
 
+def draw_ungraded_heatmap(data: dict):
+    """The heatmap of a fleet with no graded figure (no node finished its check): nothing to colour,
+    so each node is a row, named with its grade, with its reason across it."""
+    names, grades = data["nodes"]["name"], data["nodes"]["grade"]
+    fig = plt.figure(figsize=heatmap_size(len(names), 0))
+    ax = fig.add_subplot()
+    ax.set_xlim(0, 1)
+    ax.set_ylim(len(names) - 0.5, -0.5)  # the first node on top, as imshow puts it
+    ax.set_xticks([])
+    named = named_rows(grades)
+    write_reasons(ax, data, named)
+    ax.set_yticks(named)
+    ax.set_yticklabels([f"{names[i]} {grades[i]}" for i in named], fontsize=6)
+    fails = sum(1 for g in grades if g == "FAIL")
+    ax.set_title(f"{len(names)} nodes, none with a graded figure to colour: {fails} node(s) FAIL (worst first), "
+                 f"each row says why", fontsize=10, wrap=True)
+    fig.tight_layout()
+    return fig
+
+
+def named_rows(grades: list[str]) -> list[int]:
+    """The heatmap rows named: every node of a small fleet, else those that FAIL or WARN (at most
+    2 x MAX_ROW_LABELS of them, worst first)."""
+    named = [i for i in range(len(grades)) if len(grades) <= MAX_ROW_LABELS or grades[i] in ("FAIL", "WARN")]
+    return named[:MAX_ROW_LABELS * 2]
+
+
+def write_reasons(ax, data: dict, rows: list[int]) -> None:
+    """Each row's reason (fleet_plot.json nodes.reason) written across it, clipped at the axes: for
+    the rows that have no cell, whose grade the colours cannot explain."""
+    reasons = data["nodes"].get("reason") or []  # a fleet_plot.json of an older hdbench has none
+    for i in rows:
+        if i < len(reasons) and reasons[i]:
+            ax.text(0.01, i, reasons[i], transform=ax.get_yaxis_transform(), fontsize=6, color="0.15",
+                    va="center", ha="left", clip_on=True)
+
+
 def heatmap_size(nodes: int, columns: int) -> tuple[float, float]:
-    return min(40.0, 4 + 0.28 * columns), min(40.0, 2.5 + 0.16 * nodes)
+    # Without a column the rows hold only their reasons: as wide as a dot plot, so they can be read.
+    return min(40.0, 4 + 0.28 * columns) if columns else DOTS_SIZE[0], min(40.0, 2.5 + 0.16 * nodes)
 
 
 def _save(fig, stem: Path, formats: list[str], dpi: int) -> list[Path]:

@@ -13,7 +13,7 @@ theoretical peak the check held it to, and a title that names the outlier:
 Pair figures (the text carries `src=N dst=M`, the same for every pair once they are taken out)
 are a source × destination heatmap instead. Health lines (a link's width, a clock) and figures
 of one GPU are not drawn: there is nothing beside them to compare with. The figures are planned
-like a family's (common.Planned), but check.json, not the CSV rows, says which exist; they are
+like a family's (figures.Planned), but check.json, not the CSV rows, says which exist; they are
 named node_<family>_<figure> (slugged) and belong to no family's FIGURES.
 """
 from __future__ import annotations
@@ -32,8 +32,11 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from .common import (REFERENCE_LINE, Figure, Planned, Run, Scope, claim, figure_legend, finish, format_number,
-                     new_figure)
+from .claims import claim
+from .drawing import REFERENCE_LINE, figure_legend, finish, new_figure
+from .figures import Figure, Planned, Scope
+from .formatting import format_number
+from .run import Run
 
 CHECK_FILE = "check.json"
 # Parameters whose value says what it is ("pinned", "1 GiB"): the glance's labels leave their names out.

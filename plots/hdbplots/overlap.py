@@ -25,8 +25,11 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from .common import (Figure, Need, Row, Scope, figure_legend, finish, format_bytes, format_number,
-                     format_time_us, group, host_color, new_figure, ordered)
+from .drawing import figure_legend, finish, host_color, new_figure
+from .figures import Figure, Need, Scope
+from .formatting import format_bytes, format_number, format_time_us
+from .results_csv import Row
+from .selection import group, ordered
 
 REGIMES = ("balanced", "compute_heavy", "copy_heavy")
 REGIME_NAMES = {"balanced": "balanced (kernel ≈ copy)", "compute_heavy": "compute-heavy (kernel ≈ 4× copy)",

@@ -20,8 +20,11 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from matplotlib.figure import Figure as MplFigure
 
-from .common import (Figure, Need, Row, Run, Scope, axes_handles, figure_legend, finish, format_bytes,
-                     format_number, format_time_us, new_figure, reference_line, size_axis)
+from .drawing import axes_handles, figure_legend, finish, new_figure, reference_line, size_axis
+from .figures import Figure, Need, Scope
+from .formatting import format_bytes, format_number, format_time_us
+from .results_csv import Row
+from .run import Run
 
 METHODS = ("ce_peer", "sm_write", "sm_read", "staged", "ce_no_peer")
 METHOD_LABELS = {

@@ -16,8 +16,12 @@ from typing import Any, Sequence
 import numpy as np
 from matplotlib.figure import Figure as MplFigure
 
-from .common import (Figure, Need, Row, Scope, axes_handles, cite, claim, figure_legend, finish, format_number,
-                     format_time_us, new_figure, ordered, reference_line, select)
+from .claims import cite, claim
+from .drawing import axes_handles, figure_legend, finish, new_figure, reference_line
+from .figures import Figure, Need, Scope
+from .formatting import format_number, format_time_us
+from .results_csv import Row
+from .selection import ordered, select
 
 MODES = ("auto", "spin", "yield", "blocking_sync")
 MODE_COLORS = {"auto": "#999999", "spin": "#D55E00", "yield": "#E69F00", "blocking_sync": "#0072B2"}

@@ -4,7 +4,7 @@
                        pageable and host-staged P2P, each at its largest size on one log axis
                        against its own physical limit, and what one 1 B copy costs on each path
 
-Every limit comes from the run (meta.json through common.Run: the GPU's HBM peak, its PCIe link,
+Every limit comes from the run (meta.json through run.Run: the GPU's HBM peak, its PCIe link,
 its NVLink links × per-link rate; the row's `traffic` class says which limit a figure is held
 to, as `hdbench check` does); none is written here. A rung the run did not measure (no NVLink on
 a PCIe-only node, no pair on a one-GPU node) is left out and the title says what is there. Like
@@ -21,8 +21,12 @@ import numpy as np
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.patches import Patch
 
-from .common import (HOST_KIND_COLORS, REFERENCE_LINE, Figure, GpuInfo, Planned, Row, Run, Scope, cite, claim,
-                     figure_devices, figure_legend, finish, format_bytes, format_number, new_figure)
+from .claims import cite, claim
+from .drawing import HOST_KIND_COLORS, REFERENCE_LINE, figure_legend, finish, new_figure
+from .figures import Figure, Planned, Scope, figure_devices
+from .formatting import format_bytes, format_number
+from .results_csv import Row
+from .run import GpuInfo, Run
 
 FAMILY = "teaching"
 LADDER = "ladder_moving_data"

@@ -5,14 +5,19 @@
 
 Run by fleet_members_test.py and fleet_scale_test.py with the Python that drew them. Checks:
 - plots/fleet_plot.json holds every figure line of fleet.json that has a band, with its node,
-  GPU, grade and value (6 significant digits), and nothing else;
-- a PNG per graded figure and fleet_heatmap.png, each the size the module draws;
+  GPU, grade and value (6 significant digits), and nothing else; and each node's reason, the one
+  hdbplots.fleet derives from fleet.json's lines (why it FAILs or WARNs where no dot shows it);
+- a PNG per graded figure and no other dot plot (a fleet with no graded figure, as one in which
+  no node finished, has none: none is expected), and fleet_heatmap.png for every fleet, each the
+  size the module draws;
 - each dot plot, drawn again from fleet_plot.json, is the PNG on disk pixel for pixel, and shows
   every GPU as a dot (as many FAIL dots as FAIL lines), the band, and a label "hostname GPU n" on
   every FAIL (up to the module's MAX_LABELS) and the FAIL colour in its pixels;
-- the heatmap's cell of every FAIL figure line is its % from the centre, and FAIL rows are named.
-Prints one JSON object (figure -> its labels; per FAIL line the heatmap's %), for the caller's own
-assertions. Exit 1 with the failures listed.
+- the heatmap's cell of every FAIL figure line is its % from the centre, FAIL rows are named, and
+  every named row without a cell has its node's reason written across it.
+Prints one JSON object (figure -> its labels; per FAIL line the heatmap's %; per named row of the
+heatmap the reason written across it), for the caller's own assertions. Exit 1 with the failures
+listed.
 """
 import argparse
 import io
@@ -61,6 +66,9 @@ def main():
             got[(names[node], entry["family"], entry["figure"], entry["gpu"][j])] = {
                 k: entry[k][j] for k in ("grade", "value", "low", "high", "centre")}
     check(set(got) == set(want), f"fleet_plot.json has {len(got)} dots, fleet.json {len(want)} banded figure lines")
+    reasons = figs.from_fleet(report)["nodes"]["reason"]
+    check(data["nodes"].get("reason") == reasons,
+          f"fleet_plot.json's node reasons {data['nodes'].get('reason', [])[:3]}, from fleet.json's lines {reasons[:3]}")
     for key in set(got) & set(want):
         g, w = got[key], want[key]
         if not check(g["grade"] == w["grade"], f"{key}: grade {g['grade']} drawn, {w['grade']} reported"):
@@ -69,7 +77,11 @@ def main():
                      f"{key}: drawn {g}, reported {w}"):
             break
 
-    # 2. The dot plots: on disk, the size drawn, the same pixels as drawn again, the dots and labels.
+    # 2. The dot plots: on disk, the size drawn, the same pixels as drawn again, the dots and labels;
+    # none but those of fleet_plot.json's figures (a fleet with none has no dot plot).
+    expected = {figs.file_stem(e["family"], e["figure"]) + ".png" for e in data["figures"]}
+    found = {f for f in os.listdir(plots) if f.startswith("fleet_") and f.endswith(".png") and f != "fleet_heatmap.png"}
+    check(found <= expected, f"dot plots of no graded figure: {sorted(found - expected)}")
     labels = {}
     fig = plt.figure(figsize=figs.DOTS_SIZE)
     for entry in data["figures"]:
@@ -101,8 +113,9 @@ def main():
             check((np.abs(on_disk[..., :3] - red).max(axis=2) < 0.02).sum() > 10, f"{name}: no FAIL-coloured pixels")
     plt.close(fig)
 
-    # 3. The heatmap: on disk at its size; each FAIL line's cell its % from the centre; FAIL rows named.
-    heat = {}
+    # 3. The heatmap: on disk at its size; each FAIL line's cell its % from the centre; FAIL rows named,
+    # and a named row without a cell has its reason across it.
+    heat, rows_said = {}, {}
     path = os.path.join(plots, "fleet_heatmap.png")
     if check(os.path.isfile(path), "no fleet_heatmap.png"):
         grid, columns = figs.heatmap_grid(data)
@@ -118,12 +131,19 @@ def main():
             from_centre = line["value"] / line["centre"] - 1
             check(math.isclose(cell, 100 * from_centre, abs_tol=1e-3), f"heatmap {node} {figure}: {cell} %")
         hm = figs.draw_heatmap(data)
-        rows = [t.get_text() for t in hm.axes[0].get_yticklabels()]
+        ax = hm.axes[0]
+        rows = [t.get_text() for t in ax.get_yticklabels()]
+        said = {round(t.get_position()[1]): t.get_text() for t in ax.texts}
         plt.close(hm)
         failing = [n for n, g in zip(names, data["nodes"]["grade"]) if g == "FAIL"]
         check(all(f"{n} FAIL" in rows for n in failing[:2 * figs.MAX_ROW_LABELS]), f"heatmap rows {rows[:20]}")
+        for i in figs.named_rows(data["nodes"]["grade"]):
+            rows_said[f"{names[i]} {data['nodes']['grade'][i]}"] = said.get(i, "")
+            if reasons[i] and np.isnan(grid[i]).all():
+                check(said.get(i) == reasons[i], f"heatmap row {names[i]}: {said.get(i)!r} written, its reason {reasons[i]!r}")
 
-    print(json.dumps({"figures": len(data["figures"]), "labels": labels, "heatmap_fail_cells": heat}))
+    print(json.dumps({"figures": len(data["figures"]), "labels": labels, "heatmap_fail_cells": heat,
+                      "heatmap_rows": rows_said}))
     if failures:
         print("FAIL: the fleet figures:\n  " + "\n  ".join(failures[:30]), file=sys.stderr)
         return 1

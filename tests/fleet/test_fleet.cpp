@@ -339,21 +339,30 @@ TEST_CASE("fleet_plot.json: what the figures draw, per figure one entry per node
   fleet_dir fleet("plot_input");
   healthy_fleet(fleet, 12, 3, 0.95);
   fleet.node("gpu13", json::array(), 1, false);  // no check.json: a row of the heatmap, no dot
+  fleet.node("gpu14", json::array({figure_line(0, 55.3), health_line(0, "FAIL")}));  // its health FAIL: no cell
   const auto report = fleet.grade();
   const auto plot = hdb::fleet_plot_json(report);
   CHECK(plot["fleet_plot_version"] == 1);
   const auto& names = plot["nodes"]["name"];
-  REQUIRE(names.size() == 13);
+  REQUIRE(names.size() == 14);
   CHECK(names[0] == report.nodes[0].name);  // report order: worst first
   CHECK(plot["nodes"]["grade"][0] == "FAIL");
+  // Why a node FAILs where no dot or cell shows it; "" where its dots do (gpu04) or it passed.
+  REQUIRE(plot["nodes"]["reason"].size() == 14);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto& reason = plot["nodes"]["reason"][i];
+    if (names[i] == "gpu13") CHECK(reason == "no check.json: the run did not finish");
+    else if (names[i] == "gpu14") CHECK(reason == "GPU 0 health PCIe link: as read");
+    else CHECK(reason == "");
+  }
   REQUIRE(plot["figures"].size() == 1);
   const auto& figure = plot["figures"][0];
   CHECK(figure["family"] == "copy");
   CHECK(figure["figure"] == "pinned h2d 1 GiB");
   CHECK(figure["unit"] == "GB/s");
-  for (const char* column : {"node", "gpu", "grade", "value", "low", "high", "centre"}) CHECK(figure[column].size() == 12);
+  for (const char* column : {"node", "gpu", "grade", "value", "low", "high", "centre"}) CHECK(figure[column].size() == 13);
   int fails = 0;
-  for (std::size_t j = 0; j < 12; ++j) {
+  for (std::size_t j = 0; j < 13; ++j) {
     const auto& node = report.nodes[figure["node"][j].get<std::size_t>()];
     CHECK(node.name != "gpu13");
     CHECK(figure["gpu"][j] == "GPU 0");

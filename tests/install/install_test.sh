@@ -18,7 +18,7 @@ cmake --install "$build" --prefix "$work/staged" > "$work/install.log"
 mv "$work/staged" "$work/moved"
 prefix=$work/moved
 expected=(bin/hdbench bin/suite.json bin/renames-schema3.json bin/schema/copy.json
-          share/hdbench/plots/plot_run.py share/hdbench/plots/hdbplots/common.py
+          share/hdbench/plots/plot_run.py share/hdbench/plots/hdbplots/figures.py
           share/hdbench/reference/h200/noise.json share/doc/hdbench/teaching.md)
 # A harness-only configuration (-DHDB_BUILD_BENCH=OFF) builds no probe and no family.
 [ "$bench" = ON ] && expected+=(bin/hdbench-probe bin/hdbench-copy)

@@ -115,7 +115,7 @@ def main() -> int:
     args = parser.parse_args()
     sys.path.insert(0, str(args.plot_run.resolve().parent))
     global SCHEMA_VERSION, SCHEMA
-    from hdbplots.common import SCHEMA_VERSION  # the version this checkout's loader reads
+    from hdbplots.results_csv import SCHEMA_VERSION  # the version this checkout's loader reads
     SCHEMA = json.loads(args.schema.read_text(encoding="utf-8"))
 
     run_dir = args.workdir / "run_overlap"

@@ -13,7 +13,7 @@ where the run has one: it adds the node figures):
      Every committed figure's title and panel titles are recomputed from the run's results.csv
      (and meta.json, check.json) by the plot code (step 2's figures.json), and every number in
      them must equal the recomputed one; every number a figure records as a claim
-     (hdbplots.common.claim: its text, the results.csv rows or check.json lines it is computed
+     (hdbplots.claims.claim: its text, the results.csv rows or check.json lines it is computed
      from, and the formula) is recomputed here from results.csv with the csv module alone and
      must round to the text standing in the title; no title wraps to more than two lines. Then
      the checker must FAIL on planted wrong numbers: one title number changed, one claim's

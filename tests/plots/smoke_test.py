@@ -3,9 +3,10 @@
 
 Each check copies a fixture run into its own fresh directory under --workdir (so the source
 tree is never written and checks can run in parallel), runs plot_run.py and asserts on exit
-status, files and messages. `common` instead calls hdbplots.common directly, for the per-GPU
-helpers that no fixture exercises fully, and `node_two_gpus` hdbplots.node, to read the titles
-of figures it need not write. Exit 0 = pass, 1 = fail (the reason is printed).
+status, files and messages. `run_model` instead calls hdbplots.run and hdbplots.results_csv
+directly, for the per-GPU helpers that no fixture exercises fully, and `node_two_gpus`
+hdbplots.node, to read the titles of figures it need not write. Exit 0 = pass, 1 = fail (the
+reason is printed).
 
     smoke_test.py --plot-run plots/plot_run.py --hdbench BIN/hdbench --fixture tests/plots/fixtures/run_copy \
                   --two-gpu-fixture tests/plots/fixtures/run_copy_2gpu --references results/reference \
@@ -281,10 +282,14 @@ def check_two_gpus(ctx: argparse.Namespace) -> None:
         expect(f"api=cudaHostRegister device={gpu} " in result.stderr, f"GPU {gpu}'s skipped case is not listed")
 
 
-def check_common(ctx: argparse.Namespace) -> None:
-    """hdbplots.common's per-GPU helpers on a node whose GPUs differ (no fixture has one)."""
+def check_run_model(ctx: argparse.Namespace) -> None:
+    """hdbplots.run's per-GPU helpers on a node whose GPUs differ (no fixture has one), and the
+    typed rows of hdbplots.results_csv."""
     sys.path.insert(0, str(ctx.plot_run.resolve().parent))
-    from hdbplots import common
+    from hdbplots.figures import per_device_name
+    from hdbplots.results_csv import CoreColumns, Row
+    from hdbplots.run import Run, node_info
+    from hdbplots.selection import devices_in
 
     # Each PCIe rate is the one meta.json records (made-up numbers here: the plots compute none).
     fast, slow = 60.0, 15.0
@@ -294,10 +299,10 @@ def check_common(ctx: argparse.Namespace) -> None:
         {"index": 2, "name": "NVIDIA H200", "uuid": "GPU-c", "pcie": {"gen_max": 5, "width_max": 16, "peak_GBps": fast}},
         {"index": 3, "name": "NVIDIA H200", "uuid": "GPU-d", "pcie": {"gen_current": 4, "width_current": 8,
                                                                       "peak_GBps": slow}}]}
-    run = common.Run(Path("."), "r1", common.node_info({"node": meta}), ())
+    run = Run(Path("."), "r1", node_info({"node": meta}), ())
     expect(run.subtitle().startswith("GPUs 0–2: NVIDIA H200, PCIe Gen5 x16; GPU 3: NVIDIA H200, PCIe Gen4 x8  ·  "
                                      "driver 575.57.08"), f"mixed-GPU subtitle: {run.subtitle()!r}")
-    alike = common.Run(Path("."), "r2", common.node_info({"node": {"gpus": meta["gpus"][:2]}}), ())
+    alike = Run(Path("."), "r2", node_info({"node": {"gpus": meta["gpus"][:2]}}), ())
     expect(alike.subtitle() == "2 × NVIDIA H200, PCIe Gen5 x16 each  ·  run r2", f"subtitle: {alike.subtitle()!r}")
     expect(run.device_subtitle("3").startswith("GPU 3: NVIDIA H200, PCIe Gen4 x8  ·  "),
            f"device subtitle: {run.device_subtitle('3')!r}")
@@ -305,17 +310,17 @@ def check_common(ctx: argparse.Namespace) -> None:
     expect(run.pcie_peak("3") == slow and run.pcie_peak(1) == fast, "peak by index")
     # CUDA may number the cards differently from nvidia-smi: the UUID decides when it is known.
     expect(run.pcie_peak("0", "GPU-d") == slow, "peak by UUID")
-    columns = common.CoreColumns.from_record(harness_record(ctx.hdbench))
-    row = common.Row.of(columns, family="copy", case="bandwidth_all_gpus", device=0, gpus=2, gpu_uuid="GPU-a,GPU-d",
+    columns = CoreColumns.from_record(harness_record(ctx.hdbench))
+    row = Row.of(columns, family="copy", case="bandwidth_all_gpus", device=0, gpus=2, gpu_uuid="GPU-a,GPU-d",
                         direction="h2d", host_kind="pinned", api="async", size_bytes=1 << 30, streams=1,
                         metric="bandwidth", unit="GB/s", statistic="median", value=1.0)
     expect([g.index if g else None for g in run.row_gpus(row)] == [0, 3], "row_gpus of a case spanning GPUs (by UUID)")
     unknown = row.replace(gpu_uuid="")
     expect(run.row_devices(unknown) == [0, 1], "row_devices without UUIDs: device, device+1, …")
     rows = [row, row.replace(device=10), row.replace(device=2)]
-    expect(common.devices_in(rows) == [0, 2, 10], f"devices_in: {common.devices_in(rows)}")
-    expect(common.per_device_name("copy_alloc", 1, True) == "copy_alloc_gpu1", "per-device name")
-    expect(common.per_device_name("copy_alloc", 0, False) == "copy_alloc", "single-GPU name")
+    expect(devices_in(rows) == [0, 2, 10], f"devices_in: {devices_in(rows)}")
+    expect(per_device_name("copy_alloc", 1, True) == "copy_alloc_gpu1", "per-device name")
+    expect(per_device_name("copy_alloc", 0, False) == "copy_alloc", "single-GPU name")
     # The generic row: every column by name, a misspelt one fails loudly, an empty one is None.
     expect(row["size_bytes"] == 1 << 30 and row.get("regime") is None and row.get("regime", "-") == "-", "row access")
     try:
@@ -326,23 +331,23 @@ def check_common(ctx: argparse.Namespace) -> None:
     # NVLink: the slowest GPU's links_active × per_link_GBps, both from meta.json (no rate in the code).
     nv = {"gpus": [{"index": i, "uuid": f"GPU-{i}", "nvlink": {"links_active": links, "per_link_GBps": 50.0}}
                    for i, links in enumerate((18, 18, 6))]}
-    rate = common.Run(Path("."), "r3", common.node_info({"node": nv}), ()).nvlink_bus_rate()
+    rate = Run(Path("."), "r3", node_info({"node": nv}), ()).nvlink_bus_rate()
     expect(rate is not None and rate[0] == 300.0 and rate[1].index == 2, f"nvlink_bus_rate: {rate}")
     # An older meta.json has the per-link rate in node.topology only: the harness copies it to
     # node.gpus before the plots read the run (hdbench plot), the plots read node.gpus alone.
     old = {"gpus": [{"index": 0, "uuid": "GPU-0", "nvlink": {"links_active": 4}}],
            "topology": {"gpus": [{"index": 0, "uuid": "GPU-0", "nvlink": {"per_link_GBps": 25.0}}]}}
-    expect(common.Run(Path("."), "r4", common.node_info({"node": old}), ()).nvlink_bus_rate() is None,
+    expect(Run(Path("."), "r4", node_info({"node": old}), ()).nvlink_bus_rate() is None,
            "the plots read node.topology's per-link rate themselves")
-    older = ctx.workdir / "common_older_meta"
+    older = ctx.workdir / "run_model_older_meta"
     shutil.rmtree(older, ignore_errors=True)
     older.mkdir(parents=True)
     (older / "meta.json").write_text(json.dumps({"node": old}), encoding="utf-8")
     record_harness_tables(ctx.hdbench, older)
     recorded = json.loads((older / "meta.json").read_text(encoding="utf-8"))
-    rate = common.Run(Path("."), "r4", common.node_info(recorded), ()).nvlink_bus_rate()
+    rate = Run(Path("."), "r4", node_info(recorded), ()).nvlink_bus_rate()
     expect(rate is not None and rate[0] == 100.0, f"per-link rate of an older meta.json, as hdbench records it: {rate}")
-    none = common.Run(Path("."), "r5", common.node_info({"node": {"gpus": [{"index": 0}]}}), ()).nvlink_bus_rate()
+    none = Run(Path("."), "r5", node_info({"node": {"gpus": [{"index": 0}]}}), ()).nvlink_bus_rate()
     expect(none is None, "no NVLink facts in meta.json: no line rate")
     # PCIe through the host: the slower link of the GPUs a path crosses; unknown if one is unknown.
     limit = run.pcie_limit(run.pair_gpus(0, 3))
@@ -351,10 +356,10 @@ def check_common(ctx: argparse.Namespace) -> None:
     expect(limit is not None and limit[1].uuid == "GPU-d", f"pair_gpus by the row's UUIDs: {limit}")
     expect(run.pcie_limit(run.pair_gpus(2, 2)) == (fast, run.gpu_info(2)), "a loopback: its GPU's own link")
     expect(run.pcie_limit(run.pair_gpus(0, 7)) is None, "a pair with a GPU meta.json does not list has no limit")
-    unrecorded = common.node_info({"node": {"gpus": [{"index": 0, "pcie": {"gen_max": 5, "width_max": 16}}]}})
+    unrecorded = node_info({"node": {"gpus": [{"index": 0, "pcie": {"gen_max": 5, "width_max": 16}}]}})
     expect(unrecorded.gpus[0].pcie_peak_gbps is None and unrecorded.gpus[0].link == "PCIe Gen5 x16",
            "the plots turned a PCIe link into a rate themselves (only meta.json's peak_GBps may give one)")
-    check_columns(common, columns)
+    check_columns(columns)
     sources = sorted((ctx.plot_run.resolve().parent / "hdbplots").glob("*.py"))
     for path in sources:
         text = path.read_text(encoding="utf-8")
@@ -366,27 +371,30 @@ def check_common(ctx: argparse.Namespace) -> None:
                                             f"({column_list!r}); read meta.json's results_csv")
 
 
-def check_columns(common, columns) -> None:
+def check_columns(columns) -> None:
     """Parameter columns are the ones the families declare; every other column is core (`columns`,
     the harness's list). A column that is neither is read as text and named in a warning, never a
     parameter."""
-    declarations = {"copy": common.FamilyDeclaration("copy", "copy", {"parameters": {
+    from hdbplots.declarations import FamilyDeclaration
+    from hdbplots.results_csv import parameter_columns, parse_rows
+
+    declarations = {"copy": FamilyDeclaration("copy", "copy", {"parameters": {
         "direction": {"type": "text"}, "size_bytes": {"type": "int"}}})}
     header = list(columns.leading) + ["direction", "size_bytes"] + list(columns.trailing) + ["node_kind"]
-    params, notes = common.parameter_columns(header, declarations, columns)
+    params, notes = parameter_columns(header, declarations, columns)
     expect(params == {"direction": "text", "size_bytes": "int"}, f"parameter columns: {params}")
     expect(len(notes) == 1 and "node_kind" in notes[0] and "results_csv" in notes[0], f"warnings: {notes}")
     values = {**{c: "" for c in header}, "schema_version": "3", "run_id": "r", "family": "copy", "case": "bandwidth",
               "device": "0", "gpus": "1", "direction": "h2d", "size_bytes": "1024", "metric": "bandwidth",
               "statistic": "median", "value": "1.5", "status": "ok", "node_kind": "42"}
-    _, rows = common.parse_rows(Path("results.csv"), header, [[values[c] for c in header]], params, columns)
+    _, rows = parse_rows(Path("results.csv"), header, [[values[c] for c in header]], params, columns)
     expect(rows[0].params() == {"direction": "h2d", "size_bytes": 1024} and rows[0]["node_kind"] == "42",
            f"an unknown core column is no parameter and stays text: {rows[0]!r}")
     expect(rows[0].value == 1.5 and rows[0].device == 0 and rows[0].sample_index is None,
            f"core columns typed as results_csv says: {rows[0]!r}")
     # A family that declares nothing: a column no declaration names may be its parameter.
-    bare = {"standin": common.FamilyDeclaration("standin", None, {})}
-    params, notes = common.parameter_columns(header, bare, columns)
+    bare = {"standin": FamilyDeclaration("standin", None, {})}
+    params, notes = parameter_columns(header, bare, columns)
     expect(list(params) == ["direction", "size_bytes", "node_kind"] and len(notes) == 1
            and "declares no parameters" in notes[0], f"an undeclared family's columns: {params}, {notes}")
 
@@ -400,7 +408,8 @@ def check_p2p_mixed_links(ctx: argparse.Namespace) -> None:
     --meta-only` records its peak, as hdbench does before it plots a run."""
     sys.path.insert(0, str(ctx.plot_run.resolve().parent))
     from hdbplots import p2p, teaching
-    from hdbplots.common import load_run, plan
+    from hdbplots.figures import plan
+    from hdbplots.run import load_run
 
     def limits(run_dir: Path) -> dict[str, list[tuple[float, str]]]:
         """The PCIe lines each p2p figure draws: (GB/s, label) per axes, from the reference lines."""
@@ -505,6 +514,37 @@ def standin_run(ctx: argparse.Namespace, name: str, plots: str | None, types: di
     return run_dir
 
 
+def check_layout(ctx: argparse.Namespace) -> None:
+    """plots/hdbplots' shared helpers (hdbplots._NOT_PLOT_MODULES) are files of their own, import
+    no family's module, and no two modules of the package import each other, directly or round a
+    cycle (docs/plots.md, "Adding plots for another family")."""
+    import ast
+    sys.path.insert(0, str(ctx.plot_run.resolve().parent))
+    import hdbplots
+    package = ctx.plot_run.resolve().parent / "hdbplots"
+    imports: dict[str, set[str]] = {}
+    for path in sorted(package.glob("[a-z]*.py")):
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                found |= {node.module} if node.module else {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("hdbplots."):
+                found.add(node.module.split(".")[1])
+        imports[path.stem] = found
+    helpers = set(hdbplots._NOT_PLOT_MODULES)
+    expect(helpers <= set(imports), f"helpers without a file: {sorted(helpers - set(imports))}")
+    for helper in sorted(helpers & set(imports)):
+        expect(imports[helper] <= helpers, f"{helper}.py imports {sorted(imports[helper] - helpers)}, not a helper")
+
+    def cycle(module: str, path: tuple[str, ...]) -> tuple[str, ...] | None:
+        if module in path:
+            return path[path.index(module):] + (module,)
+        return next((c for m in sorted(imports.get(module, ())) if (c := cycle(m, path + (module,)))), None)
+
+    cycles = [c for m in sorted(imports) if (c := cycle(m, ()))]
+    expect(not cycles, f"hdbplots modules import each other: {' -> '.join(cycles[0]) if cycles else ''}")
+
+
 def check_discovery(ctx: argparse.Namespace) -> None:
     """plot_run imports the module meta.json names, found through HDBENCH_PLOT_MODULES when it is
     not in plots/hdbplots; its FIGURES alone decide what is drawn; columns are typed from the
@@ -553,7 +593,8 @@ def check_nvlink_line(ctx: argparse.Namespace) -> None:
     (run_dir / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
     sys.path.insert(0, str(ctx.plot_run.resolve().parent))
     from hdbplots import allreduce
-    from hdbplots.common import load_run, plan
+    from hdbplots.figures import plan
+    from hdbplots.run import load_run
     run, _ = load_run(run_dir)
     jobs = {p.file_name: p for p in plan(run, "allreduce", allreduce.FIGURES)}
     expect("allreduce_busbw" in jobs, f"busbw not expected: {sorted(jobs)}")
@@ -635,7 +676,7 @@ def check_node_two_gpus(ctx: argparse.Namespace) -> None:
     run_dir = run_with_check(ctx, "h200-x2", "node_two_gpus")
     sys.path.insert(0, str(ctx.plot_run.resolve().parent))
     from hdbplots import node
-    from hdbplots.common import load_run
+    from hdbplots.run import load_run
 
     def titles() -> dict[str, str]:
         run, _ = load_run(run_dir)
@@ -685,9 +726,10 @@ def check_node_no_check(ctx: argparse.Namespace) -> None:
 CHECKS = {
     "figures": check_figures,
     "discovery": check_discovery,
+    "layout": check_layout,
     "nvlink_line": check_nvlink_line,
     "two_gpus": check_two_gpus,
-    "common": check_common,
+    "run_model": check_run_model,
     "p2p_mixed_links": check_p2p_mixed_links,
     "recorded_tables": check_recorded_tables,
     "output_and_format": check_output_and_format,

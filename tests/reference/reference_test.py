@@ -11,7 +11,7 @@ For each results/reference/<kind>/results.csv (schema 3):
   columns and the same dtypes for every reference: one GPU and two load alike;
 - the core columns are the harness's (`hdbench schema-doc --json`, the list its CSV writer uses
   and meta.json records as results_csv): every column the reference's families do not declare as
-  a parameter (split as plots/hdbplots/common.py parameter_columns() splits them) is one of them,
+  a parameter (split as plots/hdbplots/results_csv.py parameter_columns() splits them) is one of them,
   in their order around the parameters, and each of them is there, every `statistic` is one the
   harness lists; and docs/csv-schema.md's column table lists exactly those columns, with the
   harness's types, and its `statistic` row names exactly its statistics.
@@ -29,21 +29,22 @@ import sys
 import warnings
 from pathlib import Path
 
-def plot_common(repo: Path):
-    """plots/hdbplots/common.py: the plots' reading of results.csv (parameter_columns)."""
+def plots_reader(repo: Path):
+    """The plots' reading of results.csv: hdbplots.declarations (family_declarations) and
+    hdbplots.results_csv (CoreColumns, parameter_columns, which splits by those declarations)."""
     sys.path.insert(0, str(repo / "plots"))
-    from hdbplots import common
-    return common
+    from hdbplots import declarations, results_csv
+    return declarations, results_csv
 
 
-def harness_columns(repo: Path, hdbench: Path, common):
+def harness_columns(repo: Path, hdbench: Path, results_csv):
     """The harness's core columns and statistics (`hdbench schema-doc --json`) as the plots read them."""
     sys.path.insert(0, str(repo / "tests" / "plots"))
     from make_fixtures import harness_record
-    return common.CoreColumns.from_record(harness_record(hdbench))
+    return results_csv.CoreColumns.from_record(harness_record(hdbench))
 
 
-def core_column_problems(path: Path, common, columns) -> list[str]:
+def core_column_problems(path: Path, plot_declarations, results_csv, columns) -> list[str]:
     """A reference's header against the harness's core columns, the parameters taken from its declarations."""
     with path.open(newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
@@ -51,8 +52,8 @@ def core_column_problems(path: Path, common, columns) -> list[str]:
         family_at = header.index("family")
         families = list(dict.fromkeys(r[family_at] for r in reader if r[family_at]))
     meta = json.loads((path.parent / "meta.json").read_text(encoding="utf-8"))
-    declared, _ = common.family_declarations(meta, families)
-    params, notes = common.parameter_columns(header, declared, columns)
+    declared, _ = plot_declarations.family_declarations(meta, families)
+    params, notes = results_csv.parameter_columns(header, declared, columns)
     core = [c for c in header if c not in params]
     problems = [f"{path.parent.name}: {note}" for note in notes if "results_csv" in note]
     if core != list(columns.names):
@@ -157,8 +158,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"reference_test: {missing}: the dtype check needs pandas (apt install python3-pandas)", file=sys.stderr)
         return 1
     schemas = declarations(args.repo)
-    common = plot_common(args.repo)
-    columns = harness_columns(args.repo, args.hdbench, common)
+    plot_declarations, results_csv = plots_reader(args.repo)
+    columns = harness_columns(args.repo, args.hdbench, results_csv)
     core = frozenset(columns.names)
     failures: list[str] = docs_problems(args.repo, columns)
     dtypes: dict[str, dict[str, str]] = {}
@@ -188,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
                 failures.append(f"{path}: pandas.read_csv: {e}")
                 continue
         dtypes[path.parent.name] = {c: str(t) for c, t in frame.dtypes.items()}
-        failures += core_column_problems(path, common, columns)
+        failures += core_column_problems(path, plot_declarations, results_csv, columns)
         print(f"{path.parent.name}: {len(rows)} rows walked to their declarations; {len(frame.columns)} columns")
     names = list(dtypes)
     for other in names[1:]:

@@ -1,13 +1,15 @@
 """Plot module of the smoke test's stand-in family (tests/plots/smoke_test.py `discovery`).
 
 It lives outside plots/hdbplots and is found through HDBENCH_PLOT_MODULES, as a family kept in
-tests/ would bring its own: it imports hdbplots.common by its full name and declares FIGURES.
+tests/ would bring its own: it imports hdbplots.figures and hdbplots.drawing by their full names
+and declares FIGURES.
 """
 from __future__ import annotations
 
 import sys
 
-from hdbplots.common import Figure, Need, Scope, finish, new_figure
+from hdbplots.drawing import finish, new_figure
+from hdbplots.figures import Figure, Need, Scope
 
 
 def probe_figure(scope: Scope):

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure as MplFigure
 
-from hdbplots.common import (Figure, Need, Row, Scope, axes_handles, cite, claim, figure_legend, finish,
-                             new_figure, ordered, plot_band, select, size_axis)
+from hdbplots.claims import cite, claim
+from hdbplots.drawing import axes_handles, figure_legend, finish, new_figure, plot_band, size_axis
+from hdbplots.figures import Figure, Need, Scope
+from hdbplots.results_csv import Row
+from hdbplots.selection import ordered, select
 
 LINE_STYLES = {"linear": "-", "strided": "--"}
 LANE_COLORS = {4: "#0072B2", 8: "#D55E00"}

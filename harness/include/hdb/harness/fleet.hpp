@@ -126,7 +126,8 @@ inline constexpr std::initializer_list<output_format> fleet_formats = {output_fo
 [[nodiscard]] std::string fleet_summary_line(const fleet_report& report);
 
 // What the fleet figures draw, and only that (plots/fleet_plot.json, plots/plot_fleet.py's input):
-// the nodes in report order (name, hostname, grade) and, per graded figure (family, label; sorted),
+// the nodes in report order (name, hostname, grade, and the reason of the worst line no dot or
+// cell shows) and, per graded figure (family, label; sorted),
 // one entry per node x GPU line with a band: node index, GPU ("GPU 0"), grade, value, low, high,
 // centre (6 significant digits). At a thousand nodes x 8 GPUs it is 7 MB, where fleet.json is 65.
 [[nodiscard]] nlohmann::json fleet_plot_json(const fleet_report& report);
