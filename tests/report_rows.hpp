@@ -3,8 +3,8 @@
 // rules. The tests name a row's parameters as its case label does, `device` being the label's
 // CUDA index list ("0" or "0,1"); this file alone knows how the row model stores them (`device`
 // the first index, `gpus` their count, `gpu_uuid` their UUIDs, the rest in `params`).
-#include "hdb/harness/family_rules.hpp"
-#include "hdb/harness/results.hpp"
+#include "hdb/harness/report/family_rules.hpp"
+#include "hdb/harness/data/results.hpp"
 
 #include <algorithm>
 #include <string>

@@ -8,7 +8,7 @@ binary dies), SURVIVED when every test still passes. Run by hand, not in CI (doc
 "Mutation script"):
 
     cmake --preset ci                     # once: the build directory
-    python3 tools/mutate.py               # every mutation (about 11 minutes on 2 cores)
+    python3 tools/mutate.py               # every mutation (about 25 minutes on 2 cores)
     python3 tools/mutate.py --list        # what would be applied
     python3 tools/mutate.py --only check-peak-warn-45 --only p2p-same-link
 
@@ -38,6 +38,10 @@ ROOT = Path(__file__).resolve().parent.parent
 # runs with ("" = every test case of the binary).
 CHECK = ("test_check", "")
 COMPARE = ("test_harness", "[compare]")
+DECISION = ("test_harness", "[decision]")
+FLEET = ("test_fleet", "")
+# The 12 committed members as a fleet, through the real binary (--learn among them).
+FLEET_MEMBERS = ("hdbench", "ctest:fleet: members peer")
 REFERENCE = ("test_reference", "")
 OVERLAP = ("overlap_report_tests", "")
 P2P = ("p2p_report_tests", "")
@@ -56,32 +60,39 @@ class Mutation:
     tests: list = field(default_factory=list)  # (binary, test spec)
 
 
-CHECK_HPP = "harness/include/hdb/harness/check.hpp"
-CHECK_CPP = "harness/src/check.cpp"
-COMPARE_CPP = "harness/src/compare_model.cpp"
-COLLECT_CPP = "harness/src/collect.cpp"
-COMPARE_HPP = "harness/include/hdb/harness/compare_model.hpp"
-VALIDATE_CPP = "harness/src/reference_validate.cpp"
+DECISION_HPP = "harness/include/hdb/harness/verdict/decision.hpp"
+DECISION_CPP = "harness/src/verdict/decision.cpp"
+CHECK_CPP = "harness/src/verdict/check.cpp"
+STATISTICS_CPP = "harness/src/verdict/run_statistics.cpp"
+COMPARISON_CPP = "harness/src/verdict/comparison.cpp"
+COLLECT_CPP = "harness/src/data/collect.cpp"
+STATISTICS_HPP = "harness/include/hdb/harness/verdict/run_statistics.hpp"
+VALIDATE_CPP = "harness/src/verdict/reference_validate.cpp"
+FLEET_HPP = "harness/include/hdb/harness/verdict/fleet.hpp"
+FLEET_CPP = "harness/src/verdict/fleet.cpp"
+FLEET_RENDER_CPP = "harness/src/verdict/fleet_render.cpp"
+GRADED_LINE_CPP = "harness/src/verdict/graded_line.cpp"
+JUDGING_CPP = "harness/src/verdict/judging.cpp"
 OVERLAP_CPP = "bench/overlap/report.cpp"
 P2P_CPP = "bench/p2p/report.cpp"
 
 MUTATIONS = [
     # --- check: peaks-only grading -------------------------------------------------------------
     Mutation("check-peak-warn-45", "peaks only: the WARN/FAIL cut at 45 % instead of 50 % (probe 49.9 % FAILs)",
-             CHECK_HPP, "inline constexpr double peak_warn_percent = 50;", "inline constexpr double peak_warn_percent = 45;",
-             [CHECK]),
+             DECISION_HPP, "inline constexpr double peak_warn_percent = 50;", "inline constexpr double peak_warn_percent = 45;",
+             [CHECK, DECISION]),
     Mutation("check-peak-warn-49.5", "peaks only: the WARN/FAIL cut at 49.5 % (probe 49.9 % FAILs)",
-             CHECK_HPP, "inline constexpr double peak_warn_percent = 50;", "inline constexpr double peak_warn_percent = 49.5;",
-             [CHECK]),
+             DECISION_HPP, "inline constexpr double peak_warn_percent = 50;", "inline constexpr double peak_warn_percent = 49.5;",
+             [CHECK, DECISION]),
     Mutation("check-peak-warn-50.5", "peaks only: the WARN/FAIL cut at 50.5 % (probe 50.1 % WARNs)",
-             CHECK_HPP, "inline constexpr double peak_warn_percent = 50;", "inline constexpr double peak_warn_percent = 50.5;",
-             [CHECK]),
+             DECISION_HPP, "inline constexpr double peak_warn_percent = 50;", "inline constexpr double peak_warn_percent = 50.5;",
+             [CHECK, DECISION]),
     Mutation("check-peak-pass-74.5", "peaks only: the PASS/WARN cut at 74.5 % (probe 74.9 % WARNs)",
-             CHECK_HPP, "inline constexpr double peak_pass_percent = 75;", "inline constexpr double peak_pass_percent = 74.5;",
-             [CHECK]),
+             DECISION_HPP, "inline constexpr double peak_pass_percent = 75;", "inline constexpr double peak_pass_percent = 74.5;",
+             [CHECK, DECISION]),
     Mutation("check-peak-pass-75.5", "peaks only: the PASS/WARN cut at 75.5 % (probe 75.1 % PASSes)",
-             CHECK_HPP, "inline constexpr double peak_pass_percent = 75;", "inline constexpr double peak_pass_percent = 75.5;",
-             [CHECK]),
+             DECISION_HPP, "inline constexpr double peak_pass_percent = 75;", "inline constexpr double peak_pass_percent = 75.5;",
+             [CHECK, DECISION]),
     # --- check: the scatter note ---------------------------------------------------------------
     Mutation("check-scatter-6", "the scatter note from 6x the set's scatter instead of 3x (a 4x scatter is noted)",
              CHECK_CPP, "constexpr double unsteady_scatter_factor = 3.0;", "constexpr double unsteady_scatter_factor = 6.0;",
@@ -95,34 +106,119 @@ MUTATIONS = [
     Mutation("check-quick-guard", "the scatter note on a --quick run too (its meta.json says quick: no note)",
              CHECK_CPP, '      if (!meta.value("quick", false)) {', "      {", [CHECK]),
     Mutation("check-scatter-any-grade", "the scatter note on a figure inside or better than the band too",
-             CHECK_CPP, "  if (compared == nullptr || compared->decision.against_band != verdict::slower) return;",
-             "  if (compared == nullptr) return;", [CHECK]),
-    Mutation("check-tolerance-inclusive", "judge_figure: SLOWER by exactly the tolerance FAILs (it WARNs: FAIL is beyond it)",
-             CHECK_CPP, "case verdict::slower: return !tolerance || worse > *tolerance ? grade::fail : grade::warn;",
-             "case verdict::slower: return !tolerance || worse >= *tolerance ? grade::fail : grade::warn;", [CHECK]),
+             CHECK_CPP, "position_in_band(*line.value, line.band->low, line.band->high, *line.direction) != verdict::slower) {",
+             "false) {", [CHECK]),
+    # --- the one decision (check, compare against a set, fleet) --------------------------------
+    Mutation("decision-tolerance-inclusive", "grade_of: SLOWER by exactly the tolerance FAILs (it WARNs: FAIL is beyond it)",
+             DECISION_CPP, "case verdict::slower: return !rule.tolerance || worse > *rule.tolerance ? grade::fail : grade::warn;",
+             "case verdict::slower: return !rule.tolerance || worse >= *rule.tolerance ? grade::fail : grade::warn;",
+             [DECISION, CHECK]),
+    Mutation("decision-no-tolerance-warns", "grade_of: SLOWER with no tolerance declared WARNs (the band alone decides: FAIL)",
+             DECISION_CPP, "case verdict::slower: return !rule.tolerance || worse > *rule.tolerance ? grade::fail : grade::warn;",
+             "case verdict::slower: return rule.tolerance && worse > *rule.tolerance ? grade::fail : grade::warn;",
+             [DECISION]),
+    Mutation("decision-host-faster-warns", "grade_of: a faster host line WARNs (a faster host PASSes)",
+             DECISION_CPP, "case verdict::faster: return rule.host_bound ? grade::pass : grade::warn;",
+             "case verdict::faster: return grade::warn;", [DECISION, CHECK]),
+    Mutation("decision-faster-passes", "grade_of: a figure better than the band PASSes (it WARNs: a set to renew)",
+             DECISION_CPP, "case verdict::faster: return rule.host_bound ? grade::pass : grade::warn;",
+             "case verdict::faster: return grade::pass;", [DECISION, CHECK, FLEET]),
+    Mutation("decision-lower-is-higher", "position_in_band: lower-is-better read as higher (a slow latency is FASTER)",
+             DECISION_CPP, "case better::lower: return above ? verdict::slower : below ? verdict::faster : verdict::same;",
+             "case better::lower: return below ? verdict::slower : above ? verdict::faster : verdict::same;",
+             [DECISION, CHECK]),
+    Mutation("decision-edge-outside", "position_in_band: the band's low edge is outside it",
+             DECISION_CPP, "  const bool below = value < low, above = value > high;",
+             "  const bool below = value <= low, above = value > high;", [DECISION]),
+    Mutation("decision-worse-lower-sign", "worse_by: lower-is-better measured the wrong way round",
+             DECISION_CPP, "    case better::lower: return value / centre - 1;", "    case better::lower: return 1 - value / centre;",
+             [DECISION, CHECK]),
+    Mutation("decision-compare-warn-slower", "compare_verdict: below the band within the tolerance is SLOWER (it is SAME)",
+             DECISION_CPP, "  return decision.position == verdict::slower ? verdict::same : decision.position;",
+             "  return decision.position;", [DECISION, CHECK]),
+    Mutation("compare-node-direction", "compare holds a node to its set as if every figure were higher-is-better "
+             "(a latency beyond its 15 % would not be SLOWER)",
+             COMPARISON_CPP, "decide_figure(*cmp.current->central, band, cmp.baselines.front()->direction, rule);",
+             "decide_figure(*cmp.current->central, band, better::higher, rule);", [CHECK]),
+    Mutation("check-no-band-passes", "check: a figure the set has no band for PASSes (it WARNs)",
+             CHECK_CPP, "    line.result = grade::warn;\n    line.reason = compared == nullptr ?",
+             "    line.result = grade::pass;\n    line.reason = compared == nullptr ?", [CHECK]),
+    # --- the judging declaration ----------------------------------------------------------------
+    Mutation("judging-run-not-installed", "judging_rule: the run's own tolerance over the installed one",
+             JUDGING_CPP, "  if (declaration == nullptr) return {fallback, false};", "  if (true) return {fallback, false};",
+             [DECISION, CHECK]),
+    Mutation("judging-host-from-fallback", "judging_rule: the host flag from the run's own declaration, not the installed check's",
+             JUDGING_CPP, "same_check != nullptr ? same_check->host_bound : fallback.host_bound}, true};",
+             "fallback.host_bound}, true};", [DECISION]),
+    # --- the graded line's JSON -----------------------------------------------------------------
+    Mutation("graded-line-key-misspelt", "to_json(graded_line): 'tolerance' written as 'tolerances'",
+             GRADED_LINE_CPP, '{"tolerance", optional_number(line.rule.tolerance)},',
+             '{"tolerances", optional_number(line.rule.tolerance)},', [DECISION, CHECK]),
+    Mutation("graded-line-band-runs", "graded_line_from_json: the band's runs not read back",
+             GRADED_LINE_CPP, "runs && *runs > 0 ? static_cast<std::size_t>(*runs) : 0,", "0,", [DECISION, FLEET]),
+    Mutation("graded-line-check-dropped", "to_json(graded_line): the check's label not written (fleet cannot look its rule up)",
+             GRADED_LINE_CPP, '{"check", line.check ? json(*line.check) : json(nullptr)},', '{"check", json(nullptr)},',
+             [DECISION, CHECK]),
+    # --- fleet's grading ------------------------------------------------------------------------
+    Mutation("fleet-frozen-tolerance", "fleet judges a current check.json by the tolerance it froze, not the installed one",
+             FLEET_CPP, "  const auto judged = line.key ? judging_rule(judging, line.family, line.check, line.key->metric, line.rule)",
+             "  const auto judged = false ? judging_rule(judging, line.family, line.check, line.key->metric, line.rule)", [CHECK]),
+    Mutation("fleet-set-not-regraded", "fleet keeps a check.json made without the kind's set (peaks only) as it is",
+             FLEET_CPP, "    if (l.check_set != summary.set || l.check_set_runs != summary.set_runs) {",
+             "    if (false) {", [CHECK]),
+    Mutation("fleet-older-not-regraded", "fleet never checks an older check.json again from its results.csv",
+             FLEET_CPP, "    if (!l.has_check || l.check_version >= check_json_version) continue;",
+             "    if (true) continue;", [FLEET_MEMBERS]),
+    Mutation("fleet-spread-floor-2x", "the peers' spread floor 0.2 % instead of 0.1 %",
+             FLEET_HPP, "inline constexpr double fleet_spread_floor = 0.001;", "inline constexpr double fleet_spread_floor = 0.002;",
+             [FLEET]),
+    Mutation("fleet-spread-floor-half", "the peers' spread floor 0.05 % instead of 0.1 %",
+             FLEET_HPP, "inline constexpr double fleet_spread_floor = 0.001;", "inline constexpr double fleet_spread_floor = 0.0005;",
+             [FLEET]),
+    Mutation("fleet-k-df", "the band's k with the MAD's degrees of freedom 0.5 (peers - 1), not 0.37",
+             FLEET_CPP, "  const double df = std::max(1.0, 0.37 * (static_cast<double>(peers) - 1));",
+             "  const double df = std::max(1.0, 0.5 * (static_cast<double>(peers) - 1));", [FLEET]),
+    Mutation("fleet-k-centre-error", "the band's k without the centre's own error (sqrt(1 + pi / (2 peers)))",
+             FLEET_CPP, "  return student_t_quantile(p, df) * std::sqrt(1 + std::numbers::pi / (2 * static_cast<double>(peers)));",
+             "  return student_t_quantile(p, df);", [FLEET]),
+    Mutation("fleet-min-peers-4", "fewer than 4 peers and a figure is not graded against them (3 suffice)",
+             FLEET_HPP, "inline constexpr std::size_t fleet_min_peers = 3;", "inline constexpr std::size_t fleet_min_peers = 4;",
+             [FLEET]),
+    Mutation("fleet-own-output-a-node", "fleet grades a directory it wrote as a node",
+             FLEET_CPP, "bool is_fleet_output(const fs::path& dir) { return fs::exists(dir / fleet_output_marker); }",
+             "bool is_fleet_output(const fs::path& dir) { return false && fs::exists(dir / fleet_output_marker); }", [FLEET]),
+    Mutation("fleet-out-inside", "the default --out inside the directories graded (where the next glob finds it)",
+             FLEET_RENDER_CPP, "  const auto parent = common && common->has_parent_path() ? common->parent_path() : fs::current_path();",
+             "  const auto parent = common ? *common : fs::current_path();", [FLEET]),
+    Mutation("fleet-learn-trims-warn", "--learn keeps WARN nodes out of the set (a set trimmed to its own band)",
+             FLEET_RENDER_CPP, "      if (node.failed > 0) {\n        std::string why;",
+             "      if (node.failed > 0 || node.warned > 0) {\n        std::string why;", [FLEET_MEMBERS]),
+    Mutation("fleet-hung-node-passes", "a node that wrote meta.json but no check.json is not a FAIL",
+             FLEET_CPP, "  if (!check) {\n    node.lines.push_back(node_line(\"check.json\",",
+             "  if (!check) {\n    if (false) node.lines.push_back(node_line(\"check.json\",", [FLEET]),
     # --- compare -------------------------------------------------------------------------------
     Mutation("compare-bonferroni-level", "decide_against_runs at level alpha, not alpha / tests",
-             COMPARE_CPP, "  const double level = options.alpha / static_cast<double>(tests);",
+             STATISTICS_CPP, "  const double level = options.alpha / static_cast<double>(tests);",
              "  const double level = options.alpha;", [COMPARE]),
     Mutation("compare-bonferroni-m", "build_comparisons passes m = 1 to decide_against_runs, not the gating headlines' count",
-             COMPARE_CPP, "std::max<std::size_t>(set.tests, 1), options);", "std::size_t{1}, options);", [COMPARE]),
+             COMPARISON_CPP, "std::max<std::size_t>(set.tests, 1), options);", "std::size_t{1}, options);", [COMPARE]),
     Mutation("compare-bonferroni-all", "with --all, non-gating metrics count as Bonferroni tests too",
-             COMPARE_CPP, "    if (probe.gates() && spread_of(key, runs) && *it->second.central > 0) ++set.tests;",
+             COMPARISON_CPP, "    if (probe.gates() && spread_of(key, runs) && *it->second.central > 0) ++set.tests;",
              "    if (spread_of(key, runs) && *it->second.central > 0) ++set.tests;", [COMPARE]),
     Mutation("compare-one-baseline-slower-unsignificant", "one baseline: SLOWER beyond 5 % without significance",
-             COMPARE_CPP, "  if (significant && worse > threshold) d.result = verdict::slower;",
+             STATISTICS_CPP, "  if (significant && worse > threshold) d.result = verdict::slower;",
              "  if (worse > threshold) d.result = verdict::slower;", [COMPARE]),
     Mutation("compare-one-baseline-faster-unsignificant", "one baseline: FASTER beyond 5 % without significance",
-             COMPARE_CPP, "  else if (significant && worse < -threshold) d.result = verdict::faster;",
+             STATISTICS_CPP, "  else if (significant && worse < -threshold) d.result = verdict::faster;",
              "  else if (worse < -threshold) d.result = verdict::faster;", [COMPARE]),
     Mutation("compare-one-baseline-threshold-inclusive", "one baseline: a change of exactly the threshold is SLOWER (beyond it is)",
-             COMPARE_CPP, "  if (significant && worse > threshold) d.result = verdict::slower;",
+             STATISTICS_CPP, "  if (significant && worse > threshold) d.result = verdict::slower;",
              "  if (significant && worse >= threshold) d.result = verdict::slower;", [COMPARE]),
     Mutation("compare-one-baseline-faster-threshold-inclusive", "one baseline: a gain of exactly the threshold is FASTER",
-             COMPARE_CPP, "  else if (significant && worse < -threshold) d.result = verdict::faster;",
+             STATISTICS_CPP, "  else if (significant && worse < -threshold) d.result = verdict::faster;",
              "  else if (significant && worse <= -threshold) d.result = verdict::faster;", [COMPARE]),
     Mutation("compare-known-threshold-2", "the default threshold with known noise 2 % instead of 1 % (plain baseline runs)",
-             COMPARE_HPP, "inline constexpr double known_noise_threshold = 0.01;",
+             STATISTICS_HPP, "inline constexpr double known_noise_threshold = 0.01;",
              "inline constexpr double known_noise_threshold = 0.02;", [COMPARE]),
     # --- reference validate ----------------------------------------------------------------------
     Mutation("validate-false-swapped", "validate: false SLOWER and false FASTER counted in each other's column",

@@ -30,7 +30,7 @@
 #endif
 
 #include "hdb/cuda_check.hpp"
-#include "hdb/host/lists.hpp"
+#include "hdb/util/lists.hpp"
 #include "hdb/sizes.hpp"
 #include "hdb/host_placement.hpp"
 

@@ -1,6 +1,6 @@
 #include "collective.hpp"
 
-#include "hdb/host/units.hpp"
+#include "hdb/util/units.hpp"
 
 namespace hdb::allreduce {
 

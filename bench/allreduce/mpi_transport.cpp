@@ -7,7 +7,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "hdb/host/units.hpp"  // format_seconds
+#include "hdb/util/units.hpp"  // format_seconds
 
 namespace hdb::allreduce {
 namespace {

@@ -38,7 +38,7 @@
 
 #include "hdb/buffers.hpp"
 #include "hdb/cuda_check.hpp"
-#include "hdb/host/units.hpp"
+#include "hdb/util/units.hpp"
 #include "hdb/sizes.hpp"
 #include "hdb/stream.hpp"
 

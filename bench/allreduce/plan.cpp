@@ -1,8 +1,8 @@
 #include "plan.hpp"
 
 #include "hdb/options.hpp"
-#include "hdb/host/lists.hpp"
-#include "hdb/host/units.hpp"
+#include "hdb/util/lists.hpp"
+#include "hdb/util/units.hpp"
 #include "hdb/sizes.hpp"
 
 #include <algorithm>

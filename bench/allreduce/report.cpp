@@ -18,9 +18,9 @@
 #include <tuple>
 #include <vector>
 
-#include "hdb/harness/family_rules.hpp"
-#include "hdb/harness/tables.hpp"
-#include "hdb/host/lists.hpp"  // all_digits
+#include "hdb/harness/report/family_rules.hpp"
+#include "hdb/harness/common/tables.hpp"
+#include "hdb/util/lists.hpp"  // all_digits
 
 namespace hdb {
 namespace {

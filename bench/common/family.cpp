@@ -4,7 +4,7 @@
 #include "hdb/cuda_check.hpp"
 #include "hdb/fingerprint.hpp"
 #include "hdb/gpu_lock.hpp"
-#include "hdb/host/lists.hpp"  // all_digits
+#include "hdb/util/lists.hpp"  // all_digits
 #include "hdb/sizes.hpp"
 #include "hdb/sweep.hpp"
 #include "hdb/warmup.hpp"

@@ -3,7 +3,7 @@
 #include "hdb/buffers.hpp"
 #include "hdb/cuda_check.hpp"
 #include "hdb/devices.hpp"
-#include "hdb/host/nvidia_smi.hpp"
+#include "hdb/util/nvidia_smi.hpp"
 #include "hdb/gpu_topology.hpp"
 #include "hdb/shell.hpp"
 #include "hdb/stream.hpp"

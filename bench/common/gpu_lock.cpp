@@ -1,6 +1,6 @@
 #include "hdb/gpu_lock.hpp"
 
-#include "hdb/host/process.hpp"  // unique_fd, errno_text
+#include "hdb/util/process.hpp"  // unique_fd, errno_text
 
 #include <fcntl.h>
 #include <sys/file.h>

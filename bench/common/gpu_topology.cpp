@@ -3,7 +3,7 @@
 #include "hdb/cuda_check.hpp"
 #include "hdb/devices.hpp"
 #include "hdb/fingerprint.hpp"
-#include "hdb/host/lists.hpp"
+#include "hdb/util/lists.hpp"
 #include "hdb/shell.hpp"
 #include "hdb/host_placement.hpp"
 #include "nvml_loader.hpp"

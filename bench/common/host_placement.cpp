@@ -1,6 +1,6 @@
 #include "hdb/host_placement.hpp"
 
-#include "hdb/host/lists.hpp"
+#include "hdb/util/lists.hpp"
 #include "hdb/sizes.hpp"
 
 #include <sched.h>

@@ -1,7 +1,7 @@
 #include "hdb/measure.hpp"
 
-#include "hdb/host/stats.hpp"
-#include "hdb/host/units.hpp"
+#include "hdb/util/stats.hpp"
+#include "hdb/util/units.hpp"
 #include "hdb/sizes.hpp"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 #include "hdb/options.hpp"
 
-#include "hdb/host/lists.hpp"
+#include "hdb/util/lists.hpp"
 #include "hdb/sizes.hpp"
 #include "hdb/sweep.hpp"
 

@@ -1,6 +1,6 @@
 #include "hdb/shell.hpp"
 
-#include "hdb/host/process.hpp"
+#include "hdb/util/process.hpp"
 
 namespace hdb {
 

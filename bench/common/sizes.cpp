@@ -1,6 +1,6 @@
 #include "hdb/sizes.hpp"
 
-#include "hdb/host/lists.hpp"
+#include "hdb/util/lists.hpp"
 
 #include <algorithm>
 #include <cctype>

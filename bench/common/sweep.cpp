@@ -1,7 +1,7 @@
 #include "hdb/sweep.hpp"
 
 #include "hdb/devices.hpp"
-#include "hdb/host/lists.hpp"
+#include "hdb/util/lists.hpp"
 #include "hdb/sizes.hpp"  // usage_error
 
 #include <algorithm>

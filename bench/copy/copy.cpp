@@ -14,7 +14,7 @@
 #include "hdb/buffers.hpp"
 #include "hdb/cuda_check.hpp"
 #include "hdb/family.hpp"
-#include "hdb/host/units.hpp"
+#include "hdb/util/units.hpp"
 #include "hdb/host_pattern.hpp"
 #include "hdb/kernels.hpp"
 #include "hdb/measure.hpp"

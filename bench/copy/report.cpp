@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <map>
 
-#include "hdb/harness/family_rules.hpp"
-#include "hdb/harness/tables.hpp"
+#include "hdb/harness/report/family_rules.hpp"
+#include "hdb/harness/common/tables.hpp"
 
 namespace hdb {
 namespace {

@@ -23,8 +23,8 @@
 #include "transform.hpp"
 
 #include "hdb/family.hpp"
-#include "hdb/host/stats.hpp"
-#include "hdb/host/units.hpp"
+#include "hdb/util/stats.hpp"
+#include "hdb/util/units.hpp"
 #include "hdb/measure.hpp"
 #include "hdb/sizes.hpp"
 #include "hdb/stream.hpp"

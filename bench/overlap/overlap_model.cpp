@@ -2,7 +2,7 @@
 
 #include "transform_math.hpp"
 
-#include "hdb/host/lists.hpp"
+#include "hdb/util/lists.hpp"
 #include "hdb/pattern.hpp"
 
 #include <algorithm>

@@ -11,8 +11,8 @@
 #include "transform.hpp"
 
 #include "hdb/cuda_check.hpp"
-#include "hdb/host/stats.hpp"
-#include "hdb/host/units.hpp"
+#include "hdb/util/stats.hpp"
+#include "hdb/util/units.hpp"
 #include "hdb/host_pattern.hpp"
 #include "hdb/kernels.hpp"
 

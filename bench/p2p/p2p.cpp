@@ -16,7 +16,7 @@
 #include "hdb/cuda_check.hpp"
 #include "hdb/family.hpp"
 #include "hdb/gpu_topology.hpp"
-#include "hdb/host/units.hpp"
+#include "hdb/util/units.hpp"
 #include "hdb/kernels.hpp"
 #include "hdb/measure.hpp"
 #include "hdb/sizes.hpp"

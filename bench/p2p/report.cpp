@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "hdb/harness/family_rules.hpp"
-#include "hdb/harness/tables.hpp"
-#include "hdb/host/lists.hpp"  // all_digits
-#include "hdb/host/stats.hpp"
+#include "hdb/harness/report/family_rules.hpp"
+#include "hdb/harness/common/tables.hpp"
+#include "hdb/util/lists.hpp"  // all_digits
+#include "hdb/util/stats.hpp"
 
 namespace hdb {
 namespace {

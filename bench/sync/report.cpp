@@ -14,8 +14,8 @@
 #include <tuple>
 #include <vector>
 
-#include "hdb/harness/family_rules.hpp"
-#include "hdb/harness/tables.hpp"
+#include "hdb/harness/report/family_rules.hpp"
+#include "hdb/harness/common/tables.hpp"
 
 namespace hdb {
 namespace {

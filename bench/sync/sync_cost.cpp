@@ -4,8 +4,8 @@
 #include "sync_kernels.hpp"
 
 #include "hdb/cuda_check.hpp"
-#include "hdb/host/process.hpp"
-#include "hdb/host/stats.hpp"
+#include "hdb/util/process.hpp"
+#include "hdb/util/stats.hpp"
 #include "hdb/stream.hpp"
 
 #include <nlohmann/json.hpp>

@@ -5,7 +5,7 @@
 // back to its parent.
 #include "step_value.hpp"
 
-#include "hdb/host/stats.hpp"
+#include "hdb/util/stats.hpp"
 
 #include <nlohmann/json.hpp>
 

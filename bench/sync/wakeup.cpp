@@ -17,7 +17,7 @@
 #include "sync_kernels.hpp"
 
 #include "hdb/cuda_check.hpp"
-#include "hdb/host/process.hpp"
+#include "hdb/util/process.hpp"
 #include "hdb/sizes.hpp"
 
 #include <atomic>

@@ -11,21 +11,21 @@
 #include <CLI/CLI.hpp>
 #include <hdb/build_info.hpp>
 
-#include "hdb/harness/check.hpp"
-#include "hdb/harness/collect.hpp"
-#include "hdb/harness/compare.hpp"
-#include "hdb/harness/convert.hpp"
-#include "hdb/harness/installed_declarations.hpp"
-#include "hdb/harness/error.hpp"
-#include "hdb/harness/files.hpp"
-#include "hdb/harness/fleet.hpp"
-#include "hdb/harness/meta.hpp"
-#include "hdb/harness/plots.hpp"
-#include "hdb/harness/reference_set.hpp"
-#include "hdb/harness/report.hpp"
-#include "hdb/harness/results.hpp"
-#include "hdb/harness/runner.hpp"
-#include "hdb/harness/schema_doc.hpp"
+#include "hdb/harness/verdict/check.hpp"
+#include "hdb/harness/data/collect.hpp"
+#include "hdb/harness/verdict/compare.hpp"
+#include "hdb/harness/data/convert.hpp"
+#include "hdb/harness/data/installed_declarations.hpp"
+#include "hdb/harness/common/error.hpp"
+#include "hdb/harness/common/files.hpp"
+#include "hdb/harness/verdict/fleet.hpp"
+#include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/report/plots.hpp"
+#include "hdb/harness/verdict/reference_set.hpp"
+#include "hdb/harness/report/report.hpp"
+#include "hdb/harness/data/results.hpp"
+#include "hdb/harness/run/runner.hpp"
+#include "hdb/harness/report/schema_doc.hpp"
 
 namespace hdb {
 namespace {

@@ -2,12 +2,12 @@
 // report.md, listed like every other report rule's: a stand-in family under a fake nvidia-smi
 // that reports another process loading the GPU.
 #include "catch_compat.hpp"
-#include "hdb/harness/files.hpp"
-#include "hdb/harness/gpu_activity.hpp"
-#include "hdb/harness/meta.hpp"
-#include "hdb/harness/report.hpp"
-#include "hdb/harness/results.hpp"
-#include "hdb/harness/runner.hpp"
+#include "hdb/harness/common/files.hpp"
+#include "hdb/harness/run/gpu_activity.hpp"
+#include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/report/report.hpp"
+#include "hdb/harness/data/results.hpp"
+#include "hdb/harness/run/runner.hpp"
 #include "harness/test_support.hpp"
 
 #include <sys/stat.h>

@@ -1,8 +1,8 @@
 // The reason of a family that crashed or exited non-zero names the cause: the last error line of
 // its stderr, never Google Benchmark's informational banner and context lines.
 #include "catch_compat.hpp"
-#include "hdb/harness/family_status.hpp"
-#include "hdb/harness/files.hpp"
+#include "hdb/harness/run/family_status.hpp"
+#include "hdb/harness/common/files.hpp"
 
 #include <csignal>
 #include <filesystem>

@@ -4,7 +4,7 @@
 // per rank count against n = 2, NVLink vs NCCL_P2P_DISABLE=1, communication/compute overlap, and the
 // straggler table with its lesson on both sides of the 90 % wait share.
 #include "catch_compat.hpp"
-#include "hdb/harness/family_rules.hpp"
+#include "hdb/harness/report/family_rules.hpp"
 #include "report_rows.hpp"
 #include "test_helpers.hpp"
 

@@ -4,7 +4,7 @@
 // what their code chose before in registration_test.cpp.
 #include "catch_compat.hpp"
 
-#include "hdb/host/declaration.hpp"
+#include "hdb/contract/declaration.hpp"
 
 #include <string>
 #include <vector>

@@ -6,7 +6,7 @@
 #include "catch_compat.hpp"
 
 #include "hdb/family.hpp"
-#include "hdb/host/declaration.hpp"
+#include "hdb/contract/declaration.hpp"
 
 #if defined(HDB_HAS_COPY)
 #include "copy.hpp"

@@ -2,7 +2,7 @@
 // uses too), and every family's schema.json read by the same parser the binaries use.
 #include "catch_compat.hpp"
 
-#include "hdb/host/declaration.hpp"
+#include "hdb/contract/declaration.hpp"
 
 #include <fstream>
 #include <sstream>

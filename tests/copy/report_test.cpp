@@ -4,8 +4,8 @@
 // their limits (pageable beating pinned by more than 5 % from 64 KiB, h2d/d2h asymmetry above
 // 10 %), and the bidir section at each GPU's largest size.
 #include "catch_compat.hpp"
-#include "hdb/harness/family_rules.hpp"
-#include "hdb/harness/traffic.hpp"
+#include "hdb/harness/report/family_rules.hpp"
+#include "hdb/harness/data/traffic.hpp"
 #include "report_rows.hpp"
 #include "test_helpers.hpp"
 

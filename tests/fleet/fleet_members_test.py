@@ -36,6 +36,7 @@ def main():
     parser.add_argument("--mode", choices=["peer", "set"], required=True)
     args = parser.parse_args()
     work = os.path.join(args.workdir, args.mode)
+    shutil.rmtree(work, ignore_errors=True)  # a run before this one leaves its sets and outputs
     empty = os.path.join(work, "no-sets")
     os.makedirs(empty, exist_ok=True)
     check_ref = empty if args.mode == "peer" else None
@@ -68,6 +69,7 @@ def main():
         set_hostname(d, f"gpu{i:02d}")
     plant_slow_pinned(dirs[1])
     plant_gen4(dirs[4])
+    plant_slow_pinned(dirs[6], 1.10)  # gpu07 10 % faster: a WARN, which --learn keeps
     for d in dirs:
         write_check_json(args.hdbench, d, check_ref)
     _, report = fleet_json(args.hdbench, [fleet_dir], fleet_ref, os.path.join(work, "out2"), expect=1)
@@ -81,6 +83,9 @@ def main():
         raise SystemExit(f"FAIL: gpu05's FAIL lines {lines['gpu05']}")
     if report["nodes"][0]["name"] not in ("gpu02", "gpu05"):
         raise SystemExit("FAIL: worst node not first")
+    warned_nodes = sorted(n["name"] for n in report["nodes"] if n["fail"] == 0 and n["warn"] > 0)
+    if "gpu07" not in warned_nodes:
+        raise SystemExit(f"FAIL: gpu07's 10 % faster pinned copies not a WARN node: {warned_nodes}")
     # check.json carries each figure's direction, and fleet grades by it; a check.json of an older
     # hdbench (version 1: no "version", and its lines without "better", "key", "check", "basis") is
     # checked again from the run's results.csv, so it is graded alike.
@@ -159,7 +164,8 @@ def main():
 
     if args.mode != "peer":
         return
-    # 3. --learn: the ten that passed become a set; the two are kept out, and check has a band.
+    # 3. --learn: the ten that did not FAIL (gpu07's WARN among them) become a set; the two are
+    # kept out, and check has a band.
     set_root = os.path.join(work, "sets")
     run([args.hdbench, "fleet", fleet_dir, "--reference", fleet_ref, "--learn", set_root, "--out",
          os.path.join(work, "out5"), "--no-plots"], expect=1)
@@ -167,7 +173,7 @@ def main():
     members = sorted(os.listdir(os.path.join(set_dir, "runs")))
     with open(os.path.join(set_dir, "KEPT_OUT.md")) as f:
         kept = f.read()
-    if len(members) != 10 or "gpu02" not in kept or "gpu05" not in kept:
+    if len(members) != 10 or "gpu02" not in kept or "gpu05" not in kept or "gpu07" in kept:
         raise SystemExit(f"FAIL: learned {len(members)} members; KEPT_OUT.md:\n{kept}")
     status, stdout, _ = run([args.hdbench, "check", dirs[0], "--reference", set_dir, "--format", "json"], expect=0)
     check = json.loads(stdout)

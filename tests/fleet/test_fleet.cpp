@@ -8,14 +8,15 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "catch_compat.hpp"
-#include "hdb/harness/error.hpp"
-#include "hdb/harness/fleet.hpp"
+#include "hdb/harness/common/error.hpp"
+#include "hdb/harness/verdict/fleet.hpp"
 
 namespace {
 
@@ -378,4 +379,74 @@ TEST_CASE("fleet_plot.json: what the figures draw, per figure one entry per node
     }
   }
   CHECK(fails == 1);
+}
+
+TEST_CASE("fleet: the spread floor and the band's k, pinned by value") {
+  // Identical values: the default floor (0.1 %) is the spread, exactly.
+  const auto flat = hdb::leave_one_out_bands(std::vector<double>(6, 4.0), 2.0);
+  REQUIRE(flat[0]);
+  CHECK(flat[0]->spread == hdb_test::Approx(0.001).epsilon(1e-9));
+  CHECK(flat[0]->low == hdb_test::Approx(4.0 * std::exp(-0.002)).epsilon(1e-12));
+  // ln(value) = d x (-5..5): the middle one's others are +-d .. +-5d, MAD 3d. A spread of 0.09 %
+  // is raised to the floor, 0.11 % stays.
+  const auto spread_of = [](double spread) {
+    const double d = spread / (1.4826 * 3);
+    std::vector<double> values;
+    for (int i = -5; i <= 5; ++i) values.push_back(std::exp(d * i));
+    return hdb::leave_one_out_bands(values, 1.0)[5]->spread;
+  };
+  CHECK(spread_of(0.0009) == hdb_test::Approx(0.001).epsilon(1e-9));
+  CHECK(spread_of(0.0011) == hdb_test::Approx(0.0011).epsilon(1e-6));
+  // k = t(1 - alpha / (2 tests), 0.37 (peers - 1)) x sqrt(1 + pi / (2 peers)), at three points.
+  CHECK(hdb::fleet_band_k(0.05, 156, 11) == hdb_test::Approx(13.881471861).epsilon(1e-8));
+  CHECK(hdb::fleet_band_k(0.05, 12, 11) == hdb_test::Approx(6.750534784).epsilon(1e-8));
+  CHECK(hdb::fleet_band_k(0.05, 104000, 999) == hdb_test::Approx(5.129034495).epsilon(1e-8));
+  // fewer than 3 others: no band; 3: a band.
+  CHECK_FALSE(hdb::leave_one_out_bands({1.0, 1.0, 1.0}, 3.0)[0]);
+  CHECK(hdb::leave_one_out_bands({1.0, 1.0, 1.0, 1.0}, 3.0)[0]);
+}
+
+TEST_CASE("fleet: a node that wrote results.csv but no check.json (it hung) is a FAIL of its own") {
+  fleet_dir fleet("hung");
+  healthy_fleet(fleet, 6);
+  const auto dir = fleet.node("gpu08", json::array(), 1, false);
+  std::ofstream(dir / "results.csv") << "run_id,family\n";
+  const auto report = fleet.grade();
+  CHECK(report.failing_hostnames() == std::vector<std::string>{"gpu08"});
+  CHECK_THAT(line_named(report, "gpu08", "node").reason, hdb_test::contains_text("no check.json: the run did not finish"));
+}
+
+// `hdbench fleet nodes/*` twice: the first run's output lands beside nodes/, not in it, and a
+// fleet output named among the arguments (or found under a parent) is left out, never a node.
+TEST_CASE("fleet: its own output is never a node, and its default --out is beside what it grades") {
+  fleet_dir fleet("twice");
+  healthy_fleet(fleet, 6);
+  std::vector<fs::path> nodes;
+  for (const auto& entry : fs::directory_iterator(fleet.root)) {
+    if (entry.path().filename() != "no-sets" && entry.path().filename() != "schema") nodes.push_back(entry.path());
+  }
+  const auto out = hdb::default_fleet_out(nodes);
+  CHECK(out.parent_path() == fs::absolute(fleet.root).lexically_normal().parent_path());
+  CHECK(hdb::default_fleet_out({fleet.root}).parent_path() == fs::absolute(fleet.root).lexically_normal().parent_path());
+  const auto first = fleet.grade();
+  // An output written among the nodes (as `--out nodes/fleet-1` would), then the glob again.
+  const auto inside = fleet.root / "fleet-1";
+  std::ostringstream log;
+  hdb::write_fleet_outputs(first, hdb::to_json(first).dump(), inside, false, log);
+  CHECK(hdb::is_fleet_output(inside));
+  std::vector<fs::path> skipped;
+  auto args = nodes;
+  args.push_back(inside);
+  const auto dirs = hdb::fleet_run_dirs(args, &skipped);
+  CHECK(skipped == std::vector<fs::path>{inside});
+  CHECK(dirs.size() == 6);
+  // and one under a parent of runs (`nodes/gpu01/` holds its run and the output)
+  const auto beside_run = nodes.front() / "fleet-2";
+  hdb::write_fleet_outputs(first, hdb::to_json(first).dump(), beside_run, false, log);
+  skipped.clear();
+  CHECK(hdb::fleet_run_dirs({nodes.front()}, &skipped).size() == 1);
+  CHECK(skipped == std::vector<fs::path>{beside_run});
+  const auto second = fleet.grade();
+  CHECK(second.nodes.size() == first.nodes.size());
+  CHECK(second.exit_code() == first.exit_code());
 }

@@ -2,7 +2,7 @@
 
 #include "catch_compat.hpp"
 #include "hdb/cuda_check.hpp"
-#include "hdb/host/nvidia_smi.hpp"
+#include "hdb/util/nvidia_smi.hpp"
 #include "hdb/sizes.hpp"
 
 #include <cuda_runtime_api.h>

@@ -3,8 +3,8 @@
 #include <string>
 
 #include "catch_compat.hpp"
-#include "hdb/harness/files.hpp"
-#include "hdb/host/declaration.hpp"
+#include "hdb/harness/common/files.hpp"
+#include "hdb/contract/declaration.hpp"
 #include "test_support.hpp"
 
 namespace {

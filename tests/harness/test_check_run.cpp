@@ -6,10 +6,10 @@
 #include <sstream>
 
 #include "catch_compat.hpp"
-#include "hdb/harness/check.hpp"
-#include "hdb/harness/files.hpp"
-#include "hdb/harness/meta.hpp"
-#include "hdb/harness/runner.hpp"
+#include "hdb/harness/verdict/check.hpp"
+#include "hdb/harness/common/files.hpp"
+#include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/run/runner.hpp"
 #include "test_support.hpp"
 
 namespace {

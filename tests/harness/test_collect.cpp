@@ -9,10 +9,10 @@
 #include <set>
 
 #include "catch_compat.hpp"
-#include "hdb/harness/collect.hpp"
-#include "hdb/harness/error.hpp"
-#include "hdb/harness/files.hpp"
-#include "hdb/harness/raw_json.hpp"
+#include "hdb/harness/data/collect.hpp"
+#include "hdb/harness/common/error.hpp"
+#include "hdb/harness/common/files.hpp"
+#include "hdb/harness/data/raw_json.hpp"
 #include "test_support.hpp"
 
 using hdb_test::Approx;

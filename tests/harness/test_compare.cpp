@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "catch_compat.hpp"
-#include "hdb/harness/compare.hpp"
-#include "hdb/harness/error.hpp"
-#include "hdb/harness/files.hpp"
-#include "hdb/harness/plots.hpp"
-#include "hdb/harness/student_t.hpp"
+#include "hdb/harness/verdict/compare.hpp"
+#include "hdb/harness/common/error.hpp"
+#include "hdb/harness/common/files.hpp"
+#include "hdb/harness/report/plots.hpp"
+#include "hdb/harness/verdict/student_t.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -1,9 +1,9 @@
 // `hdbench convert`: a schema-2 results.csv (fixtures/convert/schema2) rewritten with two stand-in
 // declarations (fixtures/convert/x.json, y.json) and a rename table (fixtures/convert/renames.json).
 #include "catch_compat.hpp"
-#include "hdb/harness/convert.hpp"
-#include "hdb/harness/error.hpp"
-#include "hdb/harness/files.hpp"
+#include "hdb/harness/data/convert.hpp"
+#include "hdb/harness/common/error.hpp"
+#include "hdb/harness/common/files.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "catch_compat.hpp"
-#include "hdb/harness/family_rules.hpp"
+#include "hdb/harness/report/family_rules.hpp"
 #include "report_rows.hpp"
 
 namespace {

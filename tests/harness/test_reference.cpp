@@ -10,12 +10,12 @@
 
 #include "catch_compat.hpp"
 #include "hdb/harness/cli.hpp"
-#include "hdb/harness/compare.hpp"
-#include "hdb/harness/error.hpp"
-#include "hdb/harness/files.hpp"
-#include "hdb/harness/reference_set.hpp"
-#include "hdb/harness/results.hpp"
-#include "hdb/host/stats.hpp"
+#include "hdb/harness/verdict/compare.hpp"
+#include "hdb/harness/common/error.hpp"
+#include "hdb/harness/common/files.hpp"
+#include "hdb/harness/verdict/reference_set.hpp"
+#include "hdb/harness/data/results.hpp"
+#include "hdb/util/stats.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -2,11 +2,11 @@
 #include <algorithm>
 
 #include "catch_compat.hpp"
-#include "hdb/harness/family_rules.hpp"
-#include "hdb/harness/files.hpp"
-#include "hdb/harness/meta.hpp"
-#include "hdb/harness/check.hpp"
-#include "hdb/harness/report.hpp"
+#include "hdb/harness/report/family_rules.hpp"
+#include "hdb/harness/common/files.hpp"
+#include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/verdict/check.hpp"
+#include "hdb/harness/report/report.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -2,11 +2,11 @@
 // aborts after 2 cases, one that hangs after 1 (2 s timeout), one that writes garbage JSON,
 // and one whose binary does not exist.
 #include "catch_compat.hpp"
-#include "hdb/harness/collect.hpp"
-#include "hdb/harness/error.hpp"
-#include "hdb/harness/files.hpp"
-#include "hdb/harness/meta.hpp"
-#include "hdb/harness/runner.hpp"
+#include "hdb/harness/data/collect.hpp"
+#include "hdb/harness/common/error.hpp"
+#include "hdb/harness/common/files.hpp"
+#include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/run/runner.hpp"
 #include "test_support.hpp"
 
 #include <sstream>

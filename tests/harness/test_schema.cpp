@@ -1,9 +1,9 @@
 // Declarations (schema.json): what parse_declaration refuses, the CSV's parameter columns across
 // families, and % of peak from traffic classes composed over the node's links in meta.json.
 #include "catch_compat.hpp"
-#include "hdb/harness/installed_declarations.hpp"
-#include "hdb/harness/error.hpp"
-#include "hdb/harness/traffic.hpp"
+#include "hdb/harness/data/installed_declarations.hpp"
+#include "hdb/harness/common/error.hpp"
+#include "hdb/harness/data/traffic.hpp"
 #include "test_support.hpp"
 
 using hdb_test::Approx;

@@ -7,15 +7,15 @@
 #include <vector>
 
 #include "catch_compat.hpp"
-#include "hdb/harness/csv.hpp"
-#include "hdb/harness/error.hpp"
-#include "hdb/harness/files.hpp"
-#include "hdb/harness/fit.hpp"
-#include "hdb/harness/mann_whitney.hpp"
-#include "hdb/harness/meta.hpp"
-#include "hdb/harness/peaks.hpp"
-#include "hdb/harness/results.hpp"
-#include "hdb/harness/run_dir.hpp"
+#include "hdb/harness/data/csv.hpp"
+#include "hdb/harness/common/error.hpp"
+#include "hdb/harness/common/files.hpp"
+#include "hdb/harness/data/fit.hpp"
+#include "hdb/harness/verdict/mann_whitney.hpp"
+#include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/data/peaks.hpp"
+#include "hdb/harness/data/results.hpp"
+#include "hdb/harness/run/run_dir.hpp"
 #include "test_support.hpp"
 
 using hdb_test::Approx;

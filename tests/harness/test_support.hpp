@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "hdb/harness/files.hpp"
-#include "hdb/harness/results.hpp"
-#include "hdb/harness/runner.hpp"
-#include "hdb/host/stats.hpp"
+#include "hdb/harness/common/files.hpp"
+#include "hdb/harness/data/results.hpp"
+#include "hdb/harness/run/runner.hpp"
+#include "hdb/util/stats.hpp"
 
 #include "test_helpers.hpp"
 

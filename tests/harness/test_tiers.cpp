@@ -2,8 +2,8 @@
 // plan's arithmetic (hdb/harness/plan.hpp) on synthetic reference-set members.
 #include "catch_compat.hpp"
 
-#include "hdb/harness/plan.hpp"
-#include "hdb/harness/tiers.hpp"
+#include "hdb/harness/run/plan.hpp"
+#include "hdb/harness/run/tiers.hpp"
 
 #include <fstream>
 #include <string>

@@ -1,5 +1,5 @@
 #include "catch_compat.hpp"
-#include "hdb/host/lists.hpp"
+#include "hdb/util/lists.hpp"
 
 using strings = std::vector<std::string>;
 

@@ -2,7 +2,7 @@
 // real drivers print ([N/A], [Not Supported], CRLF), the retry under the pre-535 name of the
 // reason mask (a fake nvidia-smi on PATH), and the clock event reason table.
 #include "catch_compat.hpp"
-#include "hdb/host/nvidia_smi.hpp"
+#include "hdb/util/nvidia_smi.hpp"
 #include "test_helpers.hpp"
 
 #include <sys/stat.h>

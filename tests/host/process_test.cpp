@@ -2,7 +2,7 @@
 // a kill at the deadline (of the process group too), the output cap, the environment, standard
 // streams, a program that cannot start, and the fd owner.
 #include "catch_compat.hpp"
-#include "hdb/host/process.hpp"
+#include "hdb/util/process.hpp"
 #include "test_helpers.hpp"
 
 #include <fcntl.h>

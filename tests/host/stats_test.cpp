@@ -1,5 +1,5 @@
 #include "catch_compat.hpp"
-#include "hdb/host/stats.hpp"
+#include "hdb/util/stats.hpp"
 
 #include <stdexcept>
 

@@ -1,5 +1,5 @@
 #include "catch_compat.hpp"
-#include "hdb/host/units.hpp"
+#include "hdb/util/units.hpp"
 
 using hdb_test::Approx;
 

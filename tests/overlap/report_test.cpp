@@ -7,7 +7,7 @@
 // speedup per regime and stream count with its efficiency and chunk count, the movement tax, the
 // stream-semantics variants.
 #include "catch_compat.hpp"
-#include "hdb/harness/family_rules.hpp"
+#include "hdb/harness/report/family_rules.hpp"
 #include "report_rows.hpp"
 #include "test_helpers.hpp"
 

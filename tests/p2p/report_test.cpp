@@ -4,8 +4,8 @@
 // with the same link (three GPUs, so the median is not any one pair), ce_peer below half its
 // NVLink peak, a GPU with fewer active links, direct P2P no faster than staging.
 #include "catch_compat.hpp"
-#include "hdb/harness/family_rules.hpp"
-#include "hdb/harness/traffic.hpp"
+#include "hdb/harness/report/family_rules.hpp"
+#include "hdb/harness/data/traffic.hpp"
 #include "report_rows.hpp"
 
 #include <algorithm>

@@ -6,7 +6,7 @@
 // kernels, a device-side dependency no faster than a host round trip), and the section: launch
 // cost and K launches vs one graph per GPU, the sync trap at k = 1 per way of reading back.
 #include "catch_compat.hpp"
-#include "hdb/harness/family_rules.hpp"
+#include "hdb/harness/report/family_rules.hpp"
 #include "report_rows.hpp"
 #include "test_helpers.hpp"
 

@@ -33,10 +33,10 @@
 #include <regex>
 #include <sstream>
 
-#include "hdb/harness/files.hpp"
-#include "hdb/harness/results.hpp"
-#include "hdb/host/declaration.hpp"
-#include "hdb/host/lists.hpp"
+#include "hdb/harness/common/files.hpp"
+#include "hdb/harness/data/results.hpp"
+#include "hdb/contract/declaration.hpp"
+#include "hdb/util/lists.hpp"
 
 namespace hdb::teaching {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "catch_compat.hpp"
-#include "hdb/harness/files.hpp"
+#include "hdb/harness/common/files.hpp"
 #include "teaching_check.hpp"
 #include "test_helpers.hpp"
 

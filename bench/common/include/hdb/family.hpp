@@ -5,7 +5,7 @@
 // declaration, injects default repetitions, guards every case, and streams JSON results so a
 // killed process loses nothing it finished.
 #include "hdb/devices.hpp"
-#include "hdb/host/declaration.hpp"  // the declaration, label_list, check_registration, check_outputs
+#include "hdb/contract/declaration.hpp"  // the declaration, label_list, check_registration, check_outputs
 #include "hdb/options.hpp"
 #include "hdb/timing.hpp"
 

@@ -7,7 +7,7 @@
 // GPU run as always; a collective over a subset of them (a `ranks` parameter) keeps its tier
 // points only, so the full sweep of a collective is at the largest rank count.
 // Host-only: the binaries apply it, the tests check it without a GPU.
-#include "hdb/host/declaration.hpp"
+#include "hdb/contract/declaration.hpp"
 
 #include <optional>
 #include <string_view>

@@ -1,0 +1,77 @@
+#pragma once
+// raw/ -> results.csv. Everything is rebuilt from the files a run left in raw/
+// (<family>.json and <family>.status.json), so `hdbench collect` needs no live run and
+// gives the same bytes every time.
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hdb/harness/run/family_status.hpp"
+#include "hdb/harness/data/raw_json.hpp"
+#include "hdb/harness/data/results.hpp"
+#include "hdb/contract/declaration.hpp"
+
+namespace hdb {
+
+// What raw/ holds for one family.
+struct family_raw {
+  std::optional<raw_family_output> output;
+  std::string output_error;  // why output is missing
+  family_status status;
+};
+
+// Makes a status agree with the JSON the family left: counts its cases, and marks a family
+// that "succeeded" without a readable JSON as failed.
+void reconcile_status(family_status& status, const family_raw& raw);
+
+// Reads raw/<family>.json and raw/<family>.status.json (either may be missing).
+[[nodiscard]] family_raw load_family_raw(const std::filesystem::path& raw_dir, const std::string& family);
+
+// The rows of one family, in schema order: a failed-family row, then each case in benchmark
+// order (metrics in declaration order, sample rows then the median), then the alpha-beta fit
+// rows. Only the counters the case kind declares become rows; a numeric key that is neither
+// one of them nor Google Benchmark's own fails the case, naming the counter. `declaration` is
+// the family's (the context's, else the installed one); without one every case fails.
+[[nodiscard]] std::vector<result_row> family_rows(std::string_view run_id, const family_raw& raw,
+                                                  const family_declaration* declaration);
+
+// The alpha-beta fit (fit.hpp) of each group of ok `fit.of` medians among `rows` that differ only
+// in size_bytes: one row per fit role (beta, alpha, n_half) under the metric the declaration names
+// for it, with statistic fit and no size_bytes.
+[[nodiscard]] std::vector<result_row> alpha_beta_rows(std::span<const result_row> rows, const fit_decl& fit);
+
+struct collected_family {
+  family_status status;
+  std::optional<family_declaration> declaration;  // what the rows were built from
+  std::string plots;                              // the manifest's plot module, "" when not listed
+};
+
+struct collected_run {
+  std::string run_id;                      // the directory name
+  std::vector<collected_family> families;  // manifest order, then any other family by name
+  std::vector<std::string> param_columns;  // parameter_columns() of their declarations
+  std::vector<result_row> rows;
+};
+
+// Where collect finds what raw/ does not say: the manifest (family order, plot module) and the
+// declarations of families whose output carries no `hdbench.schema` (<schema_dir>/<family>.json).
+// An empty path: none (families then in name order, and output without a declaration fails).
+struct collect_sources {
+  std::filesystem::path manifest;
+  std::filesystem::path schema_dir;
+};
+
+// The manifest and declarations installed beside hdbench: <bin_dir>/suite.json, <bin_dir>/schema/.
+[[nodiscard]] collect_sources installed_sources(const std::filesystem::path& bin_dir);
+
+// Reads every family under <run_dir>/raw. Pure: writes nothing.
+[[nodiscard]] collected_run collect_run(const std::filesystem::path& run_dir, const collect_sources& sources);
+
+// `hdbench collect`: writes results.csv and refreshes meta.json's families (status, declaration
+// as `schema`, plot module as `plots`).
+collected_run collect_and_write(const std::filesystem::path& run_dir, const collect_sources& sources);
+
+}  // namespace hdb

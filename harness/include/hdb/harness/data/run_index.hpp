@@ -1,0 +1,54 @@
+#pragma once
+// A run as the verdicts read it: its results.csv (and meta.json beside it) loaded, and its rows
+// indexed by figure (metric_key): the repetitions and the median of every metric, and the cases
+// that did not run. compare, check, the reference sets and their noise model all read runs so.
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hdb/harness/data/metric_key.hpp"
+#include "hdb/harness/data/results.hpp"
+
+namespace hdb {
+
+// One side of a comparison: a run directory or a results.csv (meta.json read from beside it).
+struct loaded_run {
+  std::string name;  // run id
+  std::filesystem::path csv_path;
+  std::vector<result_row> rows;
+  std::optional<nlohmann::json> meta;
+};
+
+// Throws harness_error naming the file: missing, malformed, other schema version, or no ok rows.
+[[nodiscard]] loaded_run load_run(const std::filesystem::path& path);
+
+// One run's rows of one metric.
+struct metric_data {
+  std::vector<double> samples;
+  std::optional<double> central;  // median (or the fit value of a derived row)
+  std::string unit;
+  better direction = better::higher;
+  bool headline = false;
+};
+
+struct side_index {
+  std::map<metric_key, metric_data> metrics;
+  // Cases that were skipped or failed, and failed families, by their key without a metric.
+  std::map<metric_key, std::string> not_ok;
+  std::map<int, std::string> gpu_of_device;  // first device -> its gpu_uuid, where rows name both
+};
+
+[[nodiscard]] side_index index_rows(const std::vector<result_row>& rows);
+
+struct indexed_run {
+  loaded_run run;
+  side_index index;
+};
+
+[[nodiscard]] indexed_run index_run(loaded_run run);
+
+}  // namespace hdb

@@ -1,0 +1,87 @@
+#pragma once
+// `hdbench check RUN_DIR`: is this node healthy? One line per GPU and figure (every gating
+// headline of the run and every "checks" entry of its families' declarations), graded against the
+// band a healthy node of the same kind reads (the reference set found by the run's node kind,
+// reference_set.hpp), or against % of the traffic class's peak when no set matches; then the
+// node's health (PCIe link training and replays, NVLinks, throttling, other processes on the
+// GPUs), each cause its own line with its evidence; then a summary. docs/harness.md, `check`,
+// gives the rules and their reasons. Each figure is graded by the one decision (decision.hpp) under
+// the judging declaration (judging.hpp); rendering (check_render.cpp) decides nothing.
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hdb/harness/common/files.hpp"
+#include "hdb/harness/verdict/graded_line.hpp"
+#include "hdb/harness/common/output_format.hpp"
+#include "hdb/harness/verdict/reference_set.hpp"
+
+namespace hdb {
+
+struct check_options {
+  std::optional<std::filesystem::path> reference;  // --reference: a set or a directory of sets
+  double alpha = 0.05;  // compare's significance level, family-wise over the gating headlines
+  // The declarations whose tolerances judge the figures (schema/<family>.json beside hdbench): the
+  // rule is the judging hdbench's, so a run made before tolerances were declared is judged alike.
+  // A family without one there is judged by its run's own declaration.
+  std::filesystem::path schema_dir = own_directory() / "schema";
+};
+
+struct check_report {
+  std::string run;                    // run id
+  std::string node_kind;              // describe(kind_of(meta))
+  std::optional<std::string> set;     // the set's directory name ("h200")
+  std::filesystem::path set_dir;
+  std::size_t set_runs = 0;
+  std::vector<std::string> notes;     // how the node was matched to a set, or why it was not
+  std::vector<graded_line> lines;     // figures, then health
+  int passed = 0, warned = 0, failed = 0, not_graded = 0;
+
+  [[nodiscard]] grade overall() const { return failed > 0 ? grade::fail : warned > 0 ? grade::warn : grade::pass; }
+  [[nodiscard]] int exit_code() const { return failed > 0 ? 1 : 0; }
+};
+
+// The figures and their grades, without health (check_run adds it): the median rows of the run
+// that gate (headline, better not neutral) and those its declarations' checks select. Against
+// `set`, each figure's band is compare's (`hdbench compare SET RUN --all`: the band a healthy node
+// of the kind reads, from the set's spread and this run's own repetitions) and the one decision
+// grades it (decide_figure); without a set, its traffic class's peak (grade_by_peak). Failed
+// cases are FAIL lines; a check whose case was skipped or not measured is WARN. `meta` is the
+// run's meta.json (declarations, node for % of peak); `schema_dir` as check_options'.
+[[nodiscard]] std::vector<graded_line> grade_figures(const std::vector<result_row>& rows, const nlohmann::json& meta,
+                                                    const reference_set* set, double alpha,
+                                                    const std::filesystem::path& schema_dir = {});
+
+// The node's health from meta.json (check_health.cpp): PCIe link trained below its maximum or
+// below the kind's (`kind`: the set's, nullptr without one), PCIe replays or NVLink error counters
+// that grew between the run's start and end, NVLinks fewer than the kind's, throttling around a
+// family, other compute processes on a measured GPU during a family (naming the `figures` of that
+// family on that GPU). One line per GPU and item, PASS lines included, so the evidence of a
+// healthy node is printed too.
+[[nodiscard]] std::vector<graded_line> health_lines(const nlohmann::json& meta, const node_kind* kind,
+                                                    const std::vector<graded_line>& figures);
+
+// The whole check of a run directory. Throws harness_error (exit 2) for a missing directory,
+// results.csv or meta.json, a meta.json without the node's GPUs, or a --reference that does not
+// exist.
+[[nodiscard]] check_report check_run(const std::filesystem::path& run_dir, const check_options& options);
+
+// check_render.cpp: text, junit or json (the accepted --format). The text's last line is the
+// summary (summary_line); json is check.json.
+inline constexpr std::initializer_list<output_format> check_formats = {output_format::text, output_format::junit,
+                                                                       output_format::json};
+[[nodiscard]] std::string render_check(const check_report& report, output_format format);
+// "hdbench check: <run> PASS — 12 PASS, 0 WARN, 0 FAIL against h200 (6 runs)".
+[[nodiscard]] std::string summary_line(const check_report& report);
+
+// The verdict where the user and fleet look for it: RUN_DIR/check.txt (the text) and
+// RUN_DIR/check.json, each written whole or not at all. What `hdbench run` and `hdbench check`
+// both call. Throws harness_error naming the file that cannot be written.
+void write_check_files(const std::filesystem::path& run_dir, const check_report& report);
+
+}  // namespace hdb

@@ -1,0 +1,75 @@
+#pragma once
+// hdbench compare, the model: the baseline runs and the current run matched figure by figure and
+// each decided (run_statistics.hpp); against a node's reference set, a difference is then held
+// to the figure's tolerance by the one decision (decision.hpp), as check holds it. Rendering
+// (text, markdown, junit) reads a comparison_set and decides nothing (compare_render.cpp).
+// Two rules (docs/harness.md gives the reasoning):
+// - several baseline runs: the current run's median is tested against the spread of the
+//   baseline runs' medians (a t test on the log scale, the spread pooled over metrics of one
+//   kind and floored by the repetitions, Bonferroni over the headline metrics), and the
+//   change must be able to reach the threshold;
+// - one baseline run: run-to-run noise is unknown, so the repetitions decide (Mann-Whitney U)
+//   together with a median change beyond the threshold.
+// SLOWER/FASTER/SAME per metric; only headline metrics whose better direction is not neutral
+// affect the exit status.
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "hdb/harness/verdict/decision.hpp"
+#include "hdb/harness/data/run_index.hpp"
+#include "hdb/harness/verdict/run_statistics.hpp"
+
+namespace hdb {
+
+struct noise_model;  // noise_model.hpp
+
+struct comparison_options : judge_options {
+  bool all = false;  // also judge non-headline metrics (they never affect the exit)
+  // Against a reference set (the baselines are its members), the rule that judges a figure of a
+  // node of the kind (judging.hpp, check's): a metric outside the set's band but within its
+  // tolerance is SAME, with a note, unless --threshold named the change that matters. Unset: no
+  // rule is known.
+  std::function<figure_rule(const metric_key&)> node_rule;
+};
+
+struct comparison {
+  metric_key key;
+  std::vector<const metric_data*> baselines;  // the baseline runs that measured this metric
+  const metric_data* current = nullptr;
+  double reference = 0;  // the baseline value the change is relative to
+  metric_decision decision;
+  double worse = 0;  // change in the bad direction; sorts the table
+  // Against a node's reference set: the figure's one decision (decision.hpp) on the band above,
+  // the grade check gives it; decision.result follows it (compare_verdict).
+  std::optional<figure_decision> node_decision;
+
+  // A metric gates only where both sides declare it a headline and it has a direction: a family
+  // that stops (or starts) gating a metric must not fail a comparison against runs made before
+  // the change, and a neutral metric describes rather than rates.
+  [[nodiscard]] bool gates() const;
+};
+
+struct comparison_set {
+  double known_threshold = 0, unknown_threshold = 0;  // the thresholds used (options or defaults)
+  std::size_t repetitions_only = 0;  // metrics judged by the one-baseline repetition rule
+  std::string noise_model_source;    // where the noise model came from; empty when none was used
+  bool model_is_baselines = false;   // the baselines are the model's own runs (a reference set): not pooled
+  bool held_to_node_tolerance = false;  // SLOWER also needed the change beyond each metric's node tolerance
+  std::vector<comparison> compared;  // worst first: SLOWER, SAME, FASTER, each by its bad change
+  std::vector<std::string> only_baseline, only_current;  // descriptions
+  std::vector<std::string> notes;                         // node warnings, failed families
+  std::size_t tests = 0;                                  // gating metrics judged against run-to-run spread
+  int slower = 0, faster = 0, same = 0;                   // gating metrics only
+  int within_tolerance = 0;  // of `same`: outside the set's band, within the node tolerance
+};
+
+// Matches every shown metric (headlines; with options.all every metric) of the baselines with
+// the current run and decides it. With a noise model (noise_model.hpp) its spread is used where
+// the baselines alone do not give one (one baseline run) and pooled with theirs where they do,
+// unless the baselines are the model's own members (a reference set: the same data, once).
+[[nodiscard]] comparison_set build_comparisons(const std::vector<indexed_run>& baselines, const indexed_run& current,
+                                               const comparison_options& options, const noise_model* model = nullptr);
+
+}  // namespace hdb

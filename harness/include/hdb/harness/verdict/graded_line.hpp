@@ -1,0 +1,57 @@
+#pragma once
+// A graded line: one figure of one GPU (or a health line of the node) with its grade and
+// everything that decided it. check makes them, check.json holds them, fleet reads them back and
+// grades them again by the same decision (decision.hpp); its JSON form is written and read here
+// and nowhere else (docs/machine-output.md, "check.json").
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hdb/harness/verdict/decision.hpp"
+#include "hdb/harness/verdict/grades.hpp"
+#include "hdb/harness/data/metric_key.hpp"
+#include "hdb/harness/data/traffic.hpp"
+
+namespace hdb {
+
+// What a line was graded against. none: a figure with nothing to judge it by (INFO), or a check
+// whose case did not run; node: a fleet's line about a node that left no usable run.
+enum class grade_basis { set, peers, peak, none, health, node };
+
+[[nodiscard]] std::string_view to_string(grade_basis basis);
+[[nodiscard]] std::optional<grade_basis> grade_basis_from_string(std::string_view text);
+
+// check.json's version: 2 adds each line's "basis", "key" and "check"; a version-1 file (no
+// "version") is read, and fleet grades it again from its run's results.csv where it can.
+inline constexpr int check_json_version = 2;
+
+struct graded_line {
+  grade result = grade::not_graded;
+  grade_basis basis = grade_basis::none;
+  std::vector<int> gpus;  // CUDA indices (node.gpus[i].index); empty: the node as a whole
+  std::string family;     // the figure's family; "health" for a health line, "node" for a node's
+  std::string figure;     // "pinned h2d 1 GiB", "PCIe replays"
+  std::optional<double> value;
+  std::string unit;
+  std::string reading;  // a health line's reading instead of a value: "Gen4 x16", "0 -> 17"
+  std::optional<figure_band> band;        // basis set or peers
+  std::optional<peak_ref> peak;           // basis peak
+  std::optional<double> percent_of_peak;  // basis peak
+  std::optional<better> direction;        // the row's
+  figure_rule rule;                       // the tolerance and host flag that judged it
+  std::optional<metric_key> key;          // the row it grades
+  std::optional<std::string> check;       // the label of the declared check that selected it
+  std::string reason;
+
+  [[nodiscard]] bool is_figure() const { return family != "health" && family != "node"; }
+};
+
+[[nodiscard]] nlohmann::json to_json(const graded_line& line);
+// Any version of check.json's line, and fleet.json's; fields it does not have stay empty. A
+// version-1 line's basis is read from what it holds (a band: set; a peak: peak; health).
+[[nodiscard]] graded_line graded_line_from_json(const nlohmann::json& value);
+
+}  // namespace hdb

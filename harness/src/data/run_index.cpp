@@ -1,0 +1,60 @@
+#include "hdb/harness/data/run_index.hpp"
+
+#include <algorithm>
+
+#include "hdb/harness/common/error.hpp"
+#include "hdb/harness/common/files.hpp"
+#include "hdb/harness/data/meta.hpp"
+#include "hdb/util/lists.hpp"
+
+namespace hdb {
+
+namespace fs = std::filesystem;
+
+side_index index_rows(const std::vector<result_row>& rows) {
+  side_index index;
+  for (const auto& row : rows) {
+    if (row.device && !row.gpu_uuid.empty()) index.gpu_of_device[*row.device] = split_list(row.gpu_uuid).front();
+    if (row.status != row_status::ok) {
+      index.not_ok[case_key_of(row)] = std::string(to_string(row.status)) + ": " + row.reason;
+      continue;
+    }
+    if (row.metric.empty() || !row.value || !row.stat) continue;
+    auto key = case_key_of(row);
+    key.metric = row.metric;
+    auto& data = index.metrics[key];
+    data.headline = data.headline || row.headline;
+    if (row.better_direction) data.direction = *row.better_direction;
+    if (row.stat == statistic::sample) {
+      data.samples.push_back(*row.value);
+    } else if (row.stat == statistic::median || row.stat == statistic::fit) {
+      data.central = *row.value;
+      data.unit = row.unit;
+    }
+  }
+  return index;
+}
+
+indexed_run index_run(loaded_run run) {
+  auto index = index_rows(run.rows);
+  return {std::move(run), std::move(index)};
+}
+
+loaded_run load_run(const fs::path& path) {
+  loaded_run run;
+  run.csv_path = fs::is_directory(path) ? path / "results.csv" : path;
+  if (!fs::exists(run.csv_path)) throw harness_error(run.csv_path.string() + ": no such file");
+  try {
+    run.rows = read_results_csv(read_text_file(run.csv_path)).rows;
+  } catch (const harness_error& e) {
+    throw harness_error(run.csv_path.string() + ": " + e.what());
+  }
+  const bool any_ok = std::any_of(run.rows.begin(), run.rows.end(),
+                                  [](const result_row& r) { return r.status == row_status::ok && r.value; });
+  if (!any_ok) throw harness_error(run.csv_path.string() + ": empty run (no ok results)");
+  run.name = run.rows.front().run_id;
+  run.meta = read_meta(run.csv_path.parent_path() / "meta.json");
+  return run;
+}
+
+}  // namespace hdb

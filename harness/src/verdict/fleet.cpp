@@ -1,0 +1,486 @@
+// hdbench fleet, the grading: read each node's check.json and meta.json, group by kind, and grade
+// each figure against the kind's set (the band check.json holds) or the node's peers (a robust
+// leave-one-out band), both by the one decision under the judging declaration. docs/fleet.md gives
+// the method and its reasons.
+#include "hdb/harness/verdict/fleet.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <numbers>
+#include <set>
+#include <utility>
+
+#include "hdb/harness/verdict/decision.hpp"
+#include "hdb/harness/common/error.hpp"
+#include "hdb/harness/common/files.hpp"
+#include "hdb/harness/verdict/judging.hpp"
+#include "hdb/harness/verdict/noise_model.hpp"
+#include "hdb/harness/verdict/reference_set.hpp"
+#include "hdb/harness/verdict/student_t.hpp"
+
+namespace hdb {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+bool is_run_dir(const fs::path& dir) { return fs::exists(dir / "meta.json") || fs::exists(dir / "check.json"); }
+
+// meta.json without its families (declarations and activity snapshots: most of a one-H200 run's
+// 156 KB): a thousand nodes are parsed in a fraction of the time and memory.
+std::optional<json> read_meta_lean(const fs::path& file) {
+  const auto text = try_read_text_file(file);
+  if (!text) return std::nullopt;
+  const json::parser_callback_t drop_families = [](int depth, json::parse_event_t event, json& parsed) {
+    return !(depth == 1 && event == json::parse_event_t::key && parsed == "families");
+  };
+  auto meta = json::parse(*text, drop_families, false);
+  if (meta.is_discarded() || !meta.is_object()) return std::nullopt;
+  return meta;
+}
+
+std::optional<json> read_json_file(const fs::path& file) {
+  const auto text = try_read_text_file(file);
+  if (!text) return std::nullopt;
+  auto value = json::parse(*text, nullptr, false);
+  if (value.is_discarded() || !value.is_object()) return std::nullopt;
+  return value;
+}
+
+graded_line node_line(std::string label, std::string reason) {
+  graded_line line;
+  line.result = grade::fail;
+  line.basis = grade_basis::node;
+  line.family = "node";
+  line.figure = std::move(label);
+  line.reason = std::move(reason);
+  return line;
+}
+
+// What one directory says about its node, before any grading.
+struct loaded_node {
+  fleet_node node;
+  std::optional<json> meta;         // lean (no families)
+  std::optional<node_kind> kind;
+  bool has_check = false;
+  int check_version = 1;            // check.json's "version" (1: written before it had one)
+  std::optional<std::string> check_set;  // the set check.json was made against (its name), if any
+  std::size_t check_set_runs = 0;
+};
+
+loaded_node load_node(const fs::path& given) {
+  // "nodes/gpu01/" names gpu01, as "nodes/gpu01" does.
+  const auto dir = given.filename().empty() ? given.parent_path() : given;
+  loaded_node loaded;
+  auto& node = loaded.node;
+  node.dir = dir;
+  node.run = dir.filename().string();
+  node.hostname = dir.filename().string();
+  node.kind = "unknown";
+  node.has_results = fs::exists(dir / "results.csv");
+  loaded.meta = read_meta_lean(dir / "meta.json");
+  if (loaded.meta) {
+    const auto& meta = *loaded.meta;
+    node.run = meta.value("run_id", node.run);
+    if (const auto n = meta.find("node"); n != meta.end() && n->is_object() && n->contains("hostname") &&
+                                          (*n)["hostname"].is_string()) {
+      node.hostname = (*n)["hostname"].get<std::string>();
+    } else if (const auto h = meta.find("host"); h != meta.end() && h->is_object() && h->contains("hostname") &&
+                                                 (*h)["hostname"].is_string()) {
+      node.hostname = (*h)["hostname"].get<std::string>();
+    }
+    try {
+      loaded.kind = kind_of(meta);
+      node.kind = describe(*loaded.kind);
+    } catch (const harness_error&) {
+      // a run whose probe failed has no kind: it is graded alone, as unknown
+    }
+  }
+  const auto check = read_json_file(dir / "check.json");
+  if (!loaded.meta && !check) {
+    const bool empty = !fs::exists(dir / "results.csv");
+    node.lines.push_back(node_line("run", empty ? "no run directory: the run did not start, or crashed before writing meta.json"
+                                                : "no meta.json or check.json: the run did not finish"));
+    return loaded;
+  }
+  if (!check) {
+    node.lines.push_back(node_line("check.json", fs::exists(dir / "check.json") ? "check.json unreadable: the run did not finish cleanly"
+                                                                                : "no check.json: the run did not finish"));
+    return loaded;
+  }
+  loaded.has_check = true;
+  if (const auto version = check->find("version"); version != check->end() && version->is_number_integer()) {
+    loaded.check_version = version->get<int>();
+  }
+  if (const auto reference = check->find("reference"); reference != check->end() && reference->is_object()) {
+    loaded.check_set = reference->value("name", std::string());
+    loaded.check_set_runs = reference->value("runs", std::size_t{0});
+  }
+  if (const auto lines = check->find("lines"); lines != check->end() && lines->is_array()) {
+    for (const auto& entry : *lines) node.lines.push_back(graded_line_from_json(entry));
+  }
+  if (!loaded.kind) node.lines.push_back(node_line("meta.json", "no node kind in meta.json (the probe did not run): graded alone"));
+  return loaded;
+}
+
+// check itself on the node's results.csv: what fleet does with a check.json it cannot judge.
+// False (the lines stay as check.json has them) without a results.csv or when check refuses it.
+bool check_again(loaded_node& l, const fleet_options& options, std::vector<std::string>& problems) {
+  if (!l.node.has_results) return false;
+  check_options check;
+  check.reference = options.reference;
+  check.alpha = options.alpha;
+  check.schema_dir = options.schema_dir;
+  try {
+    const auto report = check_run(l.node.dir, check);
+    l.node.lines = report.lines;
+    l.check_version = check_json_version;
+    l.check_set = report.set;
+    l.check_set_runs = report.set_runs;
+    return true;
+  } catch (const harness_error& e) {
+    problems.push_back(l.node.name.empty() ? l.node.dir.string() + ": " + e.what() : l.node.name + ": " + e.what());
+    return false;
+  }
+}
+
+// The one decision on a figure line against `band`, under the rule the judging declaration gives
+// (judging_rule: the installed declaration's, as check's), and the reason for it. A line of an
+// older check.json names no row (no key) to look its rule up by: the tolerance it holds judges,
+// and a line that is not PASS says so, as it does where the family's declaration is not installed.
+void decide_line(graded_line& line, const figure_band& band, band_source source, const judging_declarations& judging) {
+  const auto judged = line.key ? judging_rule(judging, line.family, line.check, line.key->metric, line.rule) : judged_rule{line.rule, false};
+  line.rule = judged.rule;
+  line.band = band;
+  line.basis = source == band_source::set ? grade_basis::set : grade_basis::peers;
+  const auto decided = decide_figure(*line.value, band, *line.direction, line.rule);
+  line.result = decided.result;
+  line.reason = decision_reason(decided, *line.value, band, line.rule, source, line.unit);
+  if (judged.installed || line.result == grade::pass) return;
+  line.reason += "; " + (line.key ? not_installed_note(line.family, "its check.json holds")
+                                  : std::string("judged by the tolerance its check.json holds (an older hdbench's, naming no row)"));
+}
+
+// A figure line the decision can grade: a positive value and a direction.
+bool gradable(const graded_line& line) { return line.is_figure() && line.direction && line.value && *line.value > 0; }
+
+// One figure across nodes: its row (a current check.json's key) or, for an older check.json's
+// line, its family and label; on the same GPUs.
+std::string figure_identity(const graded_line& line) {
+  std::string id = line.key ? describe(*line.key) : line.family + "\x1f" + line.figure;
+  for (const int g : line.gpus) id += "\x1f" + std::to_string(g);
+  return id;
+}
+
+struct kind_group {
+  std::optional<node_kind> kind;
+  std::vector<std::size_t> members;  // indices into the loaded nodes
+};
+
+void grade_by_peers(std::vector<loaded_node>& loaded, const kind_group& group, fleet_kind& summary, double alpha,
+                    const judging_declarations& judging) {
+  struct slot {
+    std::size_t node, line;
+  };
+  std::map<std::string, std::vector<slot>> figures;  // by figure_identity, in its order: deterministic
+  for (const auto i : group.members) {
+    auto& node = loaded[i].node;
+    for (std::size_t l = 0; l < node.lines.size(); ++l) {
+      const auto& line = node.lines[l];
+      if (gradable(line)) figures[figure_identity(line)].push_back({i, l});
+    }
+  }
+  std::size_t tests = 0;
+  for (const auto& [key, slots] : figures) {
+    if (slots.size() > fleet_min_peers) tests += slots.size();
+  }
+  summary.tests = tests;
+  std::size_t widest = 0;
+  for (const auto& [key, slots] : figures) {
+    if (slots.size() <= fleet_min_peers) {
+      for (const auto& s : slots) {
+        auto& line = loaded[s.node].node.lines[s.line];
+        line.reason = "fewer than " + std::to_string(fleet_min_peers) + " peers measured it: check.json's grade kept; " + line.reason;
+      }
+      continue;
+    }
+    std::vector<double> values;
+    values.reserve(slots.size());
+    for (const auto& s : slots) values.push_back(*loaded[s.node].node.lines[s.line].value);
+    const double k = fleet_band_k(alpha, tests, slots.size() - 1);
+    if (slots.size() > widest) {
+      widest = slots.size();
+      summary.k = k;
+    }
+    const auto bands = leave_one_out_bands(values, k);
+    for (std::size_t j = 0; j < slots.size(); ++j) {
+      if (!bands[j]) continue;
+      const auto& b = *bands[j];
+      decide_line(loaded[slots[j].node].node.lines[slots[j].line], figure_band{b.low, b.high, b.centre, b.peers, std::nullopt},
+                  band_source::peers, judging);
+    }
+  }
+  summary.basis = grade_basis::peers;
+}
+
+void grade_by_set(std::vector<loaded_node>& loaded, const kind_group& group, fleet_kind& summary, const reference_set& set,
+                  const fleet_options& options, const judging_declarations& judging) {
+  summary.set = set.dir.filename().string();
+  summary.set_dir = set.dir;
+  summary.set_runs = set.runs.size();
+  summary.basis = grade_basis::set;
+  std::size_t kept = 0;
+  std::vector<std::string> problems;
+  for (const auto i : group.members) {
+    auto& l = loaded[i];
+    if (!l.has_check) continue;
+    // A check.json made against another set than this one (none, or another set's runs): check
+    // again against this one.
+    if (l.check_set != summary.set || l.check_set_runs != summary.set_runs) {
+      if (check_again(l, options, problems)) {
+        ++summary.regraded;
+      } else {
+        ++kept;
+      }
+      continue;
+    }
+    for (auto& line : l.node.lines) {
+      if (gradable(line) && line.band) decide_line(line, *line.band, band_source::set, judging);
+    }
+  }
+  if (summary.regraded > 0) {
+    summary.notes.push_back(std::to_string(summary.regraded) +
+                            " node(s) had a check.json made without this set: checked again against it (their results.csv)");
+  }
+  if (kept > 0) {
+    summary.notes.push_back(std::to_string(kept) +
+                            " node(s) had a check.json made without this set and no results.csv to check again: their "
+                            "check.json grades stand");
+  }
+  for (const auto& p : problems) summary.notes.push_back("check again refused: " + p);
+}
+
+}  // namespace
+
+bool is_fleet_output(const fs::path& dir) { return fs::exists(dir / fleet_output_marker); }
+
+double fleet_band_k(double alpha, std::size_t tests, std::size_t peers) {
+  if (tests == 0 || peers == 0) return 0;
+  const double df = std::max(1.0, 0.37 * (static_cast<double>(peers) - 1));
+  const double p = 1 - alpha / (2 * static_cast<double>(tests));
+  return student_t_quantile(p, df) * std::sqrt(1 + std::numbers::pi / (2 * static_cast<double>(peers)));
+}
+
+std::vector<std::optional<peer_band>> leave_one_out_bands(const std::vector<double>& values, double k, double spread_floor) {
+  const std::size_t n = values.size();
+  std::vector<std::optional<peer_band>> bands(n);
+  std::vector<std::pair<double, std::size_t>> sorted;  // (ln value, index) of the positive values
+  for (std::size_t i = 0; i < n; ++i) {
+    if (values[i] > 0 && std::isfinite(values[i])) sorted.emplace_back(std::log(values[i]), i);
+  }
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t m = sorted.size();
+  if (m < fleet_min_peers + 1) return bands;
+  // The median of a sorted sequence with element `removed` left out.
+  const auto median_without = [](const auto& seq, std::size_t removed, auto get) {
+    const std::size_t count = seq.size() - 1;
+    const auto at = [&](std::size_t j) { return get(seq[j < removed ? j : j + 1]); };
+    return count % 2 == 1 ? at(count / 2) : (at(count / 2 - 1) + at(count / 2)) / 2;
+  };
+  // The others' centre takes only a few values (it depends on which side of the middle the
+  // left-out value lies), so the sorted deviations are computed once per centre.
+  std::map<double, std::vector<std::pair<double, std::size_t>>> deviations;  // centre -> sorted (|x - c|, rank)
+  for (std::size_t r = 0; r < m; ++r) {
+    const double centre = median_without(sorted, r, [](const auto& e) { return e.first; });
+    auto& dev = deviations[centre];
+    if (dev.empty()) {
+      dev.reserve(m);
+      for (std::size_t j = 0; j < m; ++j) dev.emplace_back(std::abs(sorted[j].first - centre), j);
+      std::sort(dev.begin(), dev.end());
+    }
+    const auto own = std::find_if(dev.begin(), dev.end(), [&](const auto& e) { return e.second == r; });
+    const double mad = median_without(dev, static_cast<std::size_t>(own - dev.begin()), [](const auto& e) { return e.first; });
+    peer_band band;
+    band.spread = std::max(1.4826 * mad, spread_floor);
+    band.centre = std::exp(centre);
+    band.low = std::exp(centre - k * band.spread);
+    band.high = std::exp(centre + k * band.spread);
+    band.peers = m - 1;
+    bands[sorted[r].second] = band;
+  }
+  return bands;
+}
+
+int fleet_report::failed_nodes() const {
+  return static_cast<int>(std::count_if(nodes.begin(), nodes.end(), [](const fleet_node& n) { return n.failed > 0; }));
+}
+
+std::vector<std::string> fleet_report::failing_hostnames() const {
+  std::set<std::string> names;
+  for (const auto& node : nodes) {
+    if (node.failed > 0) names.insert(node.hostname);
+  }
+  return {names.begin(), names.end()};
+}
+
+std::vector<fs::path> fleet_run_dirs(const std::vector<fs::path>& args, std::vector<fs::path>* skipped) {
+  std::vector<fs::path> dirs;
+  for (const auto& arg : args) {
+    if (!fs::is_directory(arg)) throw harness_error("not a directory: " + arg.string());
+    if (is_fleet_output(arg)) {
+      if (skipped) skipped->push_back(arg);
+      continue;
+    }
+    if (is_run_dir(arg)) {
+      dirs.push_back(arg);
+      continue;
+    }
+    std::vector<fs::path> found;
+    for (const auto& entry : fs::directory_iterator(arg)) {
+      if (!entry.is_directory()) continue;
+      if (is_fleet_output(entry.path())) {
+        if (skipped) skipped->push_back(entry.path());
+      } else if (is_run_dir(entry.path())) {
+        found.push_back(entry.path());
+      }
+    }
+    std::sort(found.begin(), found.end());
+    if (found.empty()) found.push_back(arg);  // a node whose run never started: a FAIL of its own
+    dirs.insert(dirs.end(), found.begin(), found.end());
+  }
+  return dirs;
+}
+
+fleet_report grade_fleet(const std::vector<fs::path>& run_dirs, const fleet_options& options) {
+  if (run_dirs.empty()) throw harness_error("fleet needs at least one run directory");
+  std::vector<loaded_node> loaded;
+  loaded.reserve(run_dirs.size());
+  for (const auto& dir : run_dirs) loaded.push_back(load_node(dir));
+
+  // A check.json of an older hdbench (no figure keys to judge its lines by) is made again by check.
+  std::vector<std::string> problems;
+  std::size_t older = 0, older_kept = 0;
+  for (auto& l : loaded) {
+    if (!l.has_check || l.check_version >= check_json_version) continue;
+    ++older;
+    if (!check_again(l, options, problems)) ++older_kept;
+  }
+
+  std::map<node_kind, kind_group> groups;
+  kind_group unknown;
+  for (std::size_t i = 0; i < loaded.size(); ++i) {
+    if (loaded[i].kind) {
+      auto& group = groups[*loaded[i].kind];
+      group.kind = loaded[i].kind;
+      group.members.push_back(i);
+    } else {
+      unknown.members.push_back(i);
+    }
+  }
+
+  fleet_report report;
+  report.alpha = options.alpha;
+  const judging_declarations judging(options.schema_dir);
+  for (auto& [kind, group] : groups) {
+    fleet_kind summary;
+    summary.kind = describe(kind);
+    summary.fingerprint = to_json(kind);
+    summary.nodes = group.members.size();
+    // find_reference_set needs a run's meta.json; any member's gives the kind.
+    const auto set = find_reference_set(*loaded[group.members.front()].meta, options.reference);
+    if (set) {
+      grade_by_set(loaded, group, summary, *set, options, judging);
+    } else {
+      grade_by_peers(loaded, group, summary, options.alpha, judging);
+    }
+    report.kinds.push_back(std::move(summary));
+  }
+  if (!unknown.members.empty()) {
+    fleet_kind summary;
+    summary.kind = "unknown";
+    summary.nodes = unknown.members.size();
+    summary.notes.push_back("no readable meta.json node kind: graded alone, check.json's grades stand");
+    report.kinds.push_back(std::move(summary));
+  }
+  if (older > 0 && !report.kinds.empty()) {
+    auto& notes = report.kinds.front().notes;
+    notes.push_back(std::to_string(older) + " node(s) had a check.json of an older hdbench (version 1): checked again from their "
+                    "results.csv" + (older_kept > 0 ? ", " + std::to_string(older_kept) + " without one kept as they were" : std::string()));
+    for (const auto& p : problems) notes.push_back("check again refused: " + p);
+  }
+
+  std::map<std::string, int> hostname_count;
+  for (const auto& l : loaded) ++hostname_count[l.node.hostname];
+  for (auto& l : loaded) {
+    auto& node = l.node;
+    node.name = hostname_count[node.hostname] > 1 ? node.hostname + " (" + node.dir.filename().string() + ")" : node.hostname;
+    std::stable_sort(node.lines.begin(), node.lines.end(),
+                     [](const graded_line& a, const graded_line& b) { return a.result < b.result; });
+    for (const auto& line : node.lines) {
+      node.passed += line.result == grade::pass;
+      node.warned += line.result == grade::warn;
+      node.failed += line.result == grade::fail;
+    }
+    report.nodes.push_back(std::move(node));
+  }
+  std::stable_sort(report.nodes.begin(), report.nodes.end(), [](const fleet_node& a, const fleet_node& b) {
+    if (a.overall() != b.overall()) return a.overall() < b.overall();
+    if (a.failed != b.failed) return a.failed > b.failed;
+    if (a.warned != b.warned) return a.warned > b.warned;
+    return a.name < b.name;
+  });
+  return report;
+}
+
+std::string slurm_hostlist(std::vector<std::string> hostnames) {
+  std::sort(hostnames.begin(), hostnames.end());
+  hostnames.erase(std::unique(hostnames.begin(), hostnames.end()), hostnames.end());
+  // (prefix, digit count) -> numbers; names without a trailing number stand alone.
+  std::map<std::pair<std::string, std::size_t>, std::vector<long long>> numbered;
+  std::vector<std::string> parts;
+  std::vector<std::pair<std::string, std::pair<std::string, std::size_t>>> order;  // first name of each group
+  for (const auto& name : hostnames) {
+    std::size_t digits = 0;
+    while (digits < name.size() && digits < 18 && std::isdigit(static_cast<unsigned char>(name[name.size() - 1 - digits]))) ++digits;
+    if (digits == 0 || digits == name.size()) {
+      order.push_back({name, {}});
+      continue;
+    }
+    const std::pair<std::string, std::size_t> group{name.substr(0, name.size() - digits), digits};
+    if (!numbered.contains(group)) order.push_back({name, group});
+    numbered[group].push_back(std::stoll(name.substr(name.size() - digits)));
+  }
+  std::sort(order.begin(), order.end());
+  for (const auto& [first, group] : order) {
+    if (group.first.empty() && group.second == 0) {
+      parts.push_back(first);
+      continue;
+    }
+    auto numbers = numbered[group];
+    std::sort(numbers.begin(), numbers.end());
+    const auto padded = [&](long long v) {
+      auto text = std::to_string(v);
+      if (text.size() < group.second) text.insert(0, group.second - text.size(), '0');
+      return text;
+    };
+    if (numbers.size() == 1) {
+      parts.push_back(group.first + padded(numbers.front()));
+      continue;
+    }
+    std::string ranges;
+    for (std::size_t i = 0; i < numbers.size();) {
+      std::size_t j = i;
+      while (j + 1 < numbers.size() && numbers[j + 1] == numbers[j] + 1) ++j;
+      ranges += (ranges.empty() ? "" : ",") + padded(numbers[i]) + (j > i ? "-" + padded(numbers[j]) : "");
+      i = j + 1;
+    }
+    parts.push_back(group.first + "[" + ranges + "]");
+  }
+  std::string out;
+  for (const auto& part : parts) out += (out.empty() ? "" : ",") + part;
+  return out;
+}
+
+}  // namespace hdb

@@ -1,0 +1,120 @@
+#include "hdb/harness/verdict/graded_line.hpp"
+
+#include <array>
+#include <exception>
+#include <utility>
+
+namespace hdb {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::array<std::pair<grade_basis, std::string_view>, 6> basis_names{{{grade_basis::set, "set"},
+                                                                              {grade_basis::peers, "peers"},
+                                                                              {grade_basis::peak, "peak"},
+                                                                              {grade_basis::none, "none"},
+                                                                              {grade_basis::health, "health"},
+                                                                              {grade_basis::node, "node"}}};
+
+json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+std::optional<double> number_at(const json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+std::string text_at(const json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+std::string_view to_string(grade_basis basis) {
+  for (const auto& [b, name] : basis_names) {
+    if (b == basis) return name;
+  }
+  return "?";
+}
+
+std::optional<grade_basis> grade_basis_from_string(std::string_view text) {
+  for (const auto& [b, name] : basis_names) {
+    if (name == text) return b;
+  }
+  return std::nullopt;
+}
+
+json to_json(const graded_line& line) {
+  json expected = nullptr;
+  if (const auto& band = line.band) {
+    expected = {{"low", band->low}, {"high", band->high}, {"centre", band->centre}, {"runs", band->runs},
+                {"detectable", optional_number(band->detectable)}};
+  } else if (const auto& peak = line.peak) {
+    expected = {{"peak", peak->value}, {"basis", peak->basis}, {"traffic_factor", peak->traffic_factor},
+                {"percent_of_peak", optional_number(line.percent_of_peak)}};
+  }
+  return {{"grade", to_string(line.result)},
+          {"basis", to_string(line.basis)},
+          {"gpus", line.gpus},
+          {"family", line.family},
+          {"figure", line.figure},
+          {"value", optional_number(line.value)},
+          {"unit", line.unit},
+          {"reading", line.reading},
+          {"expected", std::move(expected)},
+          {"better", line.direction ? json(to_string(*line.direction)) : json(nullptr)},
+          {"tolerance", optional_number(line.rule.tolerance)},
+          {"host_bound", line.rule.host_bound},
+          {"key", line.key ? to_json(*line.key) : json(nullptr)},
+          {"check", line.check ? json(*line.check) : json(nullptr)},
+          {"reason", line.reason}};
+}
+
+graded_line graded_line_from_json(const json& value) {
+  graded_line line;
+  if (!value.is_object()) return line;
+  line.result = grade_from_string(text_at(value, "grade")).value_or(grade::not_graded);
+  if (const auto gpus = value.find("gpus"); gpus != value.end() && gpus->is_array()) {
+    for (const auto& g : *gpus) {
+      if (g.is_number_integer()) line.gpus.push_back(g.get<int>());
+    }
+  }
+  line.family = text_at(value, "family");
+  line.figure = text_at(value, "figure");
+  line.value = number_at(value, "value");
+  line.unit = text_at(value, "unit");
+  line.reading = text_at(value, "reading");
+  line.reason = text_at(value, "reason");
+  line.rule.tolerance = number_at(value, "tolerance");
+  if (const auto host = value.find("host_bound"); host != value.end() && host->is_boolean()) line.rule.host_bound = host->get<bool>();
+  if (const auto b = text_at(value, "better"); !b.empty()) {
+    try {
+      line.direction = parse_better(b);
+    } catch (const std::exception&) {
+      // a word this hdbench does not know: no direction, as a line that has none
+    }
+  }
+  if (const auto key = value.find("key"); key != value.end()) line.key = metric_key_from_json(*key);
+  if (const auto check = text_at(value, "check"); !check.empty()) line.check = check;
+  if (const auto expected = value.find("expected"); expected != value.end() && expected->is_object()) {
+    const auto low = number_at(*expected, "low"), high = number_at(*expected, "high"), centre = number_at(*expected, "centre");
+    if (low && high && centre) {
+      const auto runs = number_at(*expected, "runs");
+      line.band = figure_band{*low, *high, *centre, runs && *runs > 0 ? static_cast<std::size_t>(*runs) : 0,
+                              number_at(*expected, "detectable")};
+    } else if (const auto peak = number_at(*expected, "peak")) {
+      line.peak = peak_ref{*peak, number_at(*expected, "traffic_factor").value_or(1), text_at(*expected, "basis")};
+      line.percent_of_peak = number_at(*expected, "percent_of_peak");
+    }
+  }
+  const auto basis = grade_basis_from_string(text_at(value, "basis"));
+  line.basis = basis ? *basis
+               : line.family == "health" ? grade_basis::health
+               : line.band               ? grade_basis::set
+               : line.peak               ? grade_basis::peak
+                                         : grade_basis::none;
+  return line;
+}
+
+}  // namespace hdb
