@@ -23,15 +23,30 @@
 // Lessons are the `## ` sections. Each needs a citation, a link to a plot and an `hdbench run`
 // command in code whose --families and --benchmark_filter run every cited row's case, unless it
 // carries `<!-- pending issue N -->`.
+//
+// Reasons. A sentence of a lesson that gives a cause (a causal word: "because", "sets", "is the
+// CPU", "shares", ", so", ...; causal_marker below) must carry a citation of a row or say "not
+// measured": a cause no row shows is said to be unshown, never passed off as measured.
+//
+// Titles. Each figure a lesson links has its title and claims in plots/figures.json beside it
+// (docs/plots.md). Every measured number of the title (followed by µs, ms, s, GB/s, TB/s, % or ×)
+// must be a claim, so its quantity is known. A claim whose rows the lesson cites quotes the same
+// quantity as the lesson, and must agree with it: for a single run, the lesson's row through the
+// claim's formula; for a set, the set's median through the formula, unless the title says "this
+// run", when the claim must lie in the range the set's members give it (the formula over each
+// row's lowest and highest member).
 #include "teaching_check.hpp"
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <optional>
 #include <regex>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "hdb/harness/files.hpp"
 #include "hdb/harness/results.hpp"
@@ -64,6 +79,17 @@ struct command {
   std::optional<std::regex> filter;  // none: every case of the families
 };
 
+// One sentence of a lesson's prose: code spans stand as "CODE", a citation as \x01.
+struct sentence {
+  int line = 0;
+  std::string text;
+};
+
+struct linked_figure {
+  int line = 0;
+  fs::path file;  // as linked, resolved from the page's folder
+};
+
 struct lesson {
   std::string title;
   int line = 0;
@@ -71,13 +97,103 @@ struct lesson {
   int plots = 0;
   std::vector<citation> citations;
   std::vector<command> commands;
+  std::vector<sentence> sentences;
+  std::vector<linked_figure> figures;
 };
+
 
 std::string trim(std::string_view text) {
   const auto first = text.find_first_not_of(" \t");
   if (first == std::string_view::npos) return {};
   const auto last = text.find_last_not_of(" \t");
   return std::string(text.substr(first, last - first + 1));
+}
+
+constexpr char citation_mark = '\x01';
+
+// A paragraph's prose, and where each of its source lines starts in it.
+struct paragraph {
+  std::string text;
+  std::vector<std::pair<std::size_t, int>> lines;
+
+  void add(int line, const std::string& prose) {
+    lines.emplace_back(text.size(), line);
+    text += prose + " ";
+  }
+  [[nodiscard]] int line_at(std::size_t offset) const {
+    int line = lines.empty() ? 0 : lines.front().second;
+    for (const auto& [start, number] : lines) {
+      if (start <= offset) line = number;
+    }
+    return line;
+  }
+};
+
+// A period that ends an abbreviation ("e.g.", "vs.") ends no sentence.
+bool after_abbreviation(const std::string& text, std::size_t dot) {
+  static const std::vector<std::string> abbreviations = {"e.g", "i.e", "vs", "cf"};
+  return std::any_of(abbreviations.begin(), abbreviations.end(), [&](const std::string& a) {
+    return dot >= a.size() && text.compare(dot - a.size(), a.size(), a) == 0 &&
+           (dot == a.size() || !std::isalpha(static_cast<unsigned char>(text[dot - a.size() - 1])));
+  });
+}
+
+// Sentences end at '.', '!' or '?' followed by a space (closing brackets, quotes and emphasis
+// belong to the sentence); a decimal point or an abbreviation ends none. A quotation ("...": the
+// claim a lesson tests, a title's words) is someone else's reasoning, so it stands as QUOTE.
+void split_sentences(paragraph p, std::vector<sentence>& out) {
+  for (auto open = p.text.find('"'); open != std::string::npos; open = p.text.find('"', open + 1)) {
+    const auto close = p.text.find('"', open + 1);
+    if (close == std::string::npos) break;
+    const std::size_t length = close - open + 1;  // kept, so line_at still maps offsets to lines
+    p.text.replace(open, length, length >= 5 ? "QUOTE" + std::string(length - 5, ' ') : std::string(length, ' '));
+  }
+  const auto emit = [&](std::size_t from, std::size_t to) {
+    const std::string text = trim(std::string_view(p.text).substr(from, to - from));
+    if (!text.empty()) out.push_back({p.line_at(from + (p.text.size() > from && p.text[from] == ' ' ? 1 : 0)), text});
+  };
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < p.text.size(); ++i) {
+    const char ch = p.text[i];
+    if (ch != '.' && ch != '!' && ch != '?') continue;
+    std::size_t end = i + 1;
+    while (end < p.text.size() && (p.text[end] == ')' || p.text[end] == '*' || p.text[end] == '"' || p.text[end] == ':')) ++end;
+    if (end < p.text.size() && p.text[end] != ' ') continue;
+    if (ch == '.' && after_abbreviation(p.text, i)) continue;
+    emit(start, end);
+    start = end;
+  }
+  emit(start, p.text.size());
+}
+
+// The causal word a sentence uses ("" when none): a reason given, which a row must back.
+std::string causal_marker(const std::string& text) {
+  static const std::regex causal(
+      R"(\b(because|since|due to|caused by|causes|sets|set by|set the pace|is the cpu|are the cpu|shares|share the|)"
+      R"(comes from|come from|limited by|bound by|that is why|this is why|why|therefore|hence|thus)\b|, so\b)");
+  std::string lower = text;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::smatch m;
+  return std::regex_search(lower, m, causal) ? trim(m.str()) : "";
+}
+
+bool says_not_measured(const std::string& text) {
+  std::string lower = text;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower.find("not measured") != std::string::npos;
+}
+
+// A causal sentence without a citation of a row or a "not measured", one problem each.
+void check_reasons(const lesson& l, std::vector<std::string>& problems) {
+  for (const auto& s : l.sentences) {
+    if (s.text.ends_with("?")) continue;  // a question asks, it claims nothing
+    const std::string marker = causal_marker(s.text);
+    if (marker.empty() || s.text.find(citation_mark) != std::string::npos || says_not_measured(s.text)) continue;
+    std::string shown = s.text;
+    std::erase(shown, citation_mark);
+    problems.push_back("line " + std::to_string(s.line) + ": lesson '" + l.title + "' gives a cause ('" + marker +
+                       "') that cites no row and is not marked 'not measured': \"" + shown + "\"");
+  }
 }
 
 // Inline code (a run of backticks up to the same run) against the text around it.
@@ -206,12 +322,19 @@ page parse_page(std::string_view markdown, const fs::path& page_dir) {
   int number = 0;
   static const std::regex link(R"(\]\(([^)\s]+)\))");
   static const std::regex pending("pending issue [0-9]+");
+  paragraph prose;
+  const auto end_paragraph = [&] {
+    if (!parsed.lessons.empty()) split_sentences(prose, parsed.lessons.back().sentences);
+    prose = {};
+  };
   for (std::string text; std::getline(lines, text);) {
     ++number;
     if (text.starts_with("```")) {
+      end_paragraph();
       fenced = !fenced;
       continue;
     }
+    if (!fenced && (text.starts_with("#") || trim(text).empty())) end_paragraph();
     if (!fenced && text.starts_with("## ")) {
       lesson next;
       next.title = trim(text.substr(3));
@@ -220,8 +343,10 @@ page parse_page(std::string_view markdown, const fs::path& page_dir) {
     }
     lesson* current = parsed.lessons.empty() ? nullptr : &parsed.lessons.back();
     const auto segments = fenced ? std::vector<segment>{{text, true}} : split_code(text);
+    std::string line_prose;  // this line as the reasons check reads it
     for (const auto& part : segments) {
       if (part.code) {
+        line_prose += "CODE";
         std::string problem;
         auto cmd = parse_command(part.text, number, problem);
         if (!problem.empty()) parsed.problems.push_back(problem);
@@ -236,8 +361,20 @@ page parse_page(std::string_view markdown, const fs::path& page_dir) {
           parsed.problems.push_back("line " + std::to_string(number) + ": linked file " + target + " does not exist");
         } else if (current && (target.ends_with(".png") || target.ends_with(".svg"))) {
           ++current->plots;
+          current->figures.push_back({number, page_dir / target});
         }
       }
+      std::size_t copied = 0;  // of part.text into line_prose, comments left out
+      for (auto open = part.text.find("<!--"); open != std::string::npos; open = part.text.find("<!--", open + 4)) {
+        const auto close = part.text.find("-->", open);
+        line_prose += part.text.substr(copied, open - copied);
+        if (close == std::string::npos) break;
+        copied = close + 3;
+        if (part.text.compare(open, 10, "<!-- cite ") == 0 || part.text.compare(open, 14, "<!-- cite-set ") == 0) {
+          line_prose += citation_mark;
+        }
+      }
+      if (copied < part.text.size() && part.text.find("<!--", copied) == std::string::npos) line_prose += part.text.substr(copied);
       std::size_t after_previous = 0;
       for (auto open = part.text.find("<!--"); open != std::string::npos; open = part.text.find("<!--", open + 4)) {
         const auto close = part.text.find("-->", open);
@@ -291,7 +428,9 @@ page parse_page(std::string_view markdown, const fs::path& page_dir) {
         current->citations.push_back(std::move(c));
       }
     }
+    if (!fenced && current && !text.starts_with("#") && !trim(text).empty()) prose.add(number, line_prose);
   }
+  end_paragraph();
   return parsed;
 }
 
@@ -312,6 +451,141 @@ std::string benchmark_name(const result_row& row, const case_decl& kind) {
     for (int i = 0; i < row.gpus.value_or(1); ++i) name += (i ? "," : "") + std::to_string(*row.device + i);
   }
   return name + "/iterations:1/repeats:5/manual_time";
+}
+
+// What a lesson's citation stands for, in the row's unit: the one run's value, or the set's
+// median and the lowest and highest member.
+struct evidence {
+  std::string kind, family, case_kind;
+  std::map<std::string, std::string> wanted;  // statistic, metric and the other keys
+  bool set = false;
+  double median = 0, low = 0, high = 0;
+};
+
+struct interval {
+  double low = 0, high = 0;
+};
+
+// A claim's formula (docs/plots.md: a, b, ... for its rows in order, numbers, + - * / and
+// brackets) over intervals: the lowest and highest value the formula can take when each row lies
+// anywhere in its own interval. A point is an interval of width 0.
+class formula {
+ public:
+  formula(std::string_view text, const std::vector<interval>& rows) : text_(text), rows_(rows) {}
+
+  [[nodiscard]] interval value() {
+    const interval result = sum();
+    skip_spaces();
+    if (at_ != text_.size()) fail("unexpected '" + std::string(text_.substr(at_, 1)) + "'");
+    return result;
+  }
+
+ private:
+  interval sum() {
+    interval left = product();
+    for (skip_spaces(); at_ < text_.size() && (text_[at_] == '+' || text_[at_] == '-'); skip_spaces()) {
+      const char op = text_[at_++];
+      const interval right = product();
+      left = op == '+' ? interval{left.low + right.low, left.high + right.high}
+                       : interval{left.low - right.high, left.high - right.low};
+    }
+    return left;
+  }
+
+  interval product() {
+    interval left = operand();
+    for (skip_spaces(); at_ < text_.size() && (text_[at_] == '*' || text_[at_] == '/'); skip_spaces()) {
+      const char op = text_[at_++];
+      interval right = operand();
+      if (op == '/') {
+        if (right.low <= 0 && right.high >= 0) fail("a divisor that can be 0");
+        right = {1 / right.high, 1 / right.low};
+      }
+      const double ends[] = {left.low * right.low, left.low * right.high, left.high * right.low, left.high * right.high};
+      left = {*std::min_element(std::begin(ends), std::end(ends)), *std::max_element(std::begin(ends), std::end(ends))};
+    }
+    return left;
+  }
+
+  interval operand() {
+    skip_spaces();
+    if (at_ >= text_.size()) fail("an operand is missing");
+    const char c = text_[at_];
+    if (c == '(') {
+      ++at_;
+      const interval inner = sum();
+      skip_spaces();
+      if (at_ >= text_.size() || text_[at_] != ')') fail("a ')' is missing");
+      ++at_;
+      return inner;
+    }
+    if (c == '-') {
+      ++at_;
+      const interval inner = operand();
+      return {-inner.high, -inner.low};
+    }
+    if (c >= 'a' && c <= 'h') {
+      ++at_;
+      const auto index = static_cast<std::size_t>(c - 'a');
+      if (index >= rows_.size()) fail(std::string("row '") + c + "' is not cited");
+      return rows_[index];
+    }
+    std::size_t used = 0;
+    double number = 0;
+    try {
+      number = std::stod(std::string(text_.substr(at_)), &used);
+    } catch (const std::exception&) {
+      fail("unexpected '" + std::string(1, c) + "'");
+    }
+    at_ += used;
+    return {number, number};
+  }
+
+  void skip_spaces() {
+    while (at_ < text_.size() && text_[at_] == ' ') ++at_;
+  }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw std::invalid_argument("formula '" + std::string(text_) + "': " + what);
+  }
+
+  std::string_view text_;
+  const std::vector<interval>& rows_;
+  std::size_t at_ = 0;
+};
+
+// Whether `shown` ("7.7", "2130") is `value` rounded to the digits shown.
+bool rounds_to(const std::string& shown, double value) {
+  const auto dot = shown.find('.');
+  const int decimals = dot == std::string::npos ? 0 : static_cast<int>(shown.size() - dot - 1);
+  return std::abs(value - std::stod(shown)) <= 0.5 * std::pow(10.0, -decimals) * (1 + 1e-9) + 1e-12;
+}
+
+std::string lowercase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// The measured numbers of a title: those followed by a unit of time, rate, share or ratio (not
+// a size, a count or a name: "1 GiB", "4 streams", "Gen5 x16").
+std::vector<std::string> measured_numbers(std::string title) {
+  for (const std::string space : {"\u00a0", "\u202f"}) {  // the no-break spaces titles use
+    for (auto at = title.find(space); at != std::string::npos; at = title.find(space)) title.replace(at, space.size(), " ");
+  }
+  static const std::regex measured(R"(([0-9]+(?:\.[0-9]+)?) ?(µs|ms|s|GB/s|TB/s|%|×)(?![A-Za-z]))");
+  std::vector<std::string> found;
+  for (std::sregex_iterator m(title.begin(), title.end(), measured), end; m != end; ++m) {
+    const auto start = static_cast<std::size_t>(m->position(0));
+    if (start > 0 && (std::isalnum(static_cast<unsigned char>(title[start - 1])) || title[start - 1] == '.')) continue;
+    found.push_back((*m)[1]);
+  }
+  return found;
+}
+
+std::string json_text(const nlohmann::json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_integer()) return std::to_string(value.get<long long>());
+  return value.dump();
 }
 
 class checker {
@@ -346,7 +620,33 @@ class checker {
     const result_row& row = *rows.front();
     check_value(row, c, where, problems);
     check_command(l, row, where, problems);
+    if (row.value) evidence_.push_back({q->kind, q->family, q->case_kind, q->wanted, false, *row.value, *row.value, *row.value});
   }
+
+  // Titles against their lesson (the header's "Titles"), after the lesson's citations were checked.
+  void check_titles(const lesson& l, std::vector<std::string>& problems) {
+    for (const auto& link : l.figures) {
+      const std::string where = "line " + std::to_string(link.line) + ": figure " + link.file.filename().string();
+      const nlohmann::json* figure = indexed_figure(link, where, problems);
+      if (!figure) continue;
+      const std::string title = figure->value("title", "");
+      const std::string name = figure->value("name", "");
+      const auto claims = figure->value("claims", nlohmann::json::array());
+      for (const auto& number : measured_numbers(title)) {
+        const bool claimed = std::any_of(claims.begin(), claims.end(), [&](const nlohmann::json& c) { return c.value("text", "") == number; });
+        if (!claimed) {
+          problems.push_back(where + ": the title of " + name + " says " + number +
+                             " with no claim in figures.json naming its rows, so its lesson cannot be held to it: \"" + title + "\"");
+        }
+      }
+      const std::string kind = figure_kind(link.file);
+      const bool this_run = lowercase(title).find("this run") != std::string::npos;
+      for (const auto& c : claims) check_claim(l, c, name, kind, this_run, where, problems);
+    }
+  }
+
+  // Evidence is per lesson: a figure is held to the citations of the lesson that links it.
+  void start_lesson() { evidence_.clear(); }
 
   // Each cited kind's run id, which the page must name (a re-measured reference changes it).
   [[nodiscard]] std::map<std::string, std::string> run_ids() const {
@@ -507,6 +807,8 @@ class checker {
                          ": write 'over " + std::to_string(values.size()) + " machines'");
     }
     check_command(l, *first, where, problems);
+    evidence_.push_back({q.kind, q.family, q.case_kind, q.wanted, true, median_of(values),
+                         *std::min_element(values.begin(), values.end()), *std::max_element(values.begin(), values.end())});
   }
 
   const results_table* reference(const std::string& kind, std::vector<std::string>& problems) {
@@ -598,7 +900,102 @@ class checker {
     return kind;
   }
 
+  // The figures.json entry of a linked figure (plots/figures.json beside it, the entry whose files
+  // hold its name); a problem and nullptr when there is none.
+  const nlohmann::json* indexed_figure(const linked_figure& link, const std::string& where, std::vector<std::string>& problems) {
+    const fs::path index = link.file.parent_path() / "figures.json";
+    auto found = indexes_.find(index);
+    if (found == indexes_.end()) {
+      std::optional<nlohmann::json> parsed;
+      if (const auto text = try_read_text_file(index)) {
+        try {
+          parsed = nlohmann::json::parse(*text);
+        } catch (const nlohmann::json::exception& e) {
+          problems.push_back(where + ": " + index.string() + " is not JSON: " + e.what());
+        }
+      }
+      found = indexes_.emplace(index, std::move(parsed)).first;
+    }
+    if (!found->second) {
+      problems.push_back(where + ": no plots/figures.json beside it, so its title cannot be held to the lesson");
+      return nullptr;
+    }
+    const std::string file = link.file.filename().string();
+    const nlohmann::json& index_json = *found->second;
+    const auto figures = index_json.is_object() ? index_json.find("figures") : index_json.end();
+    if (figures == index_json.end() || !figures->is_array()) {
+      problems.push_back(where + ": " + index.string() + " has no list of figures");
+      return nullptr;
+    }
+    for (const auto& figure : *figures) {  // a reference into the index, which outlives the check
+      const auto files = figure.value("files", nlohmann::json::array());
+      if (std::any_of(files.begin(), files.end(), [&](const nlohmann::json& f) { return f.is_string() && f.get<std::string>() == file; })) {
+        return &figure;
+      }
+    }
+    problems.push_back(where + ": " + index.string() + " lists no figure drawn to " + file);
+    return nullptr;
+  }
+
+  // The reference a figure belongs to: <reference_root>/<kind>/plots/<file>; "" for another place.
+  [[nodiscard]] std::string figure_kind(const fs::path& file) const {
+    const fs::path run = fs::weakly_canonical(file).parent_path().parent_path();
+    return run.parent_path() == fs::weakly_canonical(where_.reference_root) ? run.filename().string() : "";
+  }
+
+  // The lesson's citation of one claim's cite, when it has one: the same reference, family and
+  // case, and every column the citation names equal to the cite's.
+  [[nodiscard]] const evidence* cited_by_lesson(const nlohmann::json& cite, const std::string& kind) const {
+    if (!cite.is_object() || !cite.contains("family") || !cite.contains("case")) return nullptr;
+    for (const auto& e : evidence_) {
+      if (e.kind != kind || json_text(cite["family"]) != e.family || json_text(cite["case"]) != e.case_kind) continue;
+      const bool same = std::all_of(e.wanted.begin(), e.wanted.end(), [&](const auto& kv) {
+        return cite.contains(kv.first) && json_text(cite[kv.first]) == kv.second;
+      });
+      if (same) return &e;
+    }
+    return nullptr;
+  }
+
+  // One claim of a linked figure against its lesson, when the lesson cites every row it is built from.
+  void check_claim(const lesson& l, const nlohmann::json& claim, const std::string& name, const std::string& kind, bool this_run, const std::string& where, std::vector<std::string>& problems) const {
+    const auto cites = claim.value("cites", nlohmann::json::array());
+    std::vector<const evidence*> rows;
+    for (const auto& cite : cites) rows.push_back(cited_by_lesson(cite, kind));
+    if (rows.empty() || std::find(rows.begin(), rows.end(), nullptr) != rows.end()) return;  // not a quantity of the lesson
+    const std::string text = claim.value("text", "");
+    const std::string rule = claim.value("formula", "a");
+    const double value = claim.value("value", std::nan(""));
+    const bool set = std::any_of(rows.begin(), rows.end(), [](const evidence* e) { return e->set; });
+    std::vector<interval> middles, spans;
+    for (const evidence* e : rows) {
+      middles.push_back({e->median, e->median});
+      spans.push_back({e->low, e->high});
+    }
+    const std::string what = where + ": the title of " + name + " says " + text + " (" + rule + " of rows lesson '" + l.title + "' cites)";
+    try {
+      if (set && this_run) {
+        const interval span = formula(rule, spans).value();
+        const double slack = 1e-9 * std::max(std::abs(span.low), std::abs(span.high));
+        if (!(value >= span.low - slack && value <= span.high + slack)) {
+          problems.push_back(what + " for this run, " + format_value(value) + ", outside the set's range " +
+                             format_value(span.low) + "–" + format_value(span.high));
+        }
+        return;
+      }
+      const double lesson_value = formula(rule, middles).value().low;
+      if (!rounds_to(text, lesson_value)) {
+        problems.push_back(what + ", the lesson's " + (set ? "set median gives " : "row gives ") + format_value(lesson_value) +
+                           (set ? ": a figure of one run says \"This run\" and lies in the set's range" : ""));
+      }
+    } catch (const std::exception& e) {
+      problems.push_back(what + ": " + e.what());
+    }
+  }
+
   sources where_;
+  std::vector<evidence> evidence_;
+  std::map<fs::path, std::optional<nlohmann::json>> indexes_;
   std::map<std::string, std::optional<results_table>> tables_;
   std::map<std::string, std::vector<member>> sets_;
   std::map<std::string, std::optional<family_declaration>> declarations_;
@@ -616,7 +1013,10 @@ std::vector<std::string> check_page(std::string_view markdown, const sources& wh
       if (l.plots == 0) parsed.problems.push_back(name + " links no plot");
       if (l.commands.empty()) parsed.problems.push_back(name + " has no `hdbench run` command");
     }
+    check.start_lesson();
     for (const auto& c : l.citations) check.check(l, c, parsed.problems);
+    check.check_titles(l, parsed.problems);
+    check_reasons(l, parsed.problems);
   }
   for (const auto& [kind, run_id] : check.run_ids()) {
     if (markdown.find(run_id) == std::string_view::npos) {

@@ -2,9 +2,14 @@
 // the checker itself on small pages over tests/teaching/fixtures/reference: `mini`, a single run,
 // and `miniset`, a set of four made-up members (launch 3.41, 4.18, 4.62, 5.34 µs: median 4.40;
 // h2d 55.1, 55.4, 55.5 GB/s, the fourth member lacks the row): one page that holds, and one for
-// each way a page can drift.
+// each way a page can drift. Each reference has a plot and its plots/figures.json (mini: "This
+// run" 55.3 GB/s, its one row; miniset: "This run" 4.18 µs, the second member's launch); a test
+// that plants another title writes a copy of the fixtures with its own figures.json.
 #include <string>
 #include <vector>
+
+#include <filesystem>
+#include <fstream>
 
 #include "catch_compat.hpp"
 #include "hdb/harness/files.hpp"
@@ -36,8 +41,42 @@ std::string good_set_page() {
          "metric=launch_time -->.\n"
          "Pinned h2d moves 55.4 GB/s (55.1–55.5 over 3 machines)<!-- cite-set miniset copy/bandwidth direction=h2d "
          "host_kind=pinned api=async size_bytes=1G metric=bandwidth -->.\n"
-         "Plot: [h2d](reference/mini/plots/copy_bandwidth_h2d.png).\n\n"
+         "Plot: [launch](reference/miniset/plots/sync_launch.png).\n\n"
          "`hdbench run --families sync,copy -- --benchmark_filter='sync/launch/|copy/bandwidth/h2d/pinned/async/size:1073741824/'`\n";
+}
+
+// The fixtures copied into a fresh directory with `figures` as reference/<kind>/plots/figures.json:
+// a planted title and its claims.
+class planted_figures {
+ public:
+  planted_figures(const std::string& kind, const std::string& figures) {
+    fs::copy(HDB_TEST_FIXTURES, dir_.path(), fs::copy_options::recursive);
+    std::ofstream(dir_.path() / "reference" / kind / "plots" / "figures.json") << figures;
+  }
+  [[nodiscard]] hdb::teaching::sources where() const {
+    return {dir_.path(), dir_.path() / "reference", HDB_TEST_SCHEMA_DIR};
+  }
+
+ private:
+  hdb_test::temp_dir dir_;
+};
+
+// A figures.json of one figure, `file`, with this title and claims (a JSON list).
+std::string one_figure(const std::string& file, const std::string& title, const std::string& claims) {
+  return R"({"figures": [{"name": "planted", "title": ")" + title + R"(", "claims": )" + claims + R"(, "files": [")" + file +
+         R"("]}]})";
+}
+
+// A claim of the miniset launch row, as sync.py records it.
+std::string launch_claim(const std::string& text, const std::string& value) {
+  return R"({"text": ")" + text + R"(", "value": )" + value +
+         R"(, "formula": "a", "cites": [{"family": "sync", "case": "launch", "metric": "launch_time", "statistic": "median", )"
+         R"("device": 0, "api": "empty_kernel"}]})";
+}
+
+std::vector<std::string> set_page_problems(const std::string& title, const std::string& claims) {
+  const planted_figures planted("miniset", one_figure("sync_launch.png", title, claims));
+  return hdb::teaching::check_page(good_set_page(), planted.where());
 }
 
 std::string replaced(std::string text, const std::string& from, const std::string& to) {
@@ -186,4 +225,95 @@ TEST_CASE("teaching check: a set is cited as a set, a single run as one run") {
                            "follows no 'median unit (low–high over N machines)'"));
   CHECK(hdb_test::contains(only_problem(replaced(good_set_page(), "(3.4–5.3 over", "(3.4–5.3 ms over")),
                            "writes the median in 'µs' and the range in 'ms'"));
+}
+
+TEST_CASE("teaching check: a cause with no cited row and no 'not measured' fails") {
+  const std::string claim = "Pinned h2d at 55.3 GB/s<!-- cite mini copy/bandwidth direction=h2d host_kind=pinned api=async "
+                            "size_bytes=1G metric=bandwidth -->.\n";
+  const auto with = [&](const std::string& sentences) { return replaced(good_page(), claim, claim + sentences + "\n"); };
+  const auto problem = only_problem(with("Pinned copies are fast because the engine does DMA."));
+  CHECK(hdb_test::contains(problem, "line 6: lesson '1. Pinned copies' gives a cause ('because')"));
+  CHECK(hdb_test::contains(problem, "\"Pinned copies are fast because the engine does DMA.\""));
+  CHECK(hdb_test::contains(only_problem(with("The engine copies, so the host waits.")), "gives a cause (', so')"));
+  for (const char* marker : {"sets the pace", "is the CPU", "shares the link", "comes from DMA", "is why it waits"}) {
+    CHECK(hdb::teaching::check_page(with(std::string("The copy ") + marker + " here."), fixture_sources).size() == 1);
+  }
+  // The citation must stand in the causal sentence itself, not in the one before it.
+  CHECK(hdb_test::contains(only_problem(replaced(good_page(), "metric=bandwidth -->.", "metric=bandwidth -->. That is because of DMA.")),
+                           "gives a cause ('because')"));
+}
+
+TEST_CASE("teaching check: a cause holds with a cited row in its sentence or a 'not measured'") {
+  const std::string cited = "Pinned h2d at 55.3 GB/s<!-- cite mini copy/bandwidth";
+  CHECK(hdb::teaching::check_page(replaced(good_page(), cited, "Pinned h2d is fast because it reaches 55.3 GB/s<!-- cite mini copy/bandwidth"),
+                                  fixture_sources).empty());
+  // "e.g." ends no sentence, so the citation before it still backs the cause after it.
+  CHECK(hdb::teaching::check_page(replaced(good_page(), "metric=bandwidth -->.", "metric=bandwidth --> e.g. from cudaMallocHost because DMA needs it."),
+                                  fixture_sources).empty());
+  const std::string claim = "Plot: [h2d]";
+  for (const char* sentence : {"The driver stages pageable copies because DMA needs locked pages (not measured here). ",
+                               "Why is it fast? ", "**Claim:** \"Pinned is fast because it is pinned.\" "}) {
+    CHECK(hdb::teaching::check_page(replaced(good_page(), claim, sentence + claim), fixture_sources).empty());
+  }
+}
+
+TEST_CASE("teaching check: a linked figure's title holds to its lesson's rows") {
+  // mini is one run: the claim is the row's value, the title's number at its precision.
+  const auto mini = [](const std::string& title, const std::string& text, const std::string& value) {
+    const planted_figures planted(
+        "mini", one_figure("copy_bandwidth_h2d.png", title,
+                           R"([{"text": ")" + text + R"(", "value": )" + value +
+                               R"(, "formula": "a", "cites": [{"family": "copy", "case": "bandwidth", "metric": "bandwidth", )"
+                               R"("statistic": "median", "device": 0, "direction": "h2d", "host_kind": "pinned", "api": "async", )"
+                               R"("size_bytes": 1073741824, "streams": 1}]}])"));
+    return hdb::teaching::check_page(good_page(), planted.where());
+  };
+  CHECK(mini("This run: 55.3 GB/s", "55.3", "55.305005455323126").empty());
+  const auto wrong = mini("This run: 55.4 GB/s", "55.4", "55.4");
+  REQUIRE(wrong.size() == 1);
+  CHECK(hdb_test::contains(wrong[0], "line 6: figure copy_bandwidth_h2d.png: the title of planted says 55.4 (a of rows lesson '1. Pinned copies' cites)"));
+  CHECK(hdb_test::contains(wrong[0], "the lesson's row gives 55.305"));
+}
+
+TEST_CASE("teaching check: a set's figure says 'This run' and lies in the set's range, or quotes its median") {
+  CHECK(set_page_problems("This run: an empty launch costs 4.18 µs", "[" + launch_claim("4.18", "4.18") + "]").empty());
+  CHECK(set_page_problems("This run: an empty launch costs 3.41 µs", "[" + launch_claim("3.41", "3.41") + "]").empty());
+  const auto outside = set_page_problems("This run: an empty launch costs 5.4 µs", "[" + launch_claim("5.4", "5.4") + "]");
+  REQUIRE(outside.size() == 1);
+  CHECK(hdb_test::contains(outside[0], "says 5.4 (a of rows lesson '1. Launch and copy' cites) for this run, 5.4, outside the set's range 3.41–5.34"));
+  CHECK(set_page_problems("This run: an empty launch costs 3.40 µs", "[" + launch_claim("3.40", "3.40") + "]").size() == 1);
+  // Without "this run" the title quotes the set: its median, 4.40.
+  const auto one_machine = set_page_problems("An empty launch costs 4.18 µs", "[" + launch_claim("4.18", "4.18") + "]");
+  REQUIRE(one_machine.size() == 1);
+  CHECK(hdb_test::contains(one_machine[0], "the lesson's set median gives 4.4: a figure of one run says \"This run\""));
+  CHECK(set_page_problems("An empty launch costs 4.40 µs", "[" + launch_claim("4.40", "4.4") + "]").empty());
+}
+
+TEST_CASE("teaching check: a set figure's ratio lies in the range its rows' members allow") {
+  // h2d ÷ launch: members span 55.1–55.5 GB/s and 3.41–5.34 µs, so the ratio 10.32–16.28.
+  const auto ratio = [](const std::string& text) {
+    return "[{\"text\": \"" + text + "\", \"value\": " + text +
+           R"(, "formula": "a/b", "cites": [{"family": "copy", "case": "bandwidth", "metric": "bandwidth", "statistic": "median", )"
+           R"("device": 0, "direction": "h2d", "host_kind": "pinned", "api": "async", "size_bytes": 1073741824, "streams": 1}, )"
+           R"({"family": "sync", "case": "launch", "metric": "launch_time", "statistic": "median", "device": 0, "api": "empty_kernel"}]}])";
+  };
+  CHECK(set_page_problems("This run: 10.4× per µs", ratio("10.4")).empty());
+  CHECK(set_page_problems("This run: 16.2× per µs", ratio("16.2")).empty());
+  CHECK(hdb_test::contains(set_page_problems("This run: 16.4× per µs", ratio("16.4")).at(0), "outside the set's range 10.31"));
+  CHECK(set_page_problems("This run: 10.2× per µs", ratio("10.2")).size() == 1);
+}
+
+TEST_CASE("teaching check: a linked figure's measured numbers are claims, and the figure is indexed") {
+  const auto unclaimed = set_page_problems("This run: 4.18 µs, 2.5× a copy and 40 % busy, 4 streams of 1 GiB",
+                                           "[" + launch_claim("4.18", "4.18") + "]");
+  REQUIRE(unclaimed.size() == 2);
+  CHECK(hdb_test::contains(unclaimed[0], "the title of planted says 2.5 with no claim in figures.json naming its rows"));
+  CHECK(hdb_test::contains(unclaimed[1], "says 40 with no claim"));
+  // A claim that quotes no row of its lesson is not held to it.
+  CHECK(set_page_problems("This run: 63.0 GB/s", R"([{"text": "63.0", "value": 63.0, "cites": [{"const": 63.0}]}])").empty());
+  const planted_figures other("miniset", one_figure("another.png", "no numbers", "[]"));
+  const auto missing = hdb::teaching::check_page(good_set_page(), other.where());
+  REQUIRE(missing.size() == 1);
+  CHECK(hdb_test::contains(missing[0], "line 6: figure sync_launch.png:"));
+  CHECK(hdb_test::contains(missing[0], "lists no figure drawn to sync_launch.png"));
 }
