@@ -20,9 +20,16 @@
 // never over fewer machines than the page says the set has. Comments inside code are examples,
 // not citations.
 //
-// Lessons are the `## ` sections. Each needs a citation, a link to a plot and an `hdbench run`
-// command in code whose --families and --benchmark_filter run every cited row's case, unless it
-// carries `<!-- pending issue N -->`.
+// Lessons are the `## ` sections. Each needs a citation, a link to a plot and a run command in
+// code whose --families and --benchmark_filter run every cited row's case, unless it carries
+// `<!-- pending issue N -->`. A run command is `hdbench run ...` (also as a path to the binary),
+// `./run_all.sh ...` (which passes its arguments to hdbench run) or a family's binary,
+// `.../hdbench-<family> --benchmark_filter=...`.
+//
+// Exercises. Each lesson has one: a paragraph that starts "**Exercise.**", asks for a prediction
+// ("Predict"), gives a run command and, unless the lesson is pending, the answer on a reference
+// as citations; the exercise's own commands must run every row its answer cites, so the answer
+// is what the reader's command measures.
 //
 // Reasons. A sentence of a lesson that gives a cause (a causal word: "because", "sets", "is the
 // CPU", "shares", ", so", ...; causal_marker below) must carry a citation of a row or say "not
@@ -65,6 +72,7 @@ struct segment {
 
 struct citation {
   int line = 0;
+  bool exercise = false;  // in the lesson's exercise: its command must run the row
   std::string body;    // the comment's text after "cite " or "cite-set "
   std::string number;  // as written (a set citation: the median)
   std::string unit;    // as written after the number, "" when none
@@ -75,6 +83,7 @@ struct citation {
 
 struct command {
   int line = 0;
+  bool exercise = false;
   std::vector<std::string> families;
   std::optional<std::regex> filter;  // none: every case of the families
 };
@@ -99,6 +108,8 @@ struct lesson {
   std::vector<command> commands;
   std::vector<sentence> sentences;
   std::vector<linked_figure> figures;
+  int exercise_line = 0;  // 0: the lesson has none
+  bool predicts = false;  // its exercise asks for a prediction
 };
 
 
@@ -181,6 +192,22 @@ bool says_not_measured(const std::string& text) {
   std::string lower = text;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return lower.find("not measured") != std::string::npos;
+}
+
+// The lesson's exercise: a prediction asked, a command, and (a lesson with data) a cited answer.
+void check_exercise(const lesson& l, const std::string& name, std::vector<std::string>& problems) {
+  if (l.exercise_line == 0) {
+    problems.push_back(name + " has no exercise (a paragraph that starts **Exercise.**)");
+    return;
+  }
+  const std::string where = name + ", its exercise (line " + std::to_string(l.exercise_line) + ")";
+  if (!l.predicts) problems.push_back(where + " asks for no prediction ('Predict')");
+  if (std::none_of(l.commands.begin(), l.commands.end(), [](const command& c) { return c.exercise; })) {
+    problems.push_back(where + " gives no run command");
+  }
+  if (!l.pending && std::none_of(l.citations.begin(), l.citations.end(), [](const citation& c) { return c.exercise; })) {
+    problems.push_back(where + " cites no answer to compare with");
+  }
 }
 
 // A causal sentence without a citation of a row or a "not measured", one problem each.
@@ -277,13 +304,23 @@ std::string expand_size(const std::string& value) {
   return std::to_string(std::stoull(m[1]) << shift);
 }
 
+// The run command a code span holds, by its first words: hdbench run (the binary by name or path),
+// run_all.sh (hdbench run's arguments), or one family's binary (that family; nothing else named).
 std::optional<command> parse_command(const std::string& code, int line, std::string& problem) {
-  if (!trim(code).starts_with("hdbench run ")) return std::nullopt;
-  command parsed;
-  parsed.line = line;
   std::istringstream words(code);
   std::vector<std::string> tokens;
   for (std::string word; words >> word;) tokens.push_back(word);
+  if (tokens.empty()) return std::nullopt;
+  const std::string program = fs::path(tokens[0]).filename().string();
+  command parsed;
+  parsed.line = line;
+  // A program named with no arguments is a name in the prose, not a command.
+  if (program.starts_with("hdbench-") && tokens.size() > 1) {
+    parsed.families = {program.substr(8)};
+  } else if (!(program == "run_all.sh" && tokens[0].find('/') != std::string::npos && tokens.size() > 1) &&
+             !(program == "hdbench" && tokens.size() > 2 && tokens[1] == "run")) {
+    return std::nullopt;
+  }
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     std::string families;
     if (tokens[i] == "--families" && i + 1 < tokens.size()) families = tokens[i + 1];
@@ -323,9 +360,11 @@ page parse_page(std::string_view markdown, const fs::path& page_dir) {
   static const std::regex link(R"(\]\(([^)\s]+)\))");
   static const std::regex pending("pending issue [0-9]+");
   paragraph prose;
+  bool exercise = false;  // the paragraph is the lesson's exercise
   const auto end_paragraph = [&] {
     if (!parsed.lessons.empty()) split_sentences(prose, parsed.lessons.back().sentences);
     prose = {};
+    exercise = false;
   };
   for (std::string text; std::getline(lines, text);) {
     ++number;
@@ -342,6 +381,11 @@ page parse_page(std::string_view markdown, const fs::path& page_dir) {
       parsed.lessons.push_back(std::move(next));
     }
     lesson* current = parsed.lessons.empty() ? nullptr : &parsed.lessons.back();
+    if (!fenced && current && prose.text.empty() && text.starts_with("**Exercise.**")) {
+      exercise = true;
+      current->exercise_line = number;
+    }
+    if (exercise && text.find("Predict") != std::string::npos) current->predicts = true;
     const auto segments = fenced ? std::vector<segment>{{text, true}} : split_code(text);
     std::string line_prose;  // this line as the reasons check reads it
     for (const auto& part : segments) {
@@ -350,7 +394,10 @@ page parse_page(std::string_view markdown, const fs::path& page_dir) {
         std::string problem;
         auto cmd = parse_command(part.text, number, problem);
         if (!problem.empty()) parsed.problems.push_back(problem);
-        if (cmd && current) current->commands.push_back(std::move(*cmd));
+        if (cmd && current) {
+          cmd->exercise = exercise;
+          current->commands.push_back(std::move(*cmd));
+        }
         continue;
       }
       for (std::sregex_iterator m(part.text.begin(), part.text.end(), link), end; m != end; ++m) {
@@ -395,7 +442,7 @@ page parse_page(std::string_view markdown, const fs::path& page_dir) {
           parsed.problems.push_back(where + ": comment '" + body + "' is neither 'cite ...', 'cite-set ...' nor 'pending issue N'");
           continue;
         }
-        citation c{number, body.substr(set ? 9 : 5), "", "", set, "", "", ""};
+        citation c{number, exercise, body.substr(set ? 9 : 5), "", "", set, "", "", ""};
         std::string number_text = before;
         if (set) {
           const auto range = trailing_range(before);
@@ -619,7 +666,7 @@ class checker {
     }
     const result_row& row = *rows.front();
     check_value(row, c, where, problems);
-    check_command(l, row, where, problems);
+    check_command(l, c, row, where, problems);
     if (row.value) evidence_.push_back({q->kind, q->family, q->case_kind, q->wanted, false, *row.value, *row.value, *row.value});
   }
 
@@ -806,7 +853,7 @@ class checker {
       problems.push_back(where + ": a range without 'over N machines' is over every member, but only " + holders +
                          ": write 'over " + std::to_string(values.size()) + " machines'");
     }
-    check_command(l, *first, where, problems);
+    check_command(l, c, *first, where, problems);
     evidence_.push_back({q.kind, q.family, q.case_kind, q.wanted, true, median_of(values),
                          *std::min_element(values.begin(), values.end()), *std::max_element(values.begin(), values.end())});
   }
@@ -871,15 +918,19 @@ class checker {
     }
   }
 
-  void check_command(const lesson& l, const result_row& row, const std::string& where, std::vector<std::string>& problems) {
+  // A lesson's command must run the cited row's case; an exercise's answer, one of the exercise's.
+  void check_command(const lesson& l, const citation& c, const result_row& row, const std::string& where,
+                     std::vector<std::string>& problems) {
     const case_decl* kind = declaration(row.family, row.case_name, problems);
     if (!kind) return;
     const auto name = benchmark_name(row, *kind);
     for (const auto& cmd : l.commands) {
+      if (c.exercise != cmd.exercise) continue;  // each part of the lesson runs what it cites
       if (std::find(cmd.families.begin(), cmd.families.end(), row.family) == cmd.families.end()) continue;
       if (!cmd.filter || std::regex_search(name, *cmd.filter)) return;
     }
-    problems.push_back(where + ": no hdbench run command of lesson '" + l.title + "' runs " + name);
+    problems.push_back(where + ": no run command of " + (c.exercise ? "the exercise of " : "") + "lesson '" + l.title +
+                       "' runs " + name);
   }
 
   const case_decl* declaration(const std::string& family, const std::string& case_kind, std::vector<std::string>& problems) {
@@ -1013,6 +1064,7 @@ std::vector<std::string> check_page(std::string_view markdown, const sources& wh
       if (l.plots == 0) parsed.problems.push_back(name + " links no plot");
       if (l.commands.empty()) parsed.problems.push_back(name + " has no `hdbench run` command");
     }
+    check_exercise(l, name, parsed.problems);
     check.start_lesson();
     for (const auto& c : l.citations) check.check(l, c, parsed.problems);
     check.check_titles(l, parsed.problems);

@@ -23,14 +23,25 @@ namespace fs = std::filesystem;
 const hdb::teaching::sources fixture_sources{HDB_TEST_FIXTURES, fs::path(HDB_TEST_FIXTURES) / "reference",
                                              HDB_TEST_SCHEMA_DIR};
 
-// A page that holds: the run named, one lesson with a citation, a plot and a command.
+// The exercise that ends the pages below (line 10 of either): a prediction, a command of its own
+// and its answer, a citation of `kind`'s launch or pinned h2d row.
+std::string exercise(const std::string& command, const std::string& answer) {
+  return "\n**Exercise.** Predict it, then run `" + command + "`: " + answer + ".\n";
+}
+
+const std::string mini_exercise = exercise(
+    "./run_all.sh --families copy -- --benchmark_filter='copy/bandwidth/h2d/pinned/async/size:1073741824/'",
+    "55.3 GB/s<!-- cite mini copy/bandwidth direction=h2d host_kind=pinned api=async size_bytes=1G metric=bandwidth -->");
+
+// A page that holds: the run named, one lesson with a citation, a plot, a command and an exercise.
 std::string good_page() {
   return "# mini\nRun 20261201T160834Z-vm.\n\n"
          "## 1. Pinned copies\n"
          "Pinned h2d at 55.3 GB/s<!-- cite mini copy/bandwidth direction=h2d host_kind=pinned api=async size_bytes=1G "
          "metric=bandwidth -->.\n"
          "Plot: [h2d](reference/mini/plots/copy_bandwidth_h2d.png).\n\n"
-         "`hdbench run --families copy -- --benchmark_filter='copy/bandwidth/h2d/pinned/async/size:1073741824/'`\n";
+         "`hdbench run --families copy -- --benchmark_filter='copy/bandwidth/h2d/pinned/async/size:1073741824/'`\n" +
+         mini_exercise;
 }
 
 // A page citing the set: one figure every member holds, one that three of the four hold.
@@ -42,7 +53,9 @@ std::string good_set_page() {
          "Pinned h2d moves 55.4 GB/s (55.1–55.5 over 3 machines)<!-- cite-set miniset copy/bandwidth direction=h2d "
          "host_kind=pinned api=async size_bytes=1G metric=bandwidth -->.\n"
          "Plot: [launch](reference/miniset/plots/sync_launch.png).\n\n"
-         "`hdbench run --families sync,copy -- --benchmark_filter='sync/launch/|copy/bandwidth/h2d/pinned/async/size:1073741824/'`\n";
+         "`hdbench run --families sync,copy -- --benchmark_filter='sync/launch/|copy/bandwidth/h2d/pinned/async/size:1073741824/'`\n" +
+         exercise("build/native/bin/hdbench-sync --benchmark_filter=sync/launch/",
+                  "4.4 µs (3.4–5.3 over 4 machines)<!-- cite-set miniset sync/launch api=empty_kernel metric=launch_time -->");
 }
 
 // The fixtures copied into a fresh directory with `figures` as reference/<kind>/plots/figures.json:
@@ -144,32 +157,58 @@ TEST_CASE("teaching check: a missing plot fails") {
 TEST_CASE("teaching check: a lesson without a citation fails unless it is marked pending") {
   const std::string bare = good_page() + "\n## 2. Stragglers\nNot measured yet.\n";
   const auto problems = hdb::teaching::check_page(bare, fixture_sources);
-  REQUIRE(problems.size() == 3);
-  CHECK(hdb_test::contains(problems[0], "lesson '2. Stragglers' (line 10) cites no number"));
+  REQUIRE(problems.size() == 4);
+  CHECK(hdb_test::contains(problems[0], "lesson '2. Stragglers' (line 12) cites no number"));
   CHECK(hdb_test::contains(problems[1], "links no plot"));
   CHECK(hdb_test::contains(problems[2], "has no `hdbench run` command"));
-  CHECK(hdb::teaching::check_page(bare + "<!-- pending issue 21 -->\n", fixture_sources).empty());
+  CHECK(hdb_test::contains(problems[3], "lesson '2. Stragglers' (line 12) has no exercise"));
+  // A pending lesson still has its exercise, with no answer yet.
+  const std::string straggler = exercise("./run_all.sh --families allreduce -- --benchmark_filter=allreduce/straggler/", "no data yet");
+  CHECK(hdb::teaching::check_page(bare + "<!-- pending issue 21 -->\n" + straggler, fixture_sources).empty());
+  CHECK(hdb_test::contains(only_problem(bare + "<!-- pending issue 21 -->\n"), "has no exercise"));
+}
+
+TEST_CASE("teaching check: an exercise asks a prediction, gives a command and cites the answer its command measures") {
+  CHECK(hdb_test::contains(only_problem(replaced(good_page(), mini_exercise, "")), "lesson '1. Pinned copies' (line 4) has no exercise"));
+  CHECK(hdb_test::contains(only_problem(replaced(good_page(), "Predict it", "Guess it")),
+                           "its exercise (line 10) asks for no prediction ('Predict')"));
+  const auto no_command = hdb::teaching::check_page(
+      replaced(good_page(), "`./run_all.sh --families copy -- --benchmark_filter='copy/bandwidth/h2d/pinned/async/size:1073741824/'`",
+               "the copy family"),
+      fixture_sources);
+  REQUIRE(no_command.size() == 2);  // and so nothing runs the answer
+  CHECK(hdb_test::contains(no_command[0], "its exercise (line 10) gives no run command"));
+  CHECK(hdb_test::contains(no_command[1], "no run command of the exercise of lesson '1. Pinned copies'"));
+  const std::string mini_command = "./run_all.sh --families copy -- --benchmark_filter='copy/bandwidth/h2d/pinned/async/size:1073741824/'";
+  CHECK(hdb_test::contains(only_problem(replaced(good_page(), mini_exercise, exercise(mini_command, "55.3 GB/s"))),
+                           "cites no answer to compare with"));
+  // The answer is what the exercise's own command measures, not what the lesson's does.
+  const auto elsewhere = only_problem(replaced(good_page(), "--benchmark_filter='copy/bandwidth/h2d/pinned/async/size:1073741824/'`:",
+                                               "--benchmark_filter='copy/bandwidth/h2d/pageable/'`:"));
+  CHECK(hdb_test::contains(elsewhere, "line 10: cite mini copy/bandwidth"));
+  CHECK(hdb_test::contains(elsewhere, "no run command of the exercise of lesson '1. Pinned copies' runs copy/bandwidth/h2d/pinned/async"));
+  // A family's binary runs its own family only.
+  CHECK(hdb_test::contains(only_problem(replaced(good_set_page(), "bin/hdbench-sync", "bin/hdbench-copy")),
+                           "no run command of the exercise of lesson '1. Launch and copy' runs sync/launch/empty_kernel"));
 }
 
 TEST_CASE("teaching check: a command that would not run the cited case fails") {
   CHECK(hdb_test::contains(only_problem(replaced(good_page(), "h2d/pinned/async", "h2d/pageable/async")),
                            "runs copy/bandwidth/h2d/pinned/async/size:1073741824/streams:1/gpu:0"));
   CHECK(hdb_test::contains(only_problem(replaced(good_page(), "--families copy", "--families sync")),
-                           "no hdbench run command of lesson '1. Pinned copies'"));
+                           "no run command of lesson '1. Pinned copies'"));
   // Anchored at the end of the case name, the filter misses the suffix Google Benchmark adds.
   CHECK(hdb_test::contains(only_problem(replaced(good_page(), "size:1073741824/'", "size:1073741824/streams:1/gpu:0$'")),
-                           "no hdbench run command"));
+                           "no run command of lesson"));
 }
 
 TEST_CASE("teaching check: a comment that is not a citation, and a citation after no number, fail") {
-  const auto problems = hdb::teaching::check_page(replaced(good_page(), "<!-- cite", "<!-- cit"), fixture_sources);
-  REQUIRE(problems.size() == 2);  // and so the lesson cites nothing
-  CHECK(hdb_test::contains(problems[0], "line 5: comment 'cit mini copy/bandwidth"));
-  CHECK(hdb_test::contains(problems[0], "is neither 'cite ...', 'cite-set ...' nor 'pending issue N'"));
-  const auto unbacked = hdb::teaching::check_page(replaced(good_page(), "55.3 GB/s<!--", "fast<!--"), fixture_sources);
-  REQUIRE(unbacked.size() == 2);
-  CHECK(hdb_test::contains(unbacked[0], "line 5: 'cite mini copy/bandwidth"));
-  CHECK(hdb_test::contains(unbacked[0], "follows no number"));
+  const auto problem = only_problem(replaced(good_page(), "<!-- cite", "<!-- cit"));  // the exercise still cites
+  CHECK(hdb_test::contains(problem, "line 5: comment 'cit mini copy/bandwidth"));
+  CHECK(hdb_test::contains(problem, "is neither 'cite ...', 'cite-set ...' nor 'pending issue N'"));
+  const auto unbacked = only_problem(replaced(good_page(), "55.3 GB/s<!--", "fast<!--"));
+  CHECK(hdb_test::contains(unbacked, "line 5: 'cite mini copy/bandwidth"));
+  CHECK(hdb_test::contains(unbacked, "follows no number"));
 }
 
 TEST_CASE("teaching check: the page must name the run it cites") {
