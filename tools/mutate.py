@@ -48,6 +48,7 @@ P2P = ("p2p_report_tests", "")
 COLLECT = ("test_harness", "[collect]")
 # A CTest test instead of a Catch2 binary: (the target it needs built, "ctest:" + a -R regex).
 STANDIN_DECLARED = ("hdbench-standin", "ctest:standin_family: family_main fails each case")
+TEACHING = ("test_teaching", "")
 
 
 @dataclass
@@ -75,6 +76,7 @@ GRADED_LINE_CPP = "harness/src/verdict/graded_line.cpp"
 JUDGING_CPP = "harness/src/verdict/judging.cpp"
 OVERLAP_CPP = "bench/overlap/report.cpp"
 P2P_CPP = "bench/p2p/report.cpp"
+TEACHING_CPP = "tests/teaching/teaching_check.cpp"
 
 MUTATIONS = [
     # --- check: peaks-only grading -------------------------------------------------------------
@@ -281,6 +283,50 @@ MUTATIONS = [
              "of the CPU stand-in must fail its cases",
              "bench/common/family.cpp", "    if (!state.error_occurred()) check_declared(state, spec, schema, record);",
              "    if (false && !state.error_occurred()) check_declared(state, spec, schema, record);", [STANDIN_DECLARED]),
+    # --- docs/teaching.md's checker: reasons and titles --------------------------------------------
+    Mutation("teaching-cause-because", "reasons: 'because' is no causal word (a planted 'because' sentence passes)",
+             TEACHING_CPP, 'R"(\\b(because|since|', 'R"(\\b(since|', [TEACHING]),
+    Mutation("teaching-cause-so", "reasons: ', so' is no causal word (a planted ', so' sentence passes)",
+             TEACHING_CPP, 'therefore|hence|thus)\\b|, so\\b)");', 'therefore|hence|thus)\\b)");', [TEACHING]),
+    Mutation("teaching-cause-citation-ignored", "reasons: a citation in the sentence does not back its cause",
+             TEACHING_CPP, "if (marker.empty() || s.text.find(citation_mark) != std::string::npos || says_not_measured(s.text)) continue;",
+             "if (marker.empty() || says_not_measured(s.text)) continue;", [TEACHING]),
+    Mutation("teaching-cause-not-measured-ignored", "reasons: 'not measured' does not mark a cause as unshown",
+             TEACHING_CPP, '  return lower.find("not measured") != std::string::npos;',
+             '  return false && lower.find("not measured") != std::string::npos;', [TEACHING]),
+    Mutation("teaching-cause-one-sentence", "reasons: a paragraph is one sentence (a citation in the sentence before backs a cause)",
+             TEACHING_CPP, "    if (ch != '.' && ch != '!' && ch != '?') continue;", "    continue;", [TEACHING]),
+    Mutation("teaching-cause-abbreviation", "reasons: 'e.g.' ends a sentence (the citation before it no longer backs the cause after it)",
+             TEACHING_CPP, "  return std::any_of(abbreviations.begin(), abbreviations.end(), [&](const std::string& a) {",
+             "  return false && std::any_of(abbreviations.begin(), abbreviations.end(), [&](const std::string& a) {", [TEACHING]),
+    Mutation("teaching-cause-quotes", "reasons: a quoted claim is read as the page's own reasoning",
+             TEACHING_CPP, "  for (auto open = p.text.find('\"'); open != std::string::npos;",
+             "  for (auto open = std::string::npos; open != std::string::npos;", [TEACHING]),
+    Mutation("teaching-cause-questions", "reasons: a question is read as a claim",
+             TEACHING_CPP, '    if (s.text.ends_with("?")) continue;', '    if (false) continue;', [TEACHING]),
+    Mutation("teaching-title-this-run-ignored", "titles: 'This run' is ignored, a set figure must quote the median",
+             TEACHING_CPP, "      if (set && this_run) {", "      if (false && set && this_run) {", [TEACHING]),
+    Mutation("teaching-title-range-unchecked", "titles: a 'This run' number outside the set's range passes",
+             TEACHING_CPP, "        if (!(value >= span.low - slack && value <= span.high + slack)) {",
+             "        if (false && !(value >= span.low - slack && value <= span.high + slack)) {", [TEACHING]),
+    Mutation("teaching-title-median-unchecked", "titles: a title quoting another value than the lesson's passes",
+             TEACHING_CPP, "      if (!rounds_to(text, lesson_value)) {", "      if (false && !rounds_to(text, lesson_value)) {", [TEACHING]),
+    Mutation("teaching-title-unclaimed", "titles: a measured number with no claim passes",
+             TEACHING_CPP, "        if (!claimed) {", "        if (false && !claimed) {", [TEACHING]),
+    Mutation("teaching-exercise-missing", "exercises: a lesson without one passes",
+             TEACHING_CPP, "  if (l.exercise_line == 0) {", "  if (false && l.exercise_line == 0) {", [TEACHING]),
+    Mutation("teaching-exercise-predict", "exercises: one that asks for no prediction passes",
+             TEACHING_CPP, "  if (!l.predicts)", "  if (false && !l.predicts)", [TEACHING]),
+    Mutation("teaching-exercise-answer", "exercises: one that cites no answer passes",
+             TEACHING_CPP, "  if (!l.pending && std::none_of(l.citations", "  if (false && std::none_of(l.citations", [TEACHING]),
+    Mutation("teaching-exercise-own-command", "exercises: the lesson's command may run the exercise's answer",
+             TEACHING_CPP, "      if (c.exercise != cmd.exercise) continue;", "      if (false) continue;", [TEACHING]),
+    Mutation("teaching-command-binary", "commands: a family's binary is no run command",
+             TEACHING_CPP, '  if (program.starts_with("hdbench-") && tokens.size() > 1) {',
+             '  if (false && program.starts_with("hdbench-") && tokens.size() > 1) {', [TEACHING]),
+    Mutation("teaching-title-division", "titles: a ratio's range divides by one end of the divisor only (16.2 falls outside)",
+             TEACHING_CPP, "        right = {1 / right.high, 1 / right.low};", "        right = {1 / right.high, 1 / right.high};",
+             [TEACHING]),
 ]
 
 

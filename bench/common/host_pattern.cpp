@@ -20,14 +20,17 @@ void check_range(const std::uint8_t* bytes, std::size_t begin, std::size_t end, 
 
 }  // namespace
 
-void fill_pattern_host(void* dst, std::size_t bytes, std::uint32_t seed) {
-  auto* out = static_cast<std::uint8_t*>(dst);
-  const std::size_t words = bytes / 8;
-  for (std::size_t w = 0; w < words; ++w) {
-    const std::uint64_t word = pattern_word(w, seed);
-    std::memcpy(out + w * 8, &word, sizeof(word));  // little-endian, as the device writes it
+void fill_pattern_host(void* dst, std::size_t bytes, std::uint32_t seed) { fill_pattern_host_range(dst, 0, bytes, seed); }
+
+void fill_pattern_host_range(void* base, std::size_t begin, std::size_t end, std::uint32_t seed) {
+  auto* out = static_cast<std::uint8_t*>(base);
+  std::size_t i = begin;
+  for (; i < end && i % 8 != 0; ++i) out[i] = pattern_byte(i, seed);  // up to the first whole word
+  for (; i + 8 <= end; i += 8) {
+    const std::uint64_t word = pattern_word(i / 8, seed);
+    std::memcpy(out + i, &word, sizeof(word));  // little-endian, as the device writes it
   }
-  for (std::size_t i = words * 8; i < bytes; ++i) out[i] = pattern_byte(i, seed);
+  for (; i < end; ++i) out[i] = pattern_byte(i, seed);
 }
 
 kernels::pattern_mismatch verify_pattern_host(const void* src, std::size_t bytes, std::uint32_t seed) {

@@ -9,12 +9,21 @@
 // Excluded: allocation, pinning, pattern fill and verification (all outside the timed region).
 // Bytes: bandwidth = bytes of one copy / time of one copy, GB = 1e9 B; bidirectional counts
 // both directions; device-to-device counts each byte once (read + write traffic is 2x).
+//
+// host_memcpy is not a GPU operation: the CPU's own memcpy between two pageable buffers of each
+// size the pageable copies move, on each thread count of --memcpy-threads (1 and 8; each thread a
+// slice of whole pages), timed with the host's steady clock around a batch of copies, on the CPUs
+// the pageable copies of that GPU run on. It is there to hold the pageable copies, which the driver stages
+// through a pinned buffer with the CPU, against what the CPU copies alone: no GPU, event or
+// driver call is in it. Excluded: allocation, the pattern fill, the first copy (which faults the
+// destination's pages in and is verified against the pattern) and the threads' start.
 #include "copy.hpp"
 
 #include "hdb/buffers.hpp"
 #include "hdb/cuda_check.hpp"
 #include "hdb/family.hpp"
 #include "hdb/util/units.hpp"
+#include "hdb/host_parallel.hpp"
 #include "hdb/host_pattern.hpp"
 #include "hdb/kernels.hpp"
 #include "hdb/measure.hpp"
@@ -23,6 +32,7 @@
 #include "hdb/timing.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -409,6 +419,86 @@ void register_alloc_cases(const std::vector<std::size_t>& sizes, family_env& env
   }
 }
 
+// --- the CPU's own copy, beside the pageable copies -------------------------------------------
+
+// Two pageable buffers and the threads that copy one into the other, slice by slice (whole pages,
+// so no two threads write one page). The constructor fills the source with the pattern, zeroes
+// the destination, copies once and verifies it: a wrong byte throws before any timing.
+class memcpy_fixture {
+ public:
+  memcpy_fixture(std::size_t bytes, int threads)
+      : src_(host_kind::pageable, bytes),
+        dst_(host_kind::pageable, bytes),
+        crew_(threads),
+        slices_(split_bytes(bytes, threads, page_bytes)) {
+    fill_pattern_host(src_.data(), bytes, seed);
+    std::memset(dst_.data(), 0, bytes);
+    copy();
+    const auto bad = verify_pattern_host(dst_.data(), bytes, seed);
+    if (bad.count != 0) {
+      throw std::runtime_error("verification failed: " + std::to_string(bad.count) + " of " + std::to_string(bytes) +
+                               " bytes differ from the pattern after one host memcpy (first at byte " +
+                               std::to_string(bad.first_index) + ")");
+    }
+  }
+
+  void copy() {
+    auto* to = static_cast<std::uint8_t*>(dst_.data());
+    const auto* from = static_cast<const std::uint8_t*>(src_.data());
+    crew_.run([&](int i) {
+      const byte_range& r = slices_[static_cast<std::size_t>(i)];
+      std::memcpy(to + r.begin, from + r.begin, r.size());
+    });
+  }
+
+ private:
+  static constexpr std::size_t page_bytes = 4096;
+  static constexpr std::uint32_t seed = 0x5EEDC0;
+  host_buffer src_;
+  host_buffer dst_;
+  thread_crew crew_;
+  std::vector<byte_range> slices_;
+};
+
+// Host time of `n` copies, µs (the steady clock: what a wall clock on the host measures).
+double time_memcpy_batch(memcpy_fixture& fx, std::size_t n) {
+  const auto start = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < n; ++i) fx.copy();
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Each GPU's pageable sizes (the bandwidth sweep) on each thread count; the case names its GPU
+// because it runs where that GPU's pageable copies run (the shared main places the thread).
+void register_memcpy_cases(const std::vector<std::size_t>& sizes, const std::vector<int>& threads, family_env& env,
+                           case_registry& registry) {
+  auto cache = std::make_shared<fixture_cache<memcpy_fixture>>();
+  for (const device_info& device : env.devices) {
+    for (int t : threads) {
+      for (std::size_t bytes : sizes) {
+        case_spec spec = make_case("copy", "host_memcpy",
+                                   {{"host_kind", "pageable"}, {"size_bytes", std::to_string(bytes)}, {"threads", std::to_string(t)}},
+                                   {device.index});
+        spec.iterations = batches_per_repetition(bytes);
+        spec.body = [bytes, t, cache, key = spec.name](benchmark::State& state) {
+          memcpy_fixture& fx = cache->get(key, bytes, t);
+          const std::size_t per_batch = ops_per_batch(bytes);  // as many copies as a pageable batch moves
+          static_cast<void>(time_memcpy_batch(fx, std::min<std::size_t>(per_batch, 8)));  // warm-up
+          double total_us = 0;
+          for (auto _ : state) {
+            const double us = time_memcpy_batch(fx, per_batch);
+            state.SetIterationTime(us / 1e6);
+            total_us += us;
+          }
+          const double per_copy_us = total_us / static_cast<double>(state.iterations() * static_cast<std::int64_t>(per_batch));
+          state.counters["host_copy_time"] = per_copy_us;
+          state.counters["host_bandwidth"] = gb_per_s(static_cast<double>(bytes), per_copy_us);
+        };
+        registry.add(std::move(spec));
+      }
+    }
+  }
+}
+
 void register_cases(const run_options& options, family_env& env, case_registry& registry) {
   const auto sizes = parse_size_list(options.value("sizes"));
   const auto latency_sizes = parse_size_list(options.value("latency-sizes"));
@@ -419,6 +509,7 @@ void register_cases(const run_options& options, family_env& env, case_registry& 
   register_all_gpu_cases(sizes, env, cache, registry);
   register_copy_cases("latency", latency_paths(), latency_sizes, {"latency", "host_latency", false}, env, cache, registry);
   register_alloc_cases(alloc_sizes, env, registry);
+  register_memcpy_cases(sizes, parse_positive_int_list("memcpy-threads", options.value("memcpy-threads")), env, registry);
 }
 
 }  // namespace
@@ -429,7 +520,9 @@ family_spec family() {
       {{"sizes", "1K:1G:x4", "4K,1M,64M", "bandwidth sweep sizes: FROM:TO:xF and/or a comma list (K,M,G binary)",
         flag_checks::size_list},
        {"latency-sizes", "1,64,4K", "1,4K", "small-copy latency sizes", flag_checks::size_list},
-       {"alloc-sizes", "1M,16M,256M,1G", "1M,64M", "sizes for the allocation/pinning cost cases", flag_checks::size_list}},
+       {"alloc-sizes", "1M,16M,256M,1G", "1M,64M", "sizes for the allocation/pinning cost cases", flag_checks::size_list},
+       {"memcpy-threads", "1,8", "1,8", "thread counts of the host memcpy beside the pageable copies (the bandwidth sweep's sizes)",
+        flag_checks::positive_int_list}},
       register_cases,
   };
 }

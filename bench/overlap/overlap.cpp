@@ -11,8 +11,14 @@
 //   event; every chunk of one configuration is its own case (its start/end metrics, docs/overlap.md).
 // - movement_tax: one call of the kernel with or without the data movement around it.
 // - calibration: the start-up measurements that choose each regime's kernel work, as reported numbers.
+// - host_fill: not a GPU operation. The movement tax's host_generated input (its --tax-size bytes of
+//   the pattern, into the same pinned input buffer) written by 1 and by --fill-threads CPU threads,
+//   each a slice of whole pages, timed with the host's steady clock: the CPU's part of that call
+//   alone, and what more threads make of it. No GPU, event or driver call is in it; the input is
+//   verified against the pattern after the timed fills.
 // Excluded: allocation and pinning (buffers are shared by the cases of a device and memory kind),
-// pattern fill, graph capture and instantiation, the warm-up pass and verification.
+// pattern fill, graph capture and instantiation, the warm-up pass and verification (host_fill:
+// the threads' start, a warm-up fill and the verification).
 // Bytes: throughput = N / pipeline time (each byte is copied in, transformed and copied out once).
 // Derived: serial time (the measured one-stream one-chunk pass), ideal time (overlap_model.hpp),
 // speedup and overlap efficiency; every formula is in docs/overlap.md.
@@ -25,11 +31,14 @@
 #include "hdb/family.hpp"
 #include "hdb/util/stats.hpp"
 #include "hdb/util/units.hpp"
+#include "hdb/host_parallel.hpp"
+#include "hdb/host_pattern.hpp"
 #include "hdb/measure.hpp"
 #include "hdb/sizes.hpp"
 #include "hdb/stream.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -91,6 +100,7 @@ struct settings {
   std::vector<chunk_rule> pageable_chunks;
   int timeline_chunks = 0;
   std::size_t tax_bytes = 0;
+  std::vector<int> fill_threads;
 };
 
 settings read_settings(const run_options& options) {
@@ -103,7 +113,8 @@ settings read_settings(const run_options& options) {
   s.timeline_chunks = parse_positive_int_list("timeline-chunks", options.value("timeline-chunks")).front();
   // The tax runs on the front of the pipeline buffers, so it can be at most --size.
   s.tax_bytes = std::min(parse_size(options.value("tax-size")), s.bytes);
-  for (auto* list : {&s.streams, &s.pageable_streams}) {
+  s.fill_threads = parse_positive_int_list("fill-threads", options.value("fill-threads"));
+  for (auto* list : {&s.streams, &s.pageable_streams, &s.fill_threads}) {
     std::sort(list->begin(), list->end());
     list->erase(std::unique(list->begin(), list->end()), list->end());
   }
@@ -382,6 +393,55 @@ void run_tax_case(benchmark::State& state, case_context& ctx, int device, regime
   state.counters["tax_ratio"] = call_us / fx.resident_us;
 }
 
+// ---------------------------------------------------------------- the CPU's fill, beside the tax
+
+// The host_generated input written by `threads` threads into the shared pinned input, slice by
+// slice (whole pages, so no two threads write one page), with the pattern of each byte's position:
+// the bytes host_generated's single loop writes.
+struct fill_fixture {
+  fill_fixture(std::size_t bytes, int threads, std::shared_ptr<const pipeline_buffers> shared)
+      : bytes(bytes), buffers(std::move(shared)), crew(threads), slices(split_bytes(bytes, threads, 4096)) {
+    if (bytes > buffers->bytes) throw std::invalid_argument("host fill: " + std::to_string(bytes) + " bytes do not fit the shared buffers");
+  }
+
+  void fill() {
+    crew.run([this](int i) {
+      const byte_range& r = slices[static_cast<std::size_t>(i)];
+      fill_pattern_host_range(buffers->input.data(), r.begin, r.end, input_seed);
+    });
+  }
+
+  std::size_t bytes;
+  std::shared_ptr<const pipeline_buffers> buffers;
+  thread_crew crew;
+  std::vector<byte_range> slices;
+};
+
+void run_fill_case(benchmark::State& state, case_context& ctx, int device, int threads, const std::string& key) {
+  require_device_memory(ctx.config.bytes, ctx.env->device(device));  // the shared buffers hold device memory too
+  fill_fixture& fx = ctx.state.fixture<fill_fixture>(key, [&] {
+    return std::make_shared<fill_fixture>(ctx.config.tax_bytes, threads, ctx.state.buffers(device, host_kind::pinned, ctx.config.bytes));
+  });
+  fx.fill();  // warm-up: the threads' first touch of their slices
+  double total_us = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    fx.fill();
+    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    state.SetIterationTime(us / 1e6);
+    total_us += us;
+  }
+  const auto bad = verify_pattern_host(fx.buffers->input.data(), fx.bytes, input_seed);
+  if (bad.count != 0) {
+    throw std::runtime_error("verification failed: " + std::to_string(bad.count) + " of " + std::to_string(fx.bytes) +
+                             " input bytes differ from the pattern after the host fill (first at byte " +
+                             std::to_string(bad.first_index) + ")");
+  }
+  const double fill_us = total_us / static_cast<double>(state.iterations());
+  state.counters["host_fill_time"] = fill_us;
+  state.counters["host_fill_bandwidth"] = gb_per_s(static_cast<double>(fx.bytes), fill_us);
+}
+
 // ---------------------------------------------------------------- calibration cases
 
 enum class calibration_part { pinned_link, pageable_link, kernel };
@@ -506,6 +566,12 @@ void register_device(const std::shared_ptr<case_context>& ctx, int device, case_
       add(std::move(spec), [ctx, device, r, v, key](benchmark::State& st) { run_tax_case(st, *ctx, device, r, v, key); });
     }
   }
+  for (int threads : s.fill_threads) {
+    case_spec spec = make_case("overlap", "host_fill",
+                               {{"host_kind", "pinned"}, {"size_bytes", tax_size}, {"threads", number(threads)}}, {device});
+    const std::string key = spec.name;
+    add(std::move(spec), [ctx, device, threads, key](benchmark::State& st) { run_fill_case(st, *ctx, device, threads, key); });
+  }
 
   // Pageable last, so the pinned buffers are released once: pageable copies block the host, so
   // only the balanced regime, at the --pageable-chunks chunking, teaches what there is to teach.
@@ -538,6 +604,7 @@ family_spec family() {
       {"pageable-chunks", "4S", "4S", "chunk counts of the pageable sweep, as --chunks", check_chunk_rules},
       {"timeline-chunks", "16", "8", "chunks of the 1- and 4-stream timeline pipelines", check_single_count},
       {"tax-size", "256M", "64M", "bytes per movement-tax call (at most --size)", check_size},
+      {"fill-threads", "1,8", "1,8", "CPU thread counts of the host fill of the movement tax's input", flag_checks::positive_int_list},
   };
   spec.register_cases = register_cases;
   return spec;

@@ -36,6 +36,8 @@ COLLECTIVE_NAMES = {"all_reduce": "all-reduce", "reduce_scatter": "reduce-scatte
 # The curve every lesson is about: float sums, out of place, NCCL's default transport.
 LESSON = {"api": "all_reduce", "dtype": "float", "placement": "out_of_place", "interconnect": "default"}
 OVERLAP_METRICS = ("comm_time", "compute_time", "overlapped_time")
+# Message sizes run on log₂ axes, and the axis says so.
+SIZE_LABEL = "message size S (bytes, log₂ scale)"
 
 
 # ---------------------------------------------------------------- rows
@@ -75,7 +77,7 @@ def draw_line_rate(ax, scope: Scope, rows: Sequence[Row]) -> float | None:
     rate = line_rate(scope, rows)
     if rate:
         value, gpu = rate
-        reference_line(ax, value, f"NVLink line rate: {gpu.nvlink_links} links × "
+        reference_line(ax, value, f"NVLink signalling rate (nvidia-smi): {gpu.nvlink_links} links × "
                                   f"{format_number(gpu.nvlink_per_link_gbps or 0, 4)} GB/s per direction "
                                   f"= {format_number(value)} GB/s")
         return value
@@ -114,7 +116,7 @@ def busbw_figure(scope: Scope) -> MplFigure | None:
         if top and (best is None or top[1] > best[2]):
             best = (n, top[0], top[1])
     line = draw_line_rate(ax, scope, lesson_rows(rows, 2))
-    size_axis(ax, [r["size_bytes"] for r in lesson_rows(rows, 2) if r.get("size_bytes")], label="message size S (bytes)")
+    size_axis(ax, [r["size_bytes"] for r in lesson_rows(rows, 2) if r.get("size_bytes")], label=SIZE_LABEL)
     ax.set_ylabel("busbw (GB/s, log scale) = S / time × 2(n−1)/n")
     # Log: the latency-bound sizes (MB/s at 8 B) and the plateau (hundreds of GB/s) both show.
     values = [r.value for r in lesson_rows(rows, 2) if r.metric == "busbw" and r.statistic != "sample" and r.value > 0]
@@ -123,24 +125,20 @@ def busbw_figure(scope: Scope) -> MplFigure | None:
     ax.grid(True, which="minor", axis="y", color="0.94", linewidth=0.6)
     legend = figure_legend(fig, *axes_handles([ax]),
                            title="float sum, out of place; line: median, band: min–max of the repetitions")
-    text, claims = busbw_lesson(rows, best, line)
+    text, claims = busbw_lesson(rows, best)
     return finish(fig, text, scope.subtitle, legend, claims)
 
 
-def busbw_lesson(rows: Sequence[Row], best: tuple[int, int, float] | None, line: float | None
-                 ) -> tuple[str, list[dict]]:
+def busbw_lesson(rows: Sequence[Row], best: tuple[int, int, float] | None) -> tuple[str, list[dict]]:
+    """This run's plateau and smallest message, and the claims. No share of the NVLink line: the
+    line is the signalling rate meta.json records, and docs/teaching.md holds busbw to the data rate
+    after the link's encoding instead, so a share here would be a second convention."""
     if best is None:
         return "All-reduce bus bandwidth vs message size", []
     n, size, value = best
     top = [r for r in select_curve(rows, n=n) if r.metric == "busbw" and r.statistic == "median" and r["size_bytes"] == size]
-    text = f"All-reduce on {n} GPUs reaches {format_number(value)} GB/s busbw at {format_bytes(size)}"
+    text = f"This run: all-reduce on {n} GPUs reaches {format_number(value)} GB/s busbw at {format_bytes(size)}"
     claims = [claim(format_number(value), value, [cite(top[0])])] if len(top) == 1 else []
-    if line:
-        share = f"{value / line * 100:.0f}"
-        text += f", {share} % of the NVLink line rate"
-        if len(top) == 1:
-            claims.append(claim(share, value / line * 100, [cite(top[0]), {"const": line, "source": "NVLink line rate from meta.json"}],
-                                "a/b*100"))
     small = {r["size_bytes"]: r for r in select_curve(rows, n=n) if r.metric == "time" and r.statistic == "median"}
     if small:
         first = small[min(small)]
@@ -166,7 +164,7 @@ def collectives_figure(scope: Scope) -> MplFigure | None:
                      label=COLLECTIVE_NAMES[api]):
             values[api] = largest(by_size(curve, "busbw", "median"))
     draw_line_rate(ax, scope, select_curve(rows, n=n))
-    size_axis(ax, [r["size_bytes"] for r in rows if r.get("size_bytes") and ranks(r) == n], label="message size S (bytes)")
+    size_axis(ax, [r["size_bytes"] for r in rows if r.get("size_bytes") and ranks(r) == n], label=SIZE_LABEL)
     ax.set_ylabel("busbw (GB/s)")
     ax.set_ylim(bottom=0)
     legend = figure_legend(fig, *axes_handles([ax]), title=f"n = {n}, float, out of place")
@@ -197,19 +195,24 @@ def interconnect_figure(scope: Scope) -> MplFigure | None:
     plot_band(ax, select_curve(rows, n=n, interconnect="p2p_disabled"), "busbw", color="#E69F00", linestyle="--",
               marker="s", label="NCCL_P2P_DISABLE=1 (through host memory)")
     draw_line_rate(ax, scope, select_curve(rows, n=n))
-    size_axis(ax, list(default) + list(staged), label="message size S (bytes)")
+    size_axis(ax, list(default) + list(staged), label=SIZE_LABEL)
     ax.set_yscale("log")
     ax.set_ylabel("busbw (GB/s, log scale)")
     legend = figure_legend(fig, *axes_handles([ax]), title=f"all-reduce, n = {n}, float, out of place")
     common = sorted(set(default) & set(staged))
+    claims = []
     if common:
-        size = common[-1]
-        lesson = (f"NVLink moves all-reduce data {default[size] / staged[size]:.0f}× faster than staging through "
-                  f"host memory: {format_number(default[size])} vs {format_number(staged[size])} GB/s busbw "
-                  f"at {format_bytes(size)}")
+        size = common[-1]  # like for like: both transports at one size, the largest both measured
+        nvlink, host = (next(r for r in curve if r.metric == "busbw" and r.statistic == "median" and r["size_bytes"] == size)
+                        for curve in (select_curve(rows, n=n), select_curve(rows, n=n, interconnect="p2p_disabled")))
+        texts = (f"{nvlink.value / host.value:.0f}", format_number(nvlink.value), format_number(host.value))
+        lesson = (f"This run: NVLink moves all-reduce data {texts[0]}× faster than staging through host memory: "
+                  f"{texts[1]} vs {texts[2]} GB/s busbw at {format_bytes(size)}")
+        claims = [claim(texts[0], nvlink.value / host.value, [cite(nvlink), cite(host)], "a/b"),
+                  claim(texts[1], nvlink.value, [cite(nvlink)]), claim(texts[2], host.value, [cite(host)])]
     else:
         lesson = "All-reduce with and without NCCL's peer-to-peer transport"
-    return finish(fig, lesson, scope.subtitle, legend)
+    return finish(fig, lesson, scope.subtitle, legend, claims)
 
 
 # ---------------------------------------------------------------- scaling
@@ -297,16 +300,22 @@ def overlap_figure(scope: Scope) -> MplFigure | None:
     compute_slow = medians.get("compute_slowdown")
     ax.set_title(f"n = {sample.get('ranks') or '?'}, {format_bytes(sample.get('size_bytes') or 0)} {sample.get('dtype') or ''} all-reduces "
                  f"on one stream, a busy FMA kernel on another", loc="left", fontsize=9)
-    lesson = "Communication beside compute"
+    lesson, claims = "Communication beside compute", []
+    rows = {r.metric: r for r in data if r.statistic == "median"}
     if hidden is not None:
-        lesson = f"Running the all-reduce beside compute hides {hidden * 100:.0f} % of its time"
+        shown = f"{hidden * 100:.0f}"
+        lesson = f"This run: running the all-reduce beside compute hides {shown} % of its time"
+        claims.append(claim(shown, hidden * 100, [cite(rows["comm_hidden"])], "a*100"))
         if comm_slow and compute_slow:
-            lesson += f"; the all-reduce slows {comm_slow:.2f}×, the compute kernel {compute_slow:.2f}×"
+            texts = (f"{comm_slow:.2f}", f"{compute_slow:.2f}")
+            lesson += f"; the all-reduce slows {texts[0]}×, the compute kernel {texts[1]}×"
+            claims += [claim(texts[0], comm_slow, [cite(rows["comm_slowdown"])]),
+                       claim(texts[1], compute_slow, [cite(rows["compute_slowdown"])])]
     handles = [Patch(facecolor="#0072B2", edgecolor="0.2", label="all-reduce batch"),
                Patch(facecolor="#009E73", edgecolor="0.2", label="compute kernel (sized to match)"),
                Patch(facecolor="0.55", edgecolor="0.2", label="both at once: start to the later end")]
     legend = figure_legend(fig, handles, [h.get_label() for h in handles], title="medians, slowest rank")
-    return finish(fig, lesson, scope.subtitle, legend)
+    return finish(fig, lesson, scope.subtitle, legend, claims)
 
 
 # ---------------------------------------------------------------- what is drawn, and when

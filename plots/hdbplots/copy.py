@@ -46,6 +46,10 @@ CURVE_AXES = ("direction", "host_kind", "api", "size_bytes", "streams")
 ALLOC_API_COLORS = {"cudaMallocAsync": "#882255"}
 # All-GPUs figure: one GPU's bars in the pinned blue (every such copy is pinned), the total darker.
 ALL_GPU_COLORS = {"alone": "#0072B2", "together": "#332288"}
+# Copy sizes run on log₂ axes, and the axis says so.
+SIZE_LABEL = "transfer size (bytes per copy, log₂ scale)"
+# format_time_us's units, as multiples of the µs a row holds: a claim divides by them.
+TIME_SCALES = {"µs": 1, "ms": 1e3, "s": 1e6}
 # All GPUs at once keep "full speed" above this share of their alone bandwidths added up. The
 # total is N × the slowest GPU, so a few percent of spread between GPUs already costs something.
 SCALING_LIMIT = 0.9
@@ -103,15 +107,22 @@ def curves(rows: Sequence[Row]) -> list[tuple[tuple[str, str, str], list[Row]]]:
                                                     item[0][2]))
 
 
-def largest_size_median(rows: Sequence[Row], metric: str, host_kind: str) -> float | None:
-    """Best median among a host kind's curves at each curve's largest size: its plateau."""
+def largest_size_row(rows: Sequence[Row], metric: str, host_kind: str) -> Row | None:
+    """The best median row among a host kind's curves at each curve's largest size: its plateau."""
     best = None
     for (kind, _api, _detail), curve in curves(rows):
-        medians = by_size(curve, metric, "median")
-        if kind == host_kind and medians:
-            value = medians[max(medians)]
-            best = value if best is None else max(best, value)
+        at_size = {r.get("size_bytes"): r for r in curve
+                   if r.metric == metric and r.statistic == "median" and r.get("size_bytes")}
+        if kind == host_kind and at_size:
+            row = at_size[max(at_size)]
+            best = row if best is None or row.value > best.value else best
     return best
+
+
+def largest_size_median(rows: Sequence[Row], metric: str, host_kind: str) -> float | None:
+    """Best median among a host kind's curves at each curve's largest size: its plateau."""
+    row = largest_size_row(rows, metric, host_kind)
+    return row.value if row else None
 
 
 def repetitions(rows: Sequence[Row]) -> int:
@@ -130,9 +141,9 @@ def link_peaks(gpu: Target, direction: str) -> list[tuple[float, str]]:
     """Theoretical limits worth drawing for a direction, of this GPU's own link: (GB/s, label)."""
     pcie, link, hbm = gpu.pcie, gpu.link, gpu.hbm
     if direction in ("h2d", "d2h") and pcie:
-        return [(pcie, f"{link} peak, one direction: {pcie:.1f} GB/s")]
+        return [(pcie, f"{link} data rate (after its line code), one direction: {pcie:.1f} GB/s")]
     if direction == "bidir" and pcie:
-        return [(2 * pcie, f"{link} peak, both directions: {2 * pcie:.1f} GB/s"),
+        return [(2 * pcie, f"{link} data rate, both directions: {2 * pcie:.1f} GB/s"),
                 (pcie, f"one direction: {pcie:.1f} GB/s")]
     if direction == "d2d" and hbm:
         peaks = [(hbm, f"HBM peak: {hbm:.0f} GB/s"),
@@ -159,11 +170,11 @@ def bandwidth_figure(scope: Scope, direction: str) -> MplFigure:
         reference_line(ax, value, text)
     top = max([r.value for r in data if r.metric == "bandwidth"] + [p for p, _ in peaks])
     ax.set_ylim(0, top * 1.12)
-    size_axis(ax, [r.get("size_bytes") for r in data if r.get("size_bytes")])
+    size_axis(ax, [r.get("size_bytes") for r in data if r.get("size_bytes")], label=SIZE_LABEL)
     ax.set_ylabel("bandwidth (GB/s, 1 GB = 10⁹ B)")
     ax.set_title(f"{direction}: {DIRECTION_NAMES.get(direction, direction)}", loc="left")
     legend = figure_legend(fig, *axes_handles([ax]), title=band_note(data))
-    return finish(fig, bandwidth_lesson(gpu, data, direction), gpu.subtitle, legend)
+    return finish(fig, *_text_claims(bandwidth_lesson(gpu, data, direction), gpu.subtitle, legend))
 
 
 def plot_bidir_parts(ax: Axes, curve: Sequence[Row], host_kind: str) -> None:
@@ -177,28 +188,49 @@ def plot_bidir_parts(ax: Axes, curve: Sequence[Row], host_kind: str) -> None:
                     label=f"{host_kind}: {name}")
 
 
-def bandwidth_lesson(gpu: Target, data: Sequence[Row], direction: str) -> str:
-    """The sentence the bandwidth figure proves, computed from its plateaus."""
-    pinned = largest_size_median(data, "bandwidth", "pinned")
-    pageable = largest_size_median(data, "bandwidth", "pageable")
+def bandwidth_lesson(gpu: Target, data: Sequence[Row], direction: str) -> tuple[str, list[dict]]:
+    """The sentence the bandwidth figure proves, computed from its plateaus, and its claims. A
+    plateau is this run's: docs/teaching.md quotes the reference set's median beside it."""
+    pinned_row = largest_size_row(data, "bandwidth", "pinned")
+    pageable_row = largest_size_row(data, "bandwidth", "pageable")
+    pinned = pinned_row.value if pinned_row else None
+    pageable = pageable_row.value if pageable_row else None
     pcie = gpu.pcie
+    link = {"const": pcie, "source": "the GPU's PCIe data rate per direction from meta.json"}
     if direction == "bidir" and pinned and pcie:
         return (f"PCIe is full duplex: copying both ways at once moves {pinned:.0f} GB/s, "
-                f"{pinned / pcie:.2f}× the one-way link peak")
+                f"{pinned / pcie:.2f}× the one-way link peak"), []
     if direction == "d2d":
-        best = largest_size_median(data, "bandwidth", "device")
-        if best and pcie:
-            return (f"Device-to-device copies run at HBM speed: {best:.0f} GB/s, "
-                    f"{best / pcie:.0f}× what PCIe can feed")
-        return "Device-to-device copies are bound by HBM, not by the host link"
-    if pinned and pageable and pinned > 1.15 * pageable:
+        best = largest_size_row(data, "bandwidth", "device")
+        hbm = gpu.hbm
+        if best and hbm:
+            # Like for like: HBM traffic (a copy reads and writes every byte) against the HBM peak.
+            hbm_peak = {"const": hbm, "source": "the GPU's HBM peak from meta.json"}
+            texts = (f"{best.value:.0f}", f"{2 * best.value:.0f}", f"{2 * best.value / hbm * 100:.0f}", f"{hbm:.0f}")
+            return (f"This run: a {format_bytes(best['size_bytes'])} device-to-device copy moves {texts[0]} GB/s; "
+                    f"reading and writing each byte, HBM carries {texts[1]} GB/s, {texts[2]} % of its "
+                    f"{texts[3]} GB/s peak"), [
+                claim(texts[0], best.value, [cite(best)]),
+                claim(texts[1], 2 * best.value, [cite(best)], "2*a"),
+                claim(texts[2], 2 * best.value / hbm * 100, [cite(best), hbm_peak], "2*a/b*100"),
+                claim(texts[3], hbm, [hbm_peak])]
+        return "Device-to-device copies are bound by HBM, not by the host link", []
+    if pinned_row and pageable_row and pinned > 1.15 * pageable:
         if pcie:
-            return (f"Pinned memory reaches {pinned / pcie:.0%} of the PCIe link; "
-                    f"pageable stalls at {pageable / pcie:.0%} because it pays a staging copy")
-        return f"Pinned memory is {pinned / pageable:.1f}× faster: pageable pays a staging copy"
+            texts = (f"{pinned / pcie * 100:.0f}", f"{pcie:.1f}", f"{pageable / pcie * 100:.0f}")
+            sizes = {format_bytes(r["size_bytes"]) for r in (pinned_row, pageable_row)}
+            return (f"This run at {' and '.join(sorted(sizes))}: pinned copies reach {texts[0]} % of the "
+                    f"{texts[1]} GB/s {gpu.link} data rate, pageable ones {texts[2]} %: the driver stages them "
+                    f"through pinned memory"), [
+                claim(texts[0], pinned / pcie * 100, [cite(pinned_row), link], "a/b*100"),
+                claim(texts[1], pcie, [link]),
+                claim(texts[2], pageable / pcie * 100, [cite(pageable_row), link], "a/b*100")]
+        text = f"{pinned / pageable:.1f}"
+        return (f"This run: pinned copies are {text}× faster than pageable ones: the driver stages those through "
+                f"pinned memory"), [claim(text, pinned / pageable, [cite(pinned_row), cite(pageable_row)], "a/b")]
     if pinned and pageable:
-        return f"Pageable copies keep up with pinned ones on this node ({pageable:.0f} vs {pinned:.0f} GB/s)"
-    return "Bandwidth grows with transfer size until the fixed per-copy cost stops mattering"
+        return f"Pageable copies keep up with pinned ones on this node ({pageable:.0f} vs {pinned:.0f} GB/s)", []
+    return "Bandwidth grows with transfer size until the fixed per-copy cost stops mattering", []
 
 
 # ---------------------------------------------------------------- α–β fit
@@ -236,8 +268,8 @@ def fit_figure(scope: Scope, direction: str) -> MplFigure | None:
         draw_fit(ax_time, ax_bw, key, params, measured.get(key, {}), model_sizes)
     for value, text in link_peaks(gpu, direction)[:1] if direction != "bidir" else []:
         reference_line(ax_bw, value, text)
-    size_axis(ax_time, sizes, max_ticks=6)
-    size_axis(ax_bw, sizes, max_ticks=6)
+    size_axis(ax_time, sizes, label=SIZE_LABEL, max_ticks=6)
+    size_axis(ax_bw, sizes, label=SIZE_LABEL, max_ticks=6)
     ax_time.set_yscale("log")
     ax_time.set_ylabel("time per copy (µs, log scale)")
     ax_time.set_title("time: flat at α for small copies, slope 1/β for large ones", loc="left")
@@ -296,7 +328,7 @@ def fit_lesson(fits: dict[tuple[str, str, str], dict[str, float]], direction: st
     n_half = best.get("n_half", alpha * beta * 1e3)
     nbsp = "\u00a0"  # keeps "β = 56 GB/s" on one line when the title wraps
     alpha_text, beta_text = format_time_us(alpha), format_number(beta)
-    text = (f"Each copy pays a fixed α{nbsp}={nbsp}{alpha_text} ({host_kind}, {api_label(api)}): "
+    text = (f"This run: each copy pays a fixed α{nbsp}={nbsp}{alpha_text} ({host_kind}, {api_label(api)}): "
             f"{direction} copies below n½{nbsp}={nbsp}{format_bytes(n_half)} get less than half of "
             f"β{nbsp}={nbsp}{beta_text}{nbsp}GB/s").replace(" µs", f"{nbsp}µs")
     claims = []
@@ -341,7 +373,7 @@ def speedup_figure(scope: Scope) -> MplFigure:
     ax.axhline(1.0, color="0.2", linewidth=0.9)
     ax.annotate("1× = no gain (below: pageable is faster)", xy=(0.99, 1.0), xycoords=("axes fraction", "data"),
                 xytext=(0, -3), textcoords="offset points", fontsize=8.5, color="0.25", ha="right", va="top")
-    size_axis(ax, [s for r in ratios.values() for s in r])
+    size_axis(ax, [s for r in ratios.values() for s in r], label=SIZE_LABEL)
     all_ratios = [v for r in ratios.values() for v in r.values()]
     ax.set_ylim(0, max(all_ratios) * 1.15)
     ax.set_ylabel("speedup: pinned ÷ pageable median bandwidth (×)")
@@ -375,10 +407,10 @@ def speedup_lesson(ratios: dict[tuple[str, str], dict[int, float]], bandwidth: S
         if all(rows):
             claims.append(claim(text, ratio[size], [cite(r) for r in rows], "a/b"))  # type: ignore[arg-type]
     sizes = {size for _d, size, _t in parts}
-    at = f"At {format_bytes(next(iter(sizes)))}" if len(sizes) == 1 else "At the largest size"
+    at = f"This run at {format_bytes(next(iter(sizes)))}" if len(sizes) == 1 else "This run at the largest size"
     named = [f"{t}× {DIRECTION_NAMES.get(d, d)}" + ("" if len(sizes) == 1 else f" ({format_bytes(s)})")
              for d, s, t in parts]
-    text = (f"{at}, pinned memory is {named[0]} faster than pageable"
+    text = (f"{at}: pinned memory is {named[0]} faster than pageable"
             + (f", {', '.join(named[1:])}" if named[1:] else "") + f" ({api_label(api)} medians)")
     return text, claims, marked
 
@@ -497,7 +529,7 @@ def alloc_figure(scope: Scope) -> MplFigure | None:
                        color="#0072B2")
     sizes = [r.get("size_bytes") for r in data if r.get("size_bytes")]
     for ax in (ax_call, ax_mib):
-        size_axis(ax, sizes, label="buffer size", max_ticks=6)
+        size_axis(ax, sizes, label="buffer size (log₂ scale)", max_ticks=6)
         ax.set_yscale("log")
     pool = pool_speedups(data)
     if pool:
@@ -508,7 +540,7 @@ def alloc_figure(scope: Scope) -> MplFigure | None:
     ax_mib.set_title(per_mib_title(data, copy_us_per_mib), loc="left")
     legend = figure_legend(fig, *axes_handles([ax_call]), max_cols=3,
                            title=band_note(data) + "; dashed: the matching free / unregister")
-    return finish(fig, alloc_lesson(gpu.rows, data), gpu.subtitle, legend)
+    return finish(fig, *_text_claims(alloc_lesson(gpu.rows, data), gpu.subtitle, legend))
 
 
 def alloc_label(api: str) -> str:
@@ -578,19 +610,23 @@ def pinned_copy_us_per_mib(rows: Sequence[Row]) -> float | None:
     return (1 << 20) / (bandwidth * 1e3) if bandwidth else None
 
 
-def alloc_lesson(rows: Sequence[Row], data: Sequence[Row]) -> str:
-    """'Pinning is not free', with the numbers of the largest pinned allocation."""
-    pinned = by_size(select(data, api="cudaMallocHost"), "time_per_call", "median")
-    copy_bw = largest_size_median(select(rows, case="bandwidth", direction="h2d", api="async"),
-                                  "bandwidth", "pinned")
+def alloc_lesson(rows: Sequence[Row], data: Sequence[Row]) -> tuple[str, list[dict]]:
+    """'Pinning is not free', with this run's numbers of the largest pinned allocation, and its claims."""
+    pinned = {r["size_bytes"]: r for r in select(data, api="cudaMallocHost")
+              if r.metric == "time_per_call" and r.statistic == "median" and r.get("size_bytes")}
+    copy_row = largest_size_row(select(rows, case="bandwidth", direction="h2d", api="async"), "bandwidth", "pinned")
     if not pinned:
-        return "Allocation is not free: its cost grows with the buffer size"
+        return "Allocation is not free: its cost grows with the buffer size", []
     size = max(pinned)
-    text = f"Pinning is not free: cudaMallocHost of {format_bytes(size)} takes {format_time_us(pinned[size])}"
-    if copy_bw:
-        copies = pinned[size] / (size / (copy_bw * 1e3))
+    shown, unit = format_time_us(pinned[size].value).split()
+    scale = TIME_SCALES[unit]
+    text = f"This run: pinning is not free: cudaMallocHost of {format_bytes(size)} takes {shown} {unit}"
+    claims = [claim(shown, pinned[size].value / scale, [cite(pinned[size])], f"a/{scale:g}")]
+    if copy_row:
+        copies = pinned[size].value / (size / (copy_row.value * 1e3))
         text += f", as long as {copies:.0f} pinned copies of it — allocate once, reuse the buffer"
-    return text
+        claims.append(claim(f"{copies:.0f}", copies, [cite(pinned[size]), cite(copy_row)], f"a*b*1000/{size}"))
+    return text, claims
 
 
 # ---------------------------------------------------------------- all GPUs at once

@@ -26,6 +26,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from .drawing import figure_legend, finish, host_color, new_figure
+from .claims import cite, claim
 from .figures import Figure, Need, Scope
 from .formatting import format_bytes, format_number, format_time_us
 from .results_csv import Row
@@ -46,15 +47,37 @@ TAX_COLORS = {"resident": "#E69F00", "device_generated": "#D55E00", "round_trip"
               "host_generated": "#56B4E9"}
 IDEAL_STYLE = {"color": "#CC0000", "linestyle": (0, (4, 2)), "linewidth": 1.6}
 TIMELINE_METRICS = tuple(f"{stage}_{edge}" for stage, _, _ in STAGES for edge in ("start", "end"))
+# format_time_us's units, as multiples of the µs a row holds: a claim divides by them.
+TIME_SCALES = {"µs": 1, "ms": 1e3, "s": 1e6}
 
 
 # ---------------------------------------------------------------- reading rows
 
 def median_of(rows: Iterable[Row], metric: str) -> float | None:
+    row = median_row(rows, metric)
+    return row.value if row else None
+
+
+def median_row(rows: Iterable[Row], metric: str) -> Row | None:
     for r in rows:
         if r.metric == metric and r.statistic == "median":
-            return r.value
+            return r
     return None
+
+
+def time_claim(value_row: Row) -> tuple[str, dict]:
+    """A duration as a title shows it (format_time_us) and the claim of its number."""
+    shown = format_time_us(value_row.value)
+    number, unit = shown.split()
+    extra = {"sample_index": value_row.sample_index} if value_row.statistic == "sample" else {}
+    return shown, claim(number, value_row.value / TIME_SCALES[unit], [cite(value_row, **extra)],
+                        f"a/{TIME_SCALES[unit]:g}")
+
+
+def ratio_claim(text: str, value: float, numerator: Row, denominator: Row) -> dict:
+    """The claim of a title's ratio of two rows (each a sample row with its index, or a median)."""
+    rows = [cite(r, **({"sample_index": r.sample_index} if r.statistic == "sample" else {})) for r in (numerator, denominator)]
+    return claim(text, value, rows, "a/b")
 
 
 def stat_of(rows: Iterable[Row], metric: str, statistic: str) -> float | None:
@@ -99,19 +122,21 @@ def samples(rows: Sequence[Row], metric: str) -> list[float]:
     return [r.value for r in sorted(found, key=lambda r: r.sample_index if r.sample_index is not None else -1)]
 
 
-def one_pass(chunks: dict[int, list[Row]]) -> tuple[dict[int, dict[str, float]], float, str]:
+def one_pass(chunks: dict[int, list[Row]]) -> tuple[dict[int, dict[str, float]], Row | None, str]:
     """Every chunk's six times from one real pass — the repetition with the median pass time —
-    plus that pass time and a note. Without sample rows, each time's median (medians keep each
-    chunk's order: H2D end ≤ kernel start … holds in every repetition, so in the medians)."""
-    totals = samples(chunks[min(chunks)], "pipeline_time")
+    plus the row of that pass time and a note. Without sample rows, each time's median (medians
+    keep each chunk's order: H2D end ≤ kernel start … holds in every repetition, so in the medians)."""
+    first = chunks[min(chunks)]
+    totals = sorted((r for r in first if r.metric == "pipeline_time" and r.statistic == "sample"),
+                    key=lambda r: r.sample_index if r.sample_index is not None else -1)
     metrics = TIMELINE_METRICS
     complete = totals and all(len(samples(c, m)) == len(totals) for c in chunks.values() for m in metrics)
     if complete:
-        pick = sorted(range(len(totals)), key=lambda i: totals[i])[(len(totals) - 1) // 2]
+        pick = sorted(range(len(totals)), key=lambda i: totals[i].value)[(len(totals) - 1) // 2]
         times = {i: {m: samples(c, m)[pick] for m in metrics} for i, c in chunks.items()}
         return times, totals[pick], f"pass {pick + 1} of {len(totals)}, the median"
     times = {i: {m: median_of(c, m) or 0.0 for m in metrics} for i, c in chunks.items()}
-    return times, median_of(chunks[min(chunks)], "pipeline_time") or 0.0, "medians of every time"
+    return times, median_row(first, "pipeline_time"), "medians of every time"
 
 
 def timeline_figure(scope: Scope) -> MplFigure | None:
@@ -123,7 +148,7 @@ def timeline_figure(scope: Scope) -> MplFigure | None:
     fig = MplFigure(figsize=(13.5, 2.2 + 2.1 * len(hosts)))
     FigureCanvasAgg(fig)
     axes = fig.subplots(len(hosts), len(stream_counts), squeeze=False)
-    summary: dict[tuple[str, int], tuple[float, float | None]] = {}
+    summary: dict[tuple[str, int], tuple[Row, Row | None]] = {}
     for row_index, host in enumerate(hosts):
         longest = 0.0
         for col, streams in enumerate(stream_counts):
@@ -133,18 +158,22 @@ def timeline_figure(scope: Scope) -> MplFigure | None:
                 ax.set_visible(False)
                 continue
             total, ideal = draw_gantt(ax, host, streams, chunks)
-            summary[(host, streams)] = (total, ideal)
-            longest = max(longest, total, ideal or 0.0)
+            if total is not None:
+                summary[(host, streams)] = (total, ideal)
+            longest = max(longest, total.value if total else 0.0, ideal.value if ideal else 0.0)
         for col in range(len(stream_counts)):  # one time scale per memory kind: columns compare directly
             axes[row_index][col].set_xlim(0, longest * 1.04 / 1e3)
     handles = [Patch(color=color, label=label) for _, label, color in STAGES]
     handles.append(Line2D([], [], label="ideal bound (measured link and kernel rates)", **IDEAL_STYLE))
-    legend = figure_legend(fig, handles, [h.get_label() for h in handles], max_cols=4)
-    return finish(fig, timeline_lesson(summary), scope.subtitle, legend)
+    legend = figure_legend(fig, handles, [h.get_label() for h in handles], max_cols=4,
+                           title="each row of panels (one memory kind) has its own time axis")
+    text, claims = timeline_lesson(summary, len(next(iter(configs.values()))) if configs else 0)
+    return finish(fig, text, scope.subtitle, legend, claims)
 
 
-def draw_gantt(ax: Axes, host: str, streams: int, chunks: dict[int, list[Row]]) -> tuple[float, float | None]:
-    times, total, note = one_pass(chunks)
+def draw_gantt(ax: Axes, host: str, streams: int, chunks: dict[int, list[Row]]) -> tuple[Row | None, Row | None]:
+    times, total_row, note = one_pass(chunks)
+    total = total_row.value if total_row else 0.0
     count = len(chunks)
     for index, t in times.items():
         lane = index % streams
@@ -152,7 +181,8 @@ def draw_gantt(ax: Axes, host: str, streams: int, chunks: dict[int, list[Row]]) 
             start, end = t[f"{stage}_start"] / 1e3, t[f"{stage}_end"] / 1e3
             ax.broken_barh([(start, max(end - start, 1e-4))], (lane - 0.38, 0.76), facecolors=color,
                            edgecolors="white", linewidth=0.3)
-    ideal = median_of(chunks[min(chunks)], "ideal_time")
+    ideal_row = median_row(chunks[min(chunks)], "ideal_time")
+    ideal = ideal_row.value if ideal_row else None
     if ideal:
         ax.axvline(ideal / 1e3, **IDEAL_STYLE)
         ax.annotate(f"ideal {format_time_us(ideal)}", xy=(ideal / 1e3, -0.5), xytext=(3, -2),
@@ -162,29 +192,38 @@ def draw_gantt(ax: Axes, host: str, streams: int, chunks: dict[int, list[Row]]) 
     ax.set_yticks(range(streams))
     ax.set_yticklabels([f"stream {s}" for s in range(streams)])
     ax.set_ylim(streams - 0.5, -0.5)
-    ax.set_xlabel("time since the pass's origin event (ms)")
+    ax.set_xlabel("time since the pass's origin event (ms; this row's own axis)")
     size = next((r.get("size_bytes") for rows in chunks.values() for r in rows if r.get("size_bytes")), None)
     what = f"{host}, {streams} stream{'s' if streams > 1 else ''}, {count} chunks"
     if size:
         what += f" of {format_bytes(size / count)}"
     ax.set_title(f"{what}: {format_time_us(total)}  ({note})", loc="left", fontsize=9.5)
     ax.grid(True, axis="x", color="0.88")
-    return total, ideal
+    return total_row, ideal_row
 
 
-def timeline_lesson(summary: dict[tuple[str, int], tuple[float, float | None]]) -> str:
+def timeline_lesson(summary: dict[tuple[str, int], tuple[Row, Row | None]], chunks: int) -> tuple[str, list[dict]]:
+    """This run's passes (the drawn ones, a sample each) and their claims: pinned on 4 streams
+    against 1, and pageable on 1 and on 4, each compared with its own one-stream pass."""
     one, four = summary.get(("pinned", 1)), summary.get(("pinned", 4))
-    if one and four:
-        text = (f"Four streams let copies in both directions and kernels run at once: "
-                f"{format_time_us(four[0])} instead of {format_time_us(one[0])} on one stream "
-                f"({one[0] / four[0]:.1f}×)")
-        if four[1]:
-            text += f", ideal {format_time_us(four[1])}"
-        paged = summary.get(("pageable", 4))
-        if paged:
-            text += f"; pageable memory serialises them again ({format_time_us(paged[0])})"
+    if not (one and four):
+        return "One lane per stream: overlap shows as bars of different colours side by side", []
+    claims = []
+
+    def shown(row: Row) -> str:
+        text, made = time_claim(row)
+        claims.append(made)
         return text
-    return "One lane per stream: overlap shows as bars of different colours side by side"
+
+    ratio = f"{one[0].value / four[0].value:.1f}"
+    text = (f"This run, {chunks} chunks: four streams overlap copies and kernels, {shown(four[0])} against "
+            f"{shown(one[0])} on one stream ({ratio}×")
+    claims.append(ratio_claim(ratio, one[0].value / four[0].value, one[0], four[0]))
+    text += f", ideal {shown(four[1])})" if four[1] else ")"
+    paged_one, paged_four = summary.get(("pageable", 1)), summary.get(("pageable", 4))
+    if paged_one and paged_four:
+        text += f"; pageable: {shown(paged_one[0])} on one stream, {shown(paged_four[0])} on four"
+    return text, claims
 
 
 # ---------------------------------------------------------------- speedup vs streams
@@ -219,30 +258,39 @@ def speedup_figure(scope: Scope) -> MplFigure | None:
         all_streams = sorted({k[2] for k in best if k[0] == regime})
         ax.set_xticks(all_streams)
         ax.set_xticklabels([str(s) for s in all_streams])
-        ax.set_xlabel("streams (best chunk count @C)")
+        ax.set_xlabel("streams, log₂ scale (best chunk count @C)")
         ax.set_title(REGIME_NAMES.get(regime, regime), loc="left")
     axes[0].set_ylabel("speedup over one stream, one chunk (×)")
     axes[0].set_ylim(0, top * 1.25)
     handles, labels = axes[0].get_legend_handles_labels()
     legend = figure_legend(fig, handles, labels, title="median, whiskers: min–max of the repetitions")
-    return finish(fig, speedup_lesson(best), scope.subtitle, legend)
+    text, claims = speedup_lesson(best)
+    return finish(fig, text, scope.subtitle, legend, claims)
 
 
-def speedup_lesson(best: dict[tuple[str, str, int], tuple[int, list[Row]]]) -> str:
-    balanced = {s: c for (r, h, s), (_, c) in best.items() if r == "balanced" and h == "pinned"}
-    multi = {s: c for s, c in balanced.items() if s >= 3}
-    if multi:
-        s, config = max(multi.items(), key=lambda item: median_of(item[1], "speedup") or 0)
-        text = f"Streams overlap copies with compute: balanced pinned pipeline {median_of(config, 'speedup'):.2f}× faster on {s} streams"
-        ideal = median_of(config, "ideal_speedup")
-        if ideal:
-            text += f" (ideal {ideal:.2f}×: the two copy directions share one link)"
-        paged = [median_of(c, "speedup") for (r, h, _), (_, c) in best.items() if r == "balanced" and h == "pageable"]
-        paged = [p for p in paged if p is not None]
-        if paged:
-            text += f"; pageable memory gains at most {max(paged):.2f}×"
-        return text
-    return "Speedup over one stream grows with streams until the slowest stage saturates"
+def speedup_lesson(best: dict[tuple[str, str, int], tuple[int, list[Row]]]) -> tuple[str, list[dict]]:
+    """This run's best balanced pinned pipeline on 3 streams or more, its ideal bound and the best
+    pageable one, with their claims."""
+    balanced = {s: (c, rows) for (r, h, s), (c, rows) in best.items() if r == "balanced" and h == "pinned"}
+    multi = {s: config for s, config in balanced.items() if s >= 3}
+    if not multi:
+        return "Speedup over one stream grows with streams until the slowest stage saturates", []
+    s, (chunks, config) = max(multi.items(), key=lambda item: median_of(item[1][1], "speedup") or 0)
+    speedup = median_row(config, "speedup")
+    text = f"This run: the balanced pinned pipeline runs {speedup.value:.2f}× faster on {s} streams × {chunks} chunks"
+    claims = [claim(f"{speedup.value:.2f}", speedup.value, [cite(speedup)])]
+    ideal = median_row(config, "ideal_speedup")
+    if ideal:
+        text += f" (ideal bound {ideal.value:.2f}×)"
+        claims.append(claim(f"{ideal.value:.2f}", ideal.value, [cite(ideal)]))
+    paged = [median_row(c, "speedup") for (r, h, _), (_, c) in best.items() if r == "balanced" and h == "pageable"]
+    paged = [p for p in paged if p is not None]
+    if paged:
+        top = max(paged, key=lambda row: row.value)
+        streams = top["streams"]
+        text += f"; pageable memory's best is {top.value:.2f}× ({streams} stream{'s' if streams != 1 else ''})"
+        claims.append(claim(f"{top.value:.2f}", top.value, [cite(top)]))
+    return text, claims
 
 
 # ---------------------------------------------------------------- efficiency heatmap
@@ -330,21 +378,29 @@ def tax_figure(scope: Scope) -> MplFigure | None:
         ax.set_title(f"the same kernel over {format_bytes(size)}, pinned host memory", loc="left")
     handles, labels = ax.get_legend_handles_labels()
     legend = figure_legend(fig, handles, labels)
-    return finish(fig, tax_lesson(data), scope.subtitle, legend)
+    text, claims = tax_lesson(data)
+    return finish(fig, text, scope.subtitle, legend, claims)
 
 
-def tax_lesson(data: Sequence[Row]) -> str:
-    def ratio(variant: str, regime: str) -> float | None:
-        return median_of([r for r in data if r.get("api") == variant and r.get("regime") == regime], "tax_ratio")
-    for regime in ("copy_heavy", "balanced", "compute_heavy"):
-        round_trip, host = ratio("round_trip", regime), ratio("host_generated", regime)
-        if round_trip:
-            text = f"Moving the data costs more than computing on it: with H2D and D2H around it, a {regime.replace('_', '-')} kernel call takes {round_trip:.1f}× as long"
-            device = ratio("device_generated", regime)
-            if host and device:
-                text += f"; building the input on the CPU costs {host:.1f}×, on the GPU {device:.1f}×"
-            return text
-    return "The movement tax: the same kernel with and without the data movement around it"
+def tax_lesson(data: Sequence[Row]) -> tuple[str, list[dict]]:
+    """This run's round-trip taxes, which the calibration builds in (a kernel of r copy times
+    between two copies takes 1 + 2/r kernel times), and what a CPU fill of the input costs."""
+    def ratio(variant: str, regime: str) -> Row | None:
+        return median_row([r for r in data if r.get("api") == variant and r.get("regime") == regime], "tax_ratio")
+    trips = [(regime, ratio("round_trip", regime)) for regime in ("copy_heavy", "balanced", "compute_heavy")]
+    trips = [(regime, row) for regime, row in trips if row is not None]
+    if not trips:
+        return "The movement tax: the same kernel with and without the data movement around it", []
+    texts = [f"{row.value:.1f}" for _, row in trips]
+    claims = [claim(t, row.value, [cite(row)]) for t, (_, row) in zip(texts, trips)]
+    text = ("This run: a copy in and out costs 1 + 2/r kernel times by design (r = kernel ÷ copy time): "
+            + ", ".join(f"{t}× {regime.replace('_', '-')}" for t, (regime, _) in zip(texts, trips)))
+    host = ratio("host_generated", trips[0][0])
+    if host:
+        shown = f"{host.value:.1f}"
+        text += f"; an input written by one CPU thread first: {shown}×"
+        claims.append(claim(shown, host.value, [cite(host)]))
+    return text, claims
 
 
 # ---------------------------------------------------------------- stream semantics
@@ -388,18 +444,21 @@ def semantics_figure(scope: Scope) -> MplFigure | None:
         ax.set_ylabel("pass time (ms)")
         ax.set_ylim(0, max(times + [serial / 1e3 if serial else 0]) * 1.2)
         ax.set_title(title, loc="left")
-    return finish(fig, semantics_lesson(bars), scope.subtitle)
+    text, claims = semantics_lesson(bars)
+    return finish(fig, text, scope.subtitle, claims=claims)
 
 
-def semantics_lesson(bars: Sequence[tuple[str, list[Row]]]) -> str:
-    times = {m: median_of(c, "pipeline_time") for m, c in bars}
+def semantics_lesson(bars: Sequence[tuple[str, list[Row]]]) -> tuple[str, list[dict]]:
+    times = {m: median_row(c, "pipeline_time") for m, c in bars}
     base = times.get("nonblocking")
     legacy, sync = times.get("legacy_default"), times.get("host_sync")
     if base and legacy and sync:
-        return (f"Stream semantics decide overlap: one kernel on the legacy default stream makes the same pipeline "
-                f"{legacy / base:.1f}× slower, a host sync per chunk {sync / base:.1f}×; "
-                f"the per-thread default stream keeps the overlap")
-    return "The same pipeline under different stream semantics"
+        texts = (f"{legacy.value / base.value:.1f}", f"{sync.value / base.value:.1f}")
+        return (f"This run: one kernel on the legacy default stream makes the two-stream pipeline "
+                f"{texts[0]}× slower, a host sync per chunk {texts[1]}×; the per-thread default stream keeps "
+                f"the overlap"), [ratio_claim(texts[0], legacy.value / base.value, legacy, base),
+                                  ratio_claim(texts[1], sync.value / base.value, sync, base)]
+    return "The same pipeline under different stream semantics", []
 
 
 # ---------------------------------------------------------------- what is drawn, and when

@@ -21,11 +21,14 @@ import numpy as np
 from matplotlib.figure import Figure as MplFigure
 
 from .drawing import axes_handles, figure_legend, finish, new_figure, reference_line, size_axis
+from .claims import cite, claim
 from .figures import Figure, Need, Scope
 from .formatting import format_bytes, format_number, format_time_us
 from .results_csv import Row
 from .run import Run
 
+# Transfer sizes run on log₂ axes, and the axis says so.
+SIZE_LABEL = "transfer size (bytes, log₂ scale)"
 METHODS = ("ce_peer", "sm_write", "sm_read", "staged", "ce_no_peer")
 METHOD_LABELS = {
     "ce_peer": "cudaMemcpyPeerAsync, peer access on",
@@ -138,32 +141,43 @@ def pairs_figure(scope: Scope) -> MplFigure | None:
         link = pair_link(topology, src, dst)
         if link.get("peak_GBps"):
             peak = float(link["peak_GBps"])
-            reference_line(ax, peak, f"NVLink {link.get('links')} × {format_number(float(link['per_link_GBps']))} GB/s: "
+            reference_line(ax, peak, f"NVLink signalling rate (nvidia-smi): {link.get('links')} × "
+                                     f"{format_number(float(link['per_link_GBps']))} GB/s = "
                                      f"{format_number(peak)} GB/s per direction")
             top = max(top, peak)
         top = max([top] + pcie_limits(ax, run, [(src, dst, pair[0].gpu_uuid)]))
-        size_axis(ax, [r["size_bytes"] for r in pair])
+        size_axis(ax, [r["size_bytes"] for r in pair], label=SIZE_LABEL)
         ax.set_title(f"{role if len(shown) > 1 else 'pair'}: GPU {src} → GPU {dst}", loc="left")
     axes[0].set_ylabel("bandwidth (GB/s, 1 GB = 10⁹ B)")
     axes[0].set_ylim(0, top * 1.12)
     legend = figure_legend(fig, *axes_handles(axes), title="line: median of the repetitions")
-    return finish(fig, pairs_lesson(uni, ranked[0]), run.subtitle(), legend)
+    text, claims = pairs_lesson(uni, ranked[0])
+    return finish(fig, text, run.subtitle(), legend, claims)
 
 
-def pairs_lesson(uni: Sequence[Row], best: tuple[int, int]) -> str:
+def pairs_lesson(uni: Sequence[Row], best: tuple[int, int]) -> tuple[str, list[dict]]:
+    """This run's best pair at its largest size: a direct peer copy against the staged pipeline
+    (the rows docs/teaching.md cites), and the claims; the other wordings quote no row of a lesson."""
     src, dst = best
     pair = [r for r in uni if r.get("src") == src and r.get("dst") == dst]
     largest = max(r["size_bytes"] for r in pair)
     at = {api: medians(pair, api=api).get(largest) for api in METHODS}
-    if at.get("ce_peer") and at.get("staged"):
-        return (f"Direct P2P moves {format_number(at['ce_peer'])} GB/s from GPU {src} to GPU {dst} at "
-                f"{format_bytes(largest)}: {format_number(at['ce_peer'] / at['staged'])}× the "
-                f"{format_number(at['staged'])} GB/s of staging through host memory")
+    rows = {api: next((r for r in pair if r.statistic == "median" and r.get("api") == api
+                       and r["size_bytes"] == largest), None) for api in ("ce_peer", "staged")}
+    if rows["ce_peer"] and rows["staged"]:
+        peer, staged = rows["ce_peer"], rows["staged"]
+        texts = (format_number(peer.value), format_number(peer.value / staged.value), format_number(staged.value))
+        return (f"This run: direct P2P moves {texts[0]} GB/s from GPU {src} to GPU {dst} at "
+                f"{format_bytes(largest)}: {texts[1]}× the {texts[2]} GB/s of staging through host memory"), [
+            claim(texts[0], peer.value, [cite(peer)]),
+            claim(texts[1], peer.value / staged.value, [cite(peer), cite(staged)], "a/b"),
+            claim(texts[2], staged.value, [cite(staged)])]
     if at.get("staged"):
         return (f"Without P2P, staging through host memory reaches {format_number(at['staged'])} GB/s "
-                f"at {format_bytes(largest)}: the PCIe links, not the GPUs, set the pace")
+                f"at {format_bytes(largest)}: the PCIe links, not the GPUs, set the pace"), []
     best_api = max((a for a in METHODS if at.get(a)), key=lambda a: at[a])
-    return f"{METHOD_LABELS[best_api]} is the fastest path: {format_number(at[best_api])} GB/s at {format_bytes(largest)}"
+    return (f"{METHOD_LABELS[best_api]} is the fastest path: {format_number(at[best_api])} GB/s at "
+            f"{format_bytes(largest)}"), []
 
 
 # ---------------------------------------------------------------- heatmaps
@@ -289,12 +303,15 @@ def topology_figure(scope: Scope) -> MplFigure | None:
                    "(0 = best); source: where the link type was read")
     fig.text(0.5, 0.02, "\n".join(textwrap.wrap(legend_text, 150)), ha="center", va="bottom", fontsize=8.5,
              color="0.3")
-    finish(fig, topology_lesson(topology), run.subtitle())
+    text, claims = topology_lesson(topology)
+    finish(fig, text, run.subtitle(), claims=claims)
     fig.subplots_adjust(bottom=0.16)
     return fig
 
 
-def topology_lesson(topology: Mapping[str, Any]) -> str:
+def topology_lesson(topology: Mapping[str, Any]) -> tuple[str, list[dict]]:
+    """What links the GPUs; an NVLink rate is the signalling rate nvidia-smi reports (the data rate
+    after the link's encoding is lower: docs/teaching.md derives it), and says so."""
     links = [(p.get("link") or {}) for p in topology.get("pairs") or []]
     nvlink = [link for link in links if link.get("type") == "nvlink"]
     gpus = len(topology.get("gpus") or [])
@@ -302,12 +319,15 @@ def topology_lesson(topology: Mapping[str, Any]) -> str:
         counts = sorted({link.get("links") for link in nvlink if link.get("links")})
         peaks = [float(link["peak_GBps"]) for link in nvlink if link.get("peak_GBps")]
         count_text = "/".join(str(c) for c in counts) or "?"
-        peak_text = f" ({format_number(min(peaks))} GB/s per direction)" if peaks else ""
-        return f"{'Both' if gpus == 2 else f'All {gpus}'} GPUs reach each other over {count_text} NVLinks{peak_text}; each also has its own PCIe link"
+        shown = format_number(min(peaks)) if peaks else ""
+        peak_text = f" (signalling {shown} GB/s per direction, as nvidia-smi reports it)" if peaks else ""
+        claims = [claim(shown, min(peaks), [{"const": min(peaks), "source": "meta.json's topology: links × per-link rate"}])] if peaks else []
+        return (f"{'Both' if gpus == 2 else f'All {gpus}'} GPUs reach each other over {count_text} NVLinks{peak_text}; "
+                f"each also has its own PCIe link"), claims
     if nvlink:
-        return f"{len(nvlink)} of {len(links)} GPU pairs have NVLink; the others go through PCIe"
+        return f"{len(nvlink)} of {len(links)} GPU pairs have NVLink; the others go through PCIe", []
     paths = sorted({link.get("pcie_path") for link in links if link.get("pcie_path")})
-    return f"No NVLink: GPU pairs talk over PCIe ({', '.join(paths) or 'path unknown'})"
+    return f"No NVLink: GPU pairs talk over PCIe ({', '.join(paths) or 'path unknown'})", []
 
 
 # ---------------------------------------------------------------- chunk sweep, loopback, latency
@@ -334,7 +354,7 @@ def chunk_figure(scope: Scope) -> MplFigure | None:
             if data[c] > best[0]:
                 best = (data[c], c, label)
     limits = pcie_limits(ax, run, [(src, dst, uuids[(d, src, dst)]) for d, src, dst in sorted(curves)])
-    size_axis(ax, [c for data in curves.values() for c in data], label="chunk size (bytes per bounce buffer)")
+    size_axis(ax, [c for data in curves.values() for c in data], label="chunk size (bytes per bounce buffer, log₂ scale)")
     ax.set_ylabel("bandwidth (GB/s)")
     ax.set_ylim(0, max([best[0]] + limits) * 1.15)
     ax.set_title(f"staged pipeline at {format_bytes(sweep[0]['size_bytes'])}, 3 bounce buffers, 2 streams", loc="left")
@@ -363,7 +383,7 @@ def loopback_figure(scope: Scope) -> MplFigure | None:
         top = max(top, max(data.values()))
         paths.append((gpu, gpu, next(r.gpu_uuid for r in loop if r.get("src") == gpu)))
     top = max([top] + pcie_limits(ax, run, paths, one_direction=True))
-    size_axis(ax, [r["size_bytes"] for r in loop])
+    size_axis(ax, [r["size_bytes"] for r in loop], label=SIZE_LABEL)
     ax.set_ylabel("bandwidth (GB/s)")
     ax.set_ylim(0, top * 1.12)
     legend = figure_legend(fig, *axes_handles([ax]))

@@ -36,6 +36,8 @@ NEED_APIS = ("cudaEventSynchronize", "cudaStreamSynchronize", "cudaDeviceSynchro
 DEPENDENCY_APIS = ("same_stream", "cudaStreamWaitEvent", "host_sync_then_launch")
 DEPENDENCY_LABELS = {"same_stream": "same stream", "cudaStreamWaitEvent": "cudaStreamWaitEvent\n(other stream)",
                      "host_sync_then_launch": "host sync,\nthen launch"}
+# format_time_us's units, as multiples of the µs a row holds: a claim divides by them.
+TIME_SCALES = {"µs": 1, "ms": 1e3, "s": 1e6}
 TRAP_COLORS = {"readback_pageable": "#D55E00", "sync_only": "#CC79A7", "readback_async": "#009E73",
                "keep_on_gpu": "#0072B2"}
 
@@ -79,6 +81,13 @@ def api_bars(ax, rows: Sequence[Row], order: Sequence[str], labels: dict[str, st
     bars(ax, range(len(apis)), [whisker(select(rows, api=a), metric) for a in apis], width, color, label)
     ax.set_xticks(range(len(apis)))
     ax.set_xticklabels([labels.get(a, a) for a in apis], fontsize=8)
+
+
+def time_claim(row: Row) -> tuple[str, dict]:
+    """A duration as a title shows it (format_time_us) and the claim of its number."""
+    shown = format_time_us(row.value)
+    number, unit = shown.split()
+    return shown, claim(number, row.value / TIME_SCALES[unit], [cite(row)], f"a/{TIME_SCALES[unit]:g}")
 
 
 def device_note(rows: Sequence[Row]) -> str:
@@ -154,7 +163,9 @@ def stat_row(rows: Sequence[Row], metric: str, **params: Any) -> Row | None:
 
 def wakeup_lesson(wake: Sequence[Row]) -> tuple[str, list[dict]]:
     """cudaStreamSynchronize in the default (auto) mode, spin where auto was not measured, against
-    blocking-sync: the rows docs/teaching.md cites; the title and its claims."""
+    blocking-sync: the rows docs/teaching.md cites; the title and its claims. What the rows show is
+    the CPU time and the wake-up, not how the driver waits (yield reads as spin), so the title says
+    "busy", not "spins"."""
     stream = select(wake, api="cudaStreamSynchronize")
     default = "auto" if stat_row(stream, "wakeup_latency", mode="auto") else "spin"
     rows = [stat_row(stream, metric, mode=mode) for mode, metric in
@@ -165,9 +176,9 @@ def wakeup_lesson(wake: Sequence[Row]) -> tuple[str, list[dict]]:
     wake_up, busy, block_busy, block = rows  # type: ignore[misc]
     texts = [format_number(wake_up.value, 2), f"{busy.value:.0f}", format_number(block_busy.value, 2),
              format_number(block.value, 2)]
-    who = "By default (auto) cudaStreamSynchronize spins here" if default == "auto" else "Spinning"
-    text = (f"{who}: it wakes {texts[0]} µs after the kernel ends but keeps a core {texts[1]} % busy; "
-            f"blocking-sync sleeps ({texts[2]} % busy) and wakes {texts[3]} µs late")
+    who = "by default (auto)" if default == "auto" else "spinning"
+    text = (f"This run: {who} cudaStreamSynchronize wakes {texts[0]} µs after the kernel ends but keeps a core "
+            f"{texts[1]} % busy; blocking-sync sleeps ({texts[2]} % busy) and wakes {texts[3]} µs late")
     return text, [claim(t, r.value, [cite(r)]) for t, r in zip(texts, rows)]  # type: ignore[union-attr]
 
 
@@ -203,23 +214,28 @@ def waiting_figure(scope: Scope) -> MplFigure | None:
     ax_dep.set_title("a dependency on another stream", loc="left")
     legend = figure_legend(fig, *axes_handles([ax_need, ax_dep]), max_cols=3,
                            title="bars: median of repetitions, whiskers: min–max" + device_note(need + dep))
-    return finish(fig, waiting_lesson(need, dep), scope.subtitle, legend)
+    text, claims = waiting_lesson(need, dep)
+    return finish(fig, text, scope.subtitle, legend, claims)
 
 
-def waiting_lesson(need: Sequence[Row], dep: Sequence[Row]) -> str:
-    event = stat(select(need, api="cudaEventSynchronize"), "wait_time")
-    device = stat(select(need, api="cudaDeviceSynchronize"), "wait_time")
-    wait_event = stat(select(dep, api="cudaStreamWaitEvent"), "gap")
-    host = stat(select(dep, api="host_sync_then_launch"), "gap")
-    parts = []
+def waiting_lesson(need: Sequence[Row], dep: Sequence[Row]) -> tuple[str, list[dict]]:
+    event = stat_row(select(need, api="cudaEventSynchronize"), "wait_time")
+    device = stat_row(select(need, api="cudaDeviceSynchronize"), "wait_time")
+    wait_event = stat_row(select(dep, api="cudaStreamWaitEvent"), "gap")
+    host = stat_row(select(dep, api="host_sync_then_launch"), "gap")
+    parts, claims = [], []
     if event and device:
-        parts.append(f"waiting on one event resumes the host after {format_time_us(event)}, "
-                     f"the whole device after {format_time_us(device)}")
+        (event_text, event_claim), (device_text, device_claim) = time_claim(event), time_claim(device)
+        parts.append(f"waiting on one event resumes the host after {event_text}, the whole device after {device_text}")
+        claims += [event_claim, device_claim]
     if wait_event is not None and host is not None:
-        parts.append(f"cudaStreamWaitEvent releases the next kernel {format_number(wait_event, 2)} µs after "
-                     f"its input is ready, a host round trip {format_number(host, 2)} µs")
-    text = "; ".join(parts) or "Wait for exactly what you need"
-    return text[0].upper() + text[1:]
+        texts = (format_number(wait_event.value, 2), format_number(host.value, 2))
+        parts.append(f"cudaStreamWaitEvent releases the next kernel {texts[0]} µs after its input is ready, "
+                     f"a host round trip {texts[1]} µs")
+        claims += [claim(t, r.value, [cite(r)]) for t, r in zip(texts, (wait_event, host))]
+    if not parts:
+        return "Wait for exactly what you need", []
+    return "This run: " + "; ".join(parts), claims
 
 
 # ---------------------------------------------------------------- launches vs graph
@@ -258,24 +274,30 @@ def launch_figure(scope: Scope) -> MplFigure | None:
                 transform=ax.transAxes, fontsize=8.5, va="top", color="0.25")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("kernels K")
+    ax.set_xlabel("kernels K (log scale)")
     ax.set_ylabel("host time until the stream is idle (µs, log)")
     legend = figure_legend(fig, *axes_handles([ax]), max_cols=2,
                            title="medians of repetitions" + device_note(graph))
-    return finish(fig, launch_lesson(graph), scope.subtitle, legend)
+    text, claims = launch_lesson(graph)
+    return finish(fig, text, scope.subtitle, legend, claims)
 
 
-def launch_lesson(graph: Sequence[Row]) -> str:
-    launches = {r.get("kernels"): r.value for r in select(graph, api="launches")
+def launch_lesson(graph: Sequence[Row]) -> tuple[str, list[dict]]:
+    """This run's 100 kernels (or the most both ways measured) as launches and as one graph: the
+    rows docs/teaching.md cites, and the claims."""
+    launches = {r.get("kernels"): r for r in select(graph, api="launches")
                 if r.metric == "total_time" and r.statistic == "median"}
-    graphs = {r.get("kernels"): r.value for r in select(graph, api="graph")
+    graphs = {r.get("kernels"): r for r in select(graph, api="graph")
               if r.metric == "total_time" and r.statistic == "median"}
     common = sorted(k for k in launches if k in graphs and k is not None)
     if not common:
-        return "CUDA graphs amortise launch cost over many kernels"
+        return "CUDA graphs amortise launch cost over many kernels", []
     k = 100 if 100 in common else common[-1]
-    return (f"One graph launch runs {k} empty kernels in {format_time_us(graphs[k])}, {k} launches take "
-            f"{format_time_us(launches[k])}: graphs amortise the launch cost ({launches[k] / graphs[k]:.1f}×)")
+    (graph_text, graph_claim), (launch_text, launch_claim) = time_claim(graphs[k]), time_claim(launches[k])
+    ratio = launches[k].value / graphs[k].value
+    return (f"This run: one graph launch runs {k} empty kernels in {graph_text}, {k} launches take {launch_text}: "
+            f"graphs amortise the launch cost ({ratio:.1f}×)"), [
+        graph_claim, launch_claim, claim(f"{ratio:.1f}", ratio, [cite(launches[k]), cite(graphs[k])], "a/b")]
 
 
 # ---------------------------------------------------------------- the sync trap
@@ -322,21 +344,30 @@ def trap_figure(scope: Scope) -> MplFigure | None:
     ax.set_title(title, loc="left")
     legend = figure_legend(fig, *axes_handles([ax]), max_cols=1,
                            title="median of repetitions, whiskers: min–max" + device_note(trap))
-    return finish(fig, trap_lesson(trap), scope.subtitle, legend)
+    text, claims = trap_lesson(trap)
+    return finish(fig, text, scope.subtitle, legend, claims)
 
 
-def trap_lesson(trap: Sequence[Row]) -> str:
-    k1 = stat(select(trap, api="readback_pageable"), "relative_throughput", every=1)
-    keep = stat(select(trap, api="keep_on_gpu"), "relative_throughput")
-    if k1 is None or k1 <= 0:
-        return "The sync trap: every read-back stops the GPU until the host catches up"
-    text = f"Reading one value back every kernel makes the loop {1 / k1:.1f}× slower"
-    sync_only = stat(select(trap, api="sync_only"), "relative_throughput", every=1)
-    if sync_only:
-        text += f" (the wait alone {1 / sync_only:.1f}×)"
+def trap_lesson(trap: Sequence[Row]) -> tuple[str, list[dict]]:
+    """This run's read-back every step, the bare sync every step and keeping the values on the GPU,
+    as throughput relative to never reading back (the rows docs/teaching.md cites), and the claims."""
+    k1 = stat_row(select(trap, api="readback_pageable"), "relative_throughput", every=1)
+    keep = stat_row(select(trap, api="keep_on_gpu"), "relative_throughput")
+    if k1 is None or k1.value <= 0:
+        return "The sync trap: every read-back stops the GPU until the host catches up", []
+    shown = f"{1 / k1.value:.1f}"
+    text = f"This run: a read-back after every kernel makes the loop {shown}× slower"
+    claims = [claim(shown, 1 / k1.value, [cite(k1)], "1/a")]
+    sync_only = stat_row(select(trap, api="sync_only"), "relative_throughput", every=1)
+    if sync_only and sync_only.value > 0:
+        shown = f"{1 / sync_only.value:.1f}"
+        text += f" (the sync alone {shown}×)"
+        claims.append(claim(shown, 1 / sync_only.value, [cite(sync_only)], "1/a"))
     if keep is not None:
-        text += f"; keeping it on the GPU and copying once at the end runs at {keep * 100:.0f} % of full speed"
-    return text
+        shown = f"{keep.value * 100:.0f}"
+        text += f"; keeping the values on the GPU until the end keeps {shown} % of full speed"
+        claims.append(claim(shown, keep.value * 100, [cite(keep)], "a*100"))
+    return text, claims
 
 
 # ---------------------------------------------------------------- what is drawn, and when

@@ -71,5 +71,5 @@ TEST_CASE("fingerprint helpers", "[topology]") {
   CHECK(hdb::pcie_generation_from_speed("16.0 GT/s PCIe") == 4);
   CHECK(hdb::pcie_generation_from_speed("64.0 GT/s PCIe") == 6);
   CHECK(hdb::pcie_generation_from_speed("Unknown") == 0);
-  // The clock event reason names: tests/host/nvidia_smi_test.cpp (hdb_host).
+  // The clock event reason names: tests/host/nvidia_smi_test.cpp (hdb_util).
 }

@@ -38,6 +38,18 @@ TEST_CASE("host fill and verify agree, and verify finds a wrong byte", "[pattern
   CHECK(bad.first_index == at);
 }
 
+TEST_CASE("a range fill writes exactly its bytes, each with its position's pattern", "[pattern]") {
+  const std::size_t begin = GENERATE(0, 3, 8, 13);
+  const std::size_t end = GENERATE(13, 16, 29, 64);
+  if (end < begin) return;
+  std::vector<std::uint8_t> buffer(72, 0);
+  hdb::fill_pattern_host_range(buffer.data(), begin, end, 5);
+  for (std::size_t i = 0; i < buffer.size(); ++i) {
+    INFO("byte " << i << " of [" << begin << ", " << end << ")");
+    CHECK(buffer[i] == (i >= begin && i < end ? hdb::pattern_byte(i, 5) : 0));
+  }
+}
+
 TEST_CASE("zeroed memory never passes", "[pattern]") {
   std::vector<std::uint8_t> zeros(4097, 0);
   CHECK(hdb::verify_pattern_host(zeros.data(), zeros.size(), 0).count == zeros.size());

@@ -1,4 +1,4 @@
-// The declaration rules the shared main enforces (hdb_host's declaration.cpp, the parser the harness
+// The declaration rules the shared main enforces (hdb_contract's declaration.cpp, the parser the harness
 // uses too), and every family's schema.json read by the same parser the binaries use.
 #include "catch_compat.hpp"
 

@@ -1,6 +1,6 @@
 // Pure functions of the harness: Mann-Whitney U, the alpha-beta fit, PCIe peaks, run
 // ids, CSV quoting, the results.csv round trip and what meta.json records of them (median and
-// summary are hdb_host's: tests/host).
+// summary are hdb_contract's: tests/host).
 #include <algorithm>
 #include <chrono>
 #include <string>

@@ -1,4 +1,4 @@
-// The one nvidia-smi runner (hdb/host/nvidia_smi.hpp): --query-gpu CSV per GPU with the values
+// The one nvidia-smi runner (hdb/util/nvidia_smi.hpp): --query-gpu CSV per GPU with the values
 // real drivers print ([N/A], [Not Supported], CRLF), the retry under the pre-535 name of the
 // reason mask (a fake nvidia-smi on PATH), and the clock event reason table.
 #include "catch_compat.hpp"

@@ -1,4 +1,4 @@
-// The one child-with-deadline (hdb/host/process.hpp) on /bin/sh and sleep: exit code, signal,
+// The one child-with-deadline (hdb/util/process.hpp) on /bin/sh and sleep: exit code, signal,
 // a kill at the deadline (of the process group too), the output cap, the environment, standard
 // streams, a program that cannot start, and the fd owner.
 #include "catch_compat.hpp"

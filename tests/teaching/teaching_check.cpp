@@ -20,18 +20,40 @@
 // never over fewer machines than the page says the set has. Comments inside code are examples,
 // not citations.
 //
-// Lessons are the `## ` sections. Each needs a citation, a link to a plot and an `hdbench run`
-// command in code whose --families and --benchmark_filter run every cited row's case, unless it
-// carries `<!-- pending issue N -->`.
+// Lessons are the `## ` sections. Each needs a citation, a link to a plot and a run command in
+// code whose --families and --benchmark_filter run every cited row's case, unless it carries
+// `<!-- pending issue N -->`. A run command is `hdbench run ...` (also as a path to the binary),
+// `./run_all.sh ...` (which passes its arguments to hdbench run) or a family's binary,
+// `.../hdbench-<family> --benchmark_filter=...`.
+//
+// Exercises. Each lesson has one: a paragraph that starts "**Exercise.**", asks for a prediction
+// ("Predict"), gives a run command and, unless the lesson is pending, the answer on a reference
+// as citations; the exercise's own commands must run every row its answer cites, so the answer
+// is what the reader's command measures.
+//
+// Reasons. A sentence of a lesson that gives a cause (a causal word: "because", "sets", "is the
+// CPU", "shares", ", so", ...; causal_marker below) must carry a citation of a row or say "not
+// measured": a cause no row shows is said to be unshown, never passed off as measured.
+//
+// Titles. Each figure a lesson links has its title and claims in plots/figures.json beside it
+// (docs/plots.md). Every measured number of the title (followed by µs, ms, s, GB/s, TB/s, % or ×)
+// must be a claim, so its quantity is known. A claim whose rows the lesson cites quotes the same
+// quantity as the lesson, and must agree with it: for a single run, the lesson's row through the
+// claim's formula; for a set, the set's median through the formula, unless the title says "this
+// run", when the claim must lie in the range the set's members give it (the formula over each
+// row's lowest and highest member).
 #include "teaching_check.hpp"
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <optional>
 #include <regex>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "hdb/harness/common/files.hpp"
 #include "hdb/harness/data/results.hpp"
@@ -50,6 +72,7 @@ struct segment {
 
 struct citation {
   int line = 0;
+  bool exercise = false;  // in the lesson's exercise: its command must run the row
   std::string body;    // the comment's text after "cite " or "cite-set "
   std::string number;  // as written (a set citation: the median)
   std::string unit;    // as written after the number, "" when none
@@ -60,8 +83,20 @@ struct citation {
 
 struct command {
   int line = 0;
+  bool exercise = false;
   std::vector<std::string> families;
   std::optional<std::regex> filter;  // none: every case of the families
+};
+
+// One sentence of a lesson's prose: code spans stand as "CODE", a citation as \x01.
+struct sentence {
+  int line = 0;
+  std::string text;
+};
+
+struct linked_figure {
+  int line = 0;
+  fs::path file;  // as linked, resolved from the page's folder
 };
 
 struct lesson {
@@ -71,13 +106,121 @@ struct lesson {
   int plots = 0;
   std::vector<citation> citations;
   std::vector<command> commands;
+  std::vector<sentence> sentences;
+  std::vector<linked_figure> figures;
+  int exercise_line = 0;  // 0: the lesson has none
+  bool predicts = false;  // its exercise asks for a prediction
 };
+
 
 std::string trim(std::string_view text) {
   const auto first = text.find_first_not_of(" \t");
   if (first == std::string_view::npos) return {};
   const auto last = text.find_last_not_of(" \t");
   return std::string(text.substr(first, last - first + 1));
+}
+
+constexpr char citation_mark = '\x01';
+
+// A paragraph's prose, and where each of its source lines starts in it.
+struct paragraph {
+  std::string text;
+  std::vector<std::pair<std::size_t, int>> lines;
+
+  void add(int line, const std::string& prose) {
+    lines.emplace_back(text.size(), line);
+    text += prose + " ";
+  }
+  [[nodiscard]] int line_at(std::size_t offset) const {
+    int line = lines.empty() ? 0 : lines.front().second;
+    for (const auto& [start, number] : lines) {
+      if (start <= offset) line = number;
+    }
+    return line;
+  }
+};
+
+// A period that ends an abbreviation ("e.g.", "vs.") ends no sentence.
+bool after_abbreviation(const std::string& text, std::size_t dot) {
+  static const std::vector<std::string> abbreviations = {"e.g", "i.e", "vs", "cf"};
+  return std::any_of(abbreviations.begin(), abbreviations.end(), [&](const std::string& a) {
+    return dot >= a.size() && text.compare(dot - a.size(), a.size(), a) == 0 &&
+           (dot == a.size() || !std::isalpha(static_cast<unsigned char>(text[dot - a.size() - 1])));
+  });
+}
+
+// Sentences end at '.', '!' or '?' followed by a space (closing brackets, quotes and emphasis
+// belong to the sentence); a decimal point or an abbreviation ends none. A quotation ("...": the
+// claim a lesson tests, a title's words) is someone else's reasoning, so it stands as QUOTE.
+void split_sentences(paragraph p, std::vector<sentence>& out) {
+  for (auto open = p.text.find('"'); open != std::string::npos; open = p.text.find('"', open + 1)) {
+    const auto close = p.text.find('"', open + 1);
+    if (close == std::string::npos) break;
+    const std::size_t length = close - open + 1;  // kept, so line_at still maps offsets to lines
+    p.text.replace(open, length, length >= 5 ? "QUOTE" + std::string(length - 5, ' ') : std::string(length, ' '));
+  }
+  const auto emit = [&](std::size_t from, std::size_t to) {
+    const std::string text = trim(std::string_view(p.text).substr(from, to - from));
+    if (!text.empty()) out.push_back({p.line_at(from + (p.text.size() > from && p.text[from] == ' ' ? 1 : 0)), text});
+  };
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < p.text.size(); ++i) {
+    const char ch = p.text[i];
+    if (ch != '.' && ch != '!' && ch != '?') continue;
+    std::size_t end = i + 1;
+    while (end < p.text.size() && (p.text[end] == ')' || p.text[end] == '*' || p.text[end] == '"' || p.text[end] == ':')) ++end;
+    if (end < p.text.size() && p.text[end] != ' ') continue;
+    if (ch == '.' && after_abbreviation(p.text, i)) continue;
+    emit(start, end);
+    start = end;
+  }
+  emit(start, p.text.size());
+}
+
+// The causal word a sentence uses ("" when none): a reason given, which a row must back.
+std::string causal_marker(const std::string& text) {
+  static const std::regex causal(
+      R"(\b(because|since|due to|caused by|causes|sets|set by|set the pace|is the cpu|are the cpu|shares|share the|)"
+      R"(comes from|come from|limited by|bound by|that is why|this is why|why|therefore|hence|thus)\b|, so\b)");
+  std::string lower = text;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::smatch m;
+  return std::regex_search(lower, m, causal) ? trim(m.str()) : "";
+}
+
+bool says_not_measured(const std::string& text) {
+  std::string lower = text;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower.find("not measured") != std::string::npos;
+}
+
+// The lesson's exercise: a prediction asked, a command, and (a lesson with data) a cited answer.
+void check_exercise(const lesson& l, const std::string& name, std::vector<std::string>& problems) {
+  if (l.exercise_line == 0) {
+    problems.push_back(name + " has no exercise (a paragraph that starts **Exercise.**)");
+    return;
+  }
+  const std::string where = name + ", its exercise (line " + std::to_string(l.exercise_line) + ")";
+  if (!l.predicts) problems.push_back(where + " asks for no prediction ('Predict')");
+  if (std::none_of(l.commands.begin(), l.commands.end(), [](const command& c) { return c.exercise; })) {
+    problems.push_back(where + " gives no run command");
+  }
+  if (!l.pending && std::none_of(l.citations.begin(), l.citations.end(), [](const citation& c) { return c.exercise; })) {
+    problems.push_back(where + " cites no answer to compare with");
+  }
+}
+
+// A causal sentence without a citation of a row or a "not measured", one problem each.
+void check_reasons(const lesson& l, std::vector<std::string>& problems) {
+  for (const auto& s : l.sentences) {
+    if (s.text.ends_with("?")) continue;  // a question asks, it claims nothing
+    const std::string marker = causal_marker(s.text);
+    if (marker.empty() || s.text.find(citation_mark) != std::string::npos || says_not_measured(s.text)) continue;
+    std::string shown = s.text;
+    std::erase(shown, citation_mark);
+    problems.push_back("line " + std::to_string(s.line) + ": lesson '" + l.title + "' gives a cause ('" + marker +
+                       "') that cites no row and is not marked 'not measured': \"" + shown + "\"");
+  }
 }
 
 // Inline code (a run of backticks up to the same run) against the text around it.
@@ -161,13 +304,23 @@ std::string expand_size(const std::string& value) {
   return std::to_string(std::stoull(m[1]) << shift);
 }
 
+// The run command a code span holds, by its first words: hdbench run (the binary by name or path),
+// run_all.sh (hdbench run's arguments), or one family's binary (that family; nothing else named).
 std::optional<command> parse_command(const std::string& code, int line, std::string& problem) {
-  if (!trim(code).starts_with("hdbench run ")) return std::nullopt;
-  command parsed;
-  parsed.line = line;
   std::istringstream words(code);
   std::vector<std::string> tokens;
   for (std::string word; words >> word;) tokens.push_back(word);
+  if (tokens.empty()) return std::nullopt;
+  const std::string program = fs::path(tokens[0]).filename().string();
+  command parsed;
+  parsed.line = line;
+  // A program named with no arguments is a name in the prose, not a command.
+  if (program.starts_with("hdbench-") && tokens.size() > 1) {
+    parsed.families = {program.substr(8)};
+  } else if (!(program == "run_all.sh" && tokens[0].find('/') != std::string::npos && tokens.size() > 1) &&
+             !(program == "hdbench" && tokens.size() > 2 && tokens[1] == "run")) {
+    return std::nullopt;
+  }
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     std::string families;
     if (tokens[i] == "--families" && i + 1 < tokens.size()) families = tokens[i + 1];
@@ -206,12 +359,21 @@ page parse_page(std::string_view markdown, const fs::path& page_dir) {
   int number = 0;
   static const std::regex link(R"(\]\(([^)\s]+)\))");
   static const std::regex pending("pending issue [0-9]+");
+  paragraph prose;
+  bool exercise = false;  // the paragraph is the lesson's exercise
+  const auto end_paragraph = [&] {
+    if (!parsed.lessons.empty()) split_sentences(prose, parsed.lessons.back().sentences);
+    prose = {};
+    exercise = false;
+  };
   for (std::string text; std::getline(lines, text);) {
     ++number;
     if (text.starts_with("```")) {
+      end_paragraph();
       fenced = !fenced;
       continue;
     }
+    if (!fenced && (text.starts_with("#") || trim(text).empty())) end_paragraph();
     if (!fenced && text.starts_with("## ")) {
       lesson next;
       next.title = trim(text.substr(3));
@@ -219,13 +381,23 @@ page parse_page(std::string_view markdown, const fs::path& page_dir) {
       parsed.lessons.push_back(std::move(next));
     }
     lesson* current = parsed.lessons.empty() ? nullptr : &parsed.lessons.back();
+    if (!fenced && current && prose.text.empty() && text.starts_with("**Exercise.**")) {
+      exercise = true;
+      current->exercise_line = number;
+    }
+    if (exercise && text.find("Predict") != std::string::npos) current->predicts = true;
     const auto segments = fenced ? std::vector<segment>{{text, true}} : split_code(text);
+    std::string line_prose;  // this line as the reasons check reads it
     for (const auto& part : segments) {
       if (part.code) {
+        line_prose += "CODE";
         std::string problem;
         auto cmd = parse_command(part.text, number, problem);
         if (!problem.empty()) parsed.problems.push_back(problem);
-        if (cmd && current) current->commands.push_back(std::move(*cmd));
+        if (cmd && current) {
+          cmd->exercise = exercise;
+          current->commands.push_back(std::move(*cmd));
+        }
         continue;
       }
       for (std::sregex_iterator m(part.text.begin(), part.text.end(), link), end; m != end; ++m) {
@@ -236,8 +408,20 @@ page parse_page(std::string_view markdown, const fs::path& page_dir) {
           parsed.problems.push_back("line " + std::to_string(number) + ": linked file " + target + " does not exist");
         } else if (current && (target.ends_with(".png") || target.ends_with(".svg"))) {
           ++current->plots;
+          current->figures.push_back({number, page_dir / target});
         }
       }
+      std::size_t copied = 0;  // of part.text into line_prose, comments left out
+      for (auto open = part.text.find("<!--"); open != std::string::npos; open = part.text.find("<!--", open + 4)) {
+        const auto close = part.text.find("-->", open);
+        line_prose += part.text.substr(copied, open - copied);
+        if (close == std::string::npos) break;
+        copied = close + 3;
+        if (part.text.compare(open, 10, "<!-- cite ") == 0 || part.text.compare(open, 14, "<!-- cite-set ") == 0) {
+          line_prose += citation_mark;
+        }
+      }
+      if (copied < part.text.size() && part.text.find("<!--", copied) == std::string::npos) line_prose += part.text.substr(copied);
       std::size_t after_previous = 0;
       for (auto open = part.text.find("<!--"); open != std::string::npos; open = part.text.find("<!--", open + 4)) {
         const auto close = part.text.find("-->", open);
@@ -258,7 +442,7 @@ page parse_page(std::string_view markdown, const fs::path& page_dir) {
           parsed.problems.push_back(where + ": comment '" + body + "' is neither 'cite ...', 'cite-set ...' nor 'pending issue N'");
           continue;
         }
-        citation c{number, body.substr(set ? 9 : 5), "", "", set, "", "", ""};
+        citation c{number, exercise, body.substr(set ? 9 : 5), "", "", set, "", "", ""};
         std::string number_text = before;
         if (set) {
           const auto range = trailing_range(before);
@@ -291,7 +475,9 @@ page parse_page(std::string_view markdown, const fs::path& page_dir) {
         current->citations.push_back(std::move(c));
       }
     }
+    if (!fenced && current && !text.starts_with("#") && !trim(text).empty()) prose.add(number, line_prose);
   }
+  end_paragraph();
   return parsed;
 }
 
@@ -312,6 +498,141 @@ std::string benchmark_name(const result_row& row, const case_decl& kind) {
     for (int i = 0; i < row.gpus.value_or(1); ++i) name += (i ? "," : "") + std::to_string(*row.device + i);
   }
   return name + "/iterations:1/repeats:5/manual_time";
+}
+
+// What a lesson's citation stands for, in the row's unit: the one run's value, or the set's
+// median and the lowest and highest member.
+struct evidence {
+  std::string kind, family, case_kind;
+  std::map<std::string, std::string> wanted;  // statistic, metric and the other keys
+  bool set = false;
+  double median = 0, low = 0, high = 0;
+};
+
+struct interval {
+  double low = 0, high = 0;
+};
+
+// A claim's formula (docs/plots.md: a, b, ... for its rows in order, numbers, + - * / and
+// brackets) over intervals: the lowest and highest value the formula can take when each row lies
+// anywhere in its own interval. A point is an interval of width 0.
+class formula {
+ public:
+  formula(std::string_view text, const std::vector<interval>& rows) : text_(text), rows_(rows) {}
+
+  [[nodiscard]] interval value() {
+    const interval result = sum();
+    skip_spaces();
+    if (at_ != text_.size()) fail("unexpected '" + std::string(text_.substr(at_, 1)) + "'");
+    return result;
+  }
+
+ private:
+  interval sum() {
+    interval left = product();
+    for (skip_spaces(); at_ < text_.size() && (text_[at_] == '+' || text_[at_] == '-'); skip_spaces()) {
+      const char op = text_[at_++];
+      const interval right = product();
+      left = op == '+' ? interval{left.low + right.low, left.high + right.high}
+                       : interval{left.low - right.high, left.high - right.low};
+    }
+    return left;
+  }
+
+  interval product() {
+    interval left = operand();
+    for (skip_spaces(); at_ < text_.size() && (text_[at_] == '*' || text_[at_] == '/'); skip_spaces()) {
+      const char op = text_[at_++];
+      interval right = operand();
+      if (op == '/') {
+        if (right.low <= 0 && right.high >= 0) fail("a divisor that can be 0");
+        right = {1 / right.high, 1 / right.low};
+      }
+      const double ends[] = {left.low * right.low, left.low * right.high, left.high * right.low, left.high * right.high};
+      left = {*std::min_element(std::begin(ends), std::end(ends)), *std::max_element(std::begin(ends), std::end(ends))};
+    }
+    return left;
+  }
+
+  interval operand() {
+    skip_spaces();
+    if (at_ >= text_.size()) fail("an operand is missing");
+    const char c = text_[at_];
+    if (c == '(') {
+      ++at_;
+      const interval inner = sum();
+      skip_spaces();
+      if (at_ >= text_.size() || text_[at_] != ')') fail("a ')' is missing");
+      ++at_;
+      return inner;
+    }
+    if (c == '-') {
+      ++at_;
+      const interval inner = operand();
+      return {-inner.high, -inner.low};
+    }
+    if (c >= 'a' && c <= 'h') {
+      ++at_;
+      const auto index = static_cast<std::size_t>(c - 'a');
+      if (index >= rows_.size()) fail(std::string("row '") + c + "' is not cited");
+      return rows_[index];
+    }
+    std::size_t used = 0;
+    double number = 0;
+    try {
+      number = std::stod(std::string(text_.substr(at_)), &used);
+    } catch (const std::exception&) {
+      fail("unexpected '" + std::string(1, c) + "'");
+    }
+    at_ += used;
+    return {number, number};
+  }
+
+  void skip_spaces() {
+    while (at_ < text_.size() && text_[at_] == ' ') ++at_;
+  }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw std::invalid_argument("formula '" + std::string(text_) + "': " + what);
+  }
+
+  std::string_view text_;
+  const std::vector<interval>& rows_;
+  std::size_t at_ = 0;
+};
+
+// Whether `shown` ("7.7", "2130") is `value` rounded to the digits shown.
+bool rounds_to(const std::string& shown, double value) {
+  const auto dot = shown.find('.');
+  const int decimals = dot == std::string::npos ? 0 : static_cast<int>(shown.size() - dot - 1);
+  return std::abs(value - std::stod(shown)) <= 0.5 * std::pow(10.0, -decimals) * (1 + 1e-9) + 1e-12;
+}
+
+std::string lowercase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// The measured numbers of a title: those followed by a unit of time, rate, share or ratio (not
+// a size, a count or a name: "1 GiB", "4 streams", "Gen5 x16").
+std::vector<std::string> measured_numbers(std::string title) {
+  for (const std::string space : {"\u00a0", "\u202f"}) {  // the no-break spaces titles use
+    for (auto at = title.find(space); at != std::string::npos; at = title.find(space)) title.replace(at, space.size(), " ");
+  }
+  static const std::regex measured(R"(([0-9]+(?:\.[0-9]+)?) ?(µs|ms|s|GB/s|TB/s|%|×)(?![A-Za-z]))");
+  std::vector<std::string> found;
+  for (std::sregex_iterator m(title.begin(), title.end(), measured), end; m != end; ++m) {
+    const auto start = static_cast<std::size_t>(m->position(0));
+    if (start > 0 && (std::isalnum(static_cast<unsigned char>(title[start - 1])) || title[start - 1] == '.')) continue;
+    found.push_back((*m)[1]);
+  }
+  return found;
+}
+
+std::string json_text(const nlohmann::json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_integer()) return std::to_string(value.get<long long>());
+  return value.dump();
 }
 
 class checker {
@@ -345,8 +666,34 @@ class checker {
     }
     const result_row& row = *rows.front();
     check_value(row, c, where, problems);
-    check_command(l, row, where, problems);
+    check_command(l, c, row, where, problems);
+    if (row.value) evidence_.push_back({q->kind, q->family, q->case_kind, q->wanted, false, *row.value, *row.value, *row.value});
   }
+
+  // Titles against their lesson (the header's "Titles"), after the lesson's citations were checked.
+  void check_titles(const lesson& l, std::vector<std::string>& problems) {
+    for (const auto& link : l.figures) {
+      const std::string where = "line " + std::to_string(link.line) + ": figure " + link.file.filename().string();
+      const nlohmann::json* figure = indexed_figure(link, where, problems);
+      if (!figure) continue;
+      const std::string title = figure->value("title", "");
+      const std::string name = figure->value("name", "");
+      const auto claims = figure->value("claims", nlohmann::json::array());
+      for (const auto& number : measured_numbers(title)) {
+        const bool claimed = std::any_of(claims.begin(), claims.end(), [&](const nlohmann::json& c) { return c.value("text", "") == number; });
+        if (!claimed) {
+          problems.push_back(where + ": the title of " + name + " says " + number +
+                             " with no claim in figures.json naming its rows, so its lesson cannot be held to it: \"" + title + "\"");
+        }
+      }
+      const std::string kind = figure_kind(link.file);
+      const bool this_run = lowercase(title).find("this run") != std::string::npos;
+      for (const auto& c : claims) check_claim(l, c, name, kind, this_run, where, problems);
+    }
+  }
+
+  // Evidence is per lesson: a figure is held to the citations of the lesson that links it.
+  void start_lesson() { evidence_.clear(); }
 
   // Each cited kind's run id, which the page must name (a re-measured reference changes it).
   [[nodiscard]] std::map<std::string, std::string> run_ids() const {
@@ -506,7 +853,9 @@ class checker {
       problems.push_back(where + ": a range without 'over N machines' is over every member, but only " + holders +
                          ": write 'over " + std::to_string(values.size()) + " machines'");
     }
-    check_command(l, *first, where, problems);
+    check_command(l, c, *first, where, problems);
+    evidence_.push_back({q.kind, q.family, q.case_kind, q.wanted, true, median_of(values),
+                         *std::min_element(values.begin(), values.end()), *std::max_element(values.begin(), values.end())});
   }
 
   const results_table* reference(const std::string& kind, std::vector<std::string>& problems) {
@@ -569,15 +918,19 @@ class checker {
     }
   }
 
-  void check_command(const lesson& l, const result_row& row, const std::string& where, std::vector<std::string>& problems) {
+  // A lesson's command must run the cited row's case; an exercise's answer, one of the exercise's.
+  void check_command(const lesson& l, const citation& c, const result_row& row, const std::string& where,
+                     std::vector<std::string>& problems) {
     const case_decl* kind = declaration(row.family, row.case_name, problems);
     if (!kind) return;
     const auto name = benchmark_name(row, *kind);
     for (const auto& cmd : l.commands) {
+      if (c.exercise != cmd.exercise) continue;  // each part of the lesson runs what it cites
       if (std::find(cmd.families.begin(), cmd.families.end(), row.family) == cmd.families.end()) continue;
       if (!cmd.filter || std::regex_search(name, *cmd.filter)) return;
     }
-    problems.push_back(where + ": no hdbench run command of lesson '" + l.title + "' runs " + name);
+    problems.push_back(where + ": no run command of " + (c.exercise ? "the exercise of " : "") + "lesson '" + l.title +
+                       "' runs " + name);
   }
 
   const case_decl* declaration(const std::string& family, const std::string& case_kind, std::vector<std::string>& problems) {
@@ -598,7 +951,102 @@ class checker {
     return kind;
   }
 
+  // The figures.json entry of a linked figure (plots/figures.json beside it, the entry whose files
+  // hold its name); a problem and nullptr when there is none.
+  const nlohmann::json* indexed_figure(const linked_figure& link, const std::string& where, std::vector<std::string>& problems) {
+    const fs::path index = link.file.parent_path() / "figures.json";
+    auto found = indexes_.find(index);
+    if (found == indexes_.end()) {
+      std::optional<nlohmann::json> parsed;
+      if (const auto text = try_read_text_file(index)) {
+        try {
+          parsed = nlohmann::json::parse(*text);
+        } catch (const nlohmann::json::exception& e) {
+          problems.push_back(where + ": " + index.string() + " is not JSON: " + e.what());
+        }
+      }
+      found = indexes_.emplace(index, std::move(parsed)).first;
+    }
+    if (!found->second) {
+      problems.push_back(where + ": no plots/figures.json beside it, so its title cannot be held to the lesson");
+      return nullptr;
+    }
+    const std::string file = link.file.filename().string();
+    const nlohmann::json& index_json = *found->second;
+    const auto figures = index_json.is_object() ? index_json.find("figures") : index_json.end();
+    if (figures == index_json.end() || !figures->is_array()) {
+      problems.push_back(where + ": " + index.string() + " has no list of figures");
+      return nullptr;
+    }
+    for (const auto& figure : *figures) {  // a reference into the index, which outlives the check
+      const auto files = figure.value("files", nlohmann::json::array());
+      if (std::any_of(files.begin(), files.end(), [&](const nlohmann::json& f) { return f.is_string() && f.get<std::string>() == file; })) {
+        return &figure;
+      }
+    }
+    problems.push_back(where + ": " + index.string() + " lists no figure drawn to " + file);
+    return nullptr;
+  }
+
+  // The reference a figure belongs to: <reference_root>/<kind>/plots/<file>; "" for another place.
+  [[nodiscard]] std::string figure_kind(const fs::path& file) const {
+    const fs::path run = fs::weakly_canonical(file).parent_path().parent_path();
+    return run.parent_path() == fs::weakly_canonical(where_.reference_root) ? run.filename().string() : "";
+  }
+
+  // The lesson's citation of one claim's cite, when it has one: the same reference, family and
+  // case, and every column the citation names equal to the cite's.
+  [[nodiscard]] const evidence* cited_by_lesson(const nlohmann::json& cite, const std::string& kind) const {
+    if (!cite.is_object() || !cite.contains("family") || !cite.contains("case")) return nullptr;
+    for (const auto& e : evidence_) {
+      if (e.kind != kind || json_text(cite["family"]) != e.family || json_text(cite["case"]) != e.case_kind) continue;
+      const bool same = std::all_of(e.wanted.begin(), e.wanted.end(), [&](const auto& kv) {
+        return cite.contains(kv.first) && json_text(cite[kv.first]) == kv.second;
+      });
+      if (same) return &e;
+    }
+    return nullptr;
+  }
+
+  // One claim of a linked figure against its lesson, when the lesson cites every row it is built from.
+  void check_claim(const lesson& l, const nlohmann::json& claim, const std::string& name, const std::string& kind, bool this_run, const std::string& where, std::vector<std::string>& problems) const {
+    const auto cites = claim.value("cites", nlohmann::json::array());
+    std::vector<const evidence*> rows;
+    for (const auto& cite : cites) rows.push_back(cited_by_lesson(cite, kind));
+    if (rows.empty() || std::find(rows.begin(), rows.end(), nullptr) != rows.end()) return;  // not a quantity of the lesson
+    const std::string text = claim.value("text", "");
+    const std::string rule = claim.value("formula", "a");
+    const double value = claim.value("value", std::nan(""));
+    const bool set = std::any_of(rows.begin(), rows.end(), [](const evidence* e) { return e->set; });
+    std::vector<interval> middles, spans;
+    for (const evidence* e : rows) {
+      middles.push_back({e->median, e->median});
+      spans.push_back({e->low, e->high});
+    }
+    const std::string what = where + ": the title of " + name + " says " + text + " (" + rule + " of rows lesson '" + l.title + "' cites)";
+    try {
+      if (set && this_run) {
+        const interval span = formula(rule, spans).value();
+        const double slack = 1e-9 * std::max(std::abs(span.low), std::abs(span.high));
+        if (!(value >= span.low - slack && value <= span.high + slack)) {
+          problems.push_back(what + " for this run, " + format_value(value) + ", outside the set's range " +
+                             format_value(span.low) + "–" + format_value(span.high));
+        }
+        return;
+      }
+      const double lesson_value = formula(rule, middles).value().low;
+      if (!rounds_to(text, lesson_value)) {
+        problems.push_back(what + ", the lesson's " + (set ? "set median gives " : "row gives ") + format_value(lesson_value) +
+                           (set ? ": a figure of one run says \"This run\" and lies in the set's range" : ""));
+      }
+    } catch (const std::exception& e) {
+      problems.push_back(what + ": " + e.what());
+    }
+  }
+
   sources where_;
+  std::vector<evidence> evidence_;
+  std::map<fs::path, std::optional<nlohmann::json>> indexes_;
   std::map<std::string, std::optional<results_table>> tables_;
   std::map<std::string, std::vector<member>> sets_;
   std::map<std::string, std::optional<family_declaration>> declarations_;
@@ -616,7 +1064,11 @@ std::vector<std::string> check_page(std::string_view markdown, const sources& wh
       if (l.plots == 0) parsed.problems.push_back(name + " links no plot");
       if (l.commands.empty()) parsed.problems.push_back(name + " has no `hdbench run` command");
     }
+    check_exercise(l, name, parsed.problems);
+    check.start_lesson();
     for (const auto& c : l.citations) check.check(l, c, parsed.problems);
+    check.check_titles(l, parsed.problems);
+    check_reasons(l, parsed.problems);
   }
   for (const auto& [kind, run_id] : check.run_ids()) {
     if (markdown.find(run_id) == std::string_view::npos) {

@@ -10,6 +10,9 @@
 namespace hdb {
 
 void fill_pattern_host(void* dst, std::size_t bytes, std::uint32_t seed);
+// Bytes [begin, end) of the buffer at `base`, each with the pattern of its position in the buffer:
+// one slice of fill_pattern_host, so threads filling slices write what one thread would.
+void fill_pattern_host_range(void* base, std::size_t begin, std::size_t end, std::uint32_t seed);
 
 // Buffers up to this size are checked byte for byte; larger ones at their first and last MiB
 // and the first and last word of every 4 KiB page in between.

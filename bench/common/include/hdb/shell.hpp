@@ -7,7 +7,7 @@
 namespace hdb {
 
 // stdout of a shell command (its stderr discarded), or nullopt when it cannot run, exits non-zero
-// or is still running after 120 s (then it is killed: run_with_deadline, hdb/host/process.hpp).
+// or is still running after 120 s (then it is killed: run_with_deadline, hdb/util/process.hpp).
 [[nodiscard]] std::optional<std::string> run_command(const std::string& command);
 
 }  // namespace hdb

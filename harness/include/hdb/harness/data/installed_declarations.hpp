@@ -1,6 +1,6 @@
 #pragma once
-// The harness's side of a family's declaration: the model and its parser are hdb_host's
-// (hdb/host/declaration.hpp, shared with the bench binaries); here the installed files are read
+// The harness's side of a family's declaration: the model and its parser are hdb_contract's
+// (hdb/contract/declaration.hpp, shared with the bench binaries); here the installed files are read
 // and the CSV's parameter columns derived, with harness_error naming the file.
 #include <filesystem>
 #include <string>

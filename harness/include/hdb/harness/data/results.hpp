@@ -57,7 +57,7 @@ struct result_row {
 [[nodiscard]] std::string format_value(double value);
 
 // The core columns before the parameter columns, and those after them, in file order, are
-// leading_columns() and trailing_columns() (hdb/host/declaration.hpp: a parameter never takes one's name).
+// leading_columns() and trailing_columns() (hdb/contract/declaration.hpp: a parameter never takes one's name).
 
 // What a core column's fields hold as write_results_csv writes them: schema_version, device, gpus
 // and sample_index whole numbers ("int"), value a number ("float"), every other core column text.

@@ -1,7 +1,7 @@
 #pragma once
 // % of peak for every family: a row's `traffic` names the link its bytes crossed, and the class,
 // composed from the link rates meta.json records for the row's GPUs, gives the theoretical rate.
-// The standard classes are one table in hdb_host (declaration.cpp); a family may add classes of its own in its
+// The standard classes are one table in hdb_contract (declaration.cpp); a family may add classes of its own in its
 // declaration (`traffic_classes`), composed the same way. Formulas in docs/harness.md.
 #include <optional>
 #include <string>
@@ -23,7 +23,7 @@ struct peak_ref {
 };
 
 // The standard classes (builtin_traffic_classes) and find_traffic_class are the declaration
-// model's, hdb/host/declaration.hpp: the parser checks a metric's classes against them.
+// model's, hdb/contract/declaration.hpp: the parser checks a metric's classes against them.
 
 // The CUDA indices of the GPUs a row measured, in device order: its gpu_uuid list resolved
 // against meta.json node.gpus. A row without UUIDs that spans one GPU is its `device`. Empty when

@@ -1,6 +1,6 @@
 #pragma once
 // Statistics the harness needs beyond the shared descriptive ones (median, percentile, summary
-// live in hdb_host, included here, so a figure and its recomputation agree): the t distribution
+// live in hdb_util, included here, so a figure and its recomputation agree): the t distribution
 // of compare's run-to-run test.
 #include "hdb/util/stats.hpp"
 
