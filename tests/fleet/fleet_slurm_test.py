@@ -47,7 +47,7 @@ from hdb_test_support import Checks, plotting_python  # noqa: E402
 
 SKIP = 77
 DAEMONS = ("munged", "mungekey", "slurmctld", "slurmd", "slurmstepd")
-CLIENTS = ("sbatch", "srun", "sinfo", "squeue", "scontrol", "scancel", "unshare", "timeout")
+CLIENTS = ("sbatch", "srun", "sinfo", "squeue", "scontrol", "scancel", "unshare", "timeout", "flock")
 
 
 class Skip(Exception):
@@ -229,10 +229,17 @@ def write_wrapper(work: Path, args: argparse.Namespace, crash: str, hang: str) -
 if [ "$1" = run ]; then
   shift
   bin='{args.standin_bin}'
+  # The nodes of this cluster share one machine's cores, where a real cluster's each have their
+  # own: the measuring nodes take turns (one lock), so one node's CPU-timed stand-in figure is not
+  # another's load. The hung node measures nothing and must not hold the others up.
+  lock='{work / "measure.lock"}'
   case "${{SLURMD_NODENAME:-}}" in
     {crash}) kill -SEGV $$ ;;
-    {hang}) bin='{hang_bin}' ;;
+    {hang}) bin='{hang_bin}'; lock='' ;;
   esac
+  if [ -n "$lock" ]; then
+    exec flock "$lock" unshare --uts sh -c 'hostname "$0" && exec "$@"' "$SLURMD_NODENAME" '{args.hdbench}' run --bin-dir "$bin" "$@"
+  fi
   exec unshare --uts sh -c 'hostname "$0" && exec "$@"' "$SLURMD_NODENAME" '{args.hdbench}' run --bin-dir "$bin" "$@"
 fi
 exec '{args.hdbench}' "$@"
@@ -334,7 +341,8 @@ def main() -> int:
     parser.add_argument("--manifest", type=Path, required=True, help="tests/standin_family/suite.json")
     parser.add_argument("--sbatch", type=Path, required=True, help="share/hdbench/hdbench-fleet.sbatch")
     parser.add_argument("--nodes", type=int, default=6, help="node names n1..nN (the last two are broken; >= 6)")
-    parser.add_argument("--node-timeout", type=int, default=15, help="HDBENCH_NODE_TIMEOUT for the job")
+    # The measuring nodes take turns (the wrapper's lock), so a node's timeout covers its wait for the others too.
+    parser.add_argument("--node-timeout", type=int, default=45, help="HDBENCH_NODE_TIMEOUT for the job")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args()
     if args.nodes < 6:

@@ -213,6 +213,11 @@ const json& field(const json& object, const char* key) {
   return it == object.end() ? null_value : *it;
 }
 
+std::optional<double> number_field(const json& object, const char* key) {
+  const auto& value = field(object, key);
+  return value.is_number() ? std::optional<double>(value.get<double>()) : std::nullopt;
+}
+
 std::optional<json> read_meta(const fs::path& meta_path) {
   const auto text = try_read_text_file(meta_path);
   if (!text) return std::nullopt;

@@ -24,10 +24,6 @@ const json& null_json() {
 }
 
 
-std::optional<double> number(const json& object, const char* key) {
-  const auto& value = field(object, key);
-  return value.is_number() ? std::optional<double>(value.get<double>()) : std::nullopt;
-}
 
 std::optional<int> int_param(const result_row& row, const char* key) {
   const auto& text = row.param(key);
@@ -48,8 +44,8 @@ const json& topology_gpu(const json& meta, int device_index) {
 }
 
 std::optional<double> links_active(const json& meta, int device_index) {
-  if (const auto n = number(field(gpu_record(meta, device_index), "nvlink"), "links_active")) return n;
-  return number(field(topology_gpu(meta, device_index), "nvlink"), "links_active");
+  if (const auto n = number_field(field(gpu_record(meta, device_index), "nvlink"), "links_active")) return n;
+  return number_field(field(topology_gpu(meta, device_index), "nvlink"), "links_active");
 }
 
 std::optional<double> pair_links(const json& meta, int src, int dst) {
@@ -61,7 +57,7 @@ std::optional<double> pair_links(const json& meta, int src, int dst) {
     // Compared as a string: GCC 12 -O3 reports a false -Warray-bounds inside json == const char*.
     const auto& type = field(link, "type");
     if (!type.is_string() || type.get_ref<const std::string&>() != "nvlink") return std::nullopt;
-    return number(link, "links");
+    return number_field(link, "links");
   }
   return std::nullopt;
 }
@@ -84,7 +80,7 @@ std::optional<link_rate> gpu_link_rate(link_kind link, const json& meta, int dev
       if (const auto pcie = gpu_pcie_peak_gbps(gpu_record(meta, device))) return link_rate{*pcie, ""};
       return std::nullopt;
     case link_kind::hbm:
-      if (const auto hbm = number(gpu_record(meta, device), "hbm_peak_GBps")) return link_rate{*hbm, ""};
+      if (const auto hbm = number_field(gpu_record(meta, device), "hbm_peak_GBps")) return link_rate{*hbm, ""};
       return std::nullopt;
     case link_kind::nvlink_gpu: {
       const auto links = links_active(meta, device);
@@ -140,15 +136,15 @@ const json& gpu_record(const json& meta, int device_index) {
 
 std::optional<double> gpu_pcie_peak_gbps(const json& gpu) {
   const auto& pcie = field(gpu, "pcie");
-  const auto gen = number(pcie, "gen_max") ? number(pcie, "gen_max") : number(pcie, "gen_current");
-  const auto width = number(pcie, "width_max") ? number(pcie, "width_max") : number(pcie, "width_current");
+  const auto gen = number_field(pcie, "gen_max") ? number_field(pcie, "gen_max") : number_field(pcie, "gen_current");
+  const auto width = number_field(pcie, "width_max") ? number_field(pcie, "width_max") : number_field(pcie, "width_current");
   if (!gen || !width) return std::nullopt;
   return pcie_peak_gbps(static_cast<int>(*gen), static_cast<int>(*width));
 }
 
 std::optional<double> nvlink_per_link_gbps(const json& meta, int device_index) {
-  if (const auto rate = number(field(gpu_record(meta, device_index), "nvlink"), "per_link_GBps")) return rate;
-  return number(field(topology_gpu(meta, device_index), "nvlink"), "per_link_GBps");
+  if (const auto rate = number_field(field(gpu_record(meta, device_index), "nvlink"), "per_link_GBps")) return rate;
+  return number_field(field(topology_gpu(meta, device_index), "nvlink"), "per_link_GBps");
 }
 
 void record_link_rates(json& meta) {
@@ -166,7 +162,7 @@ void record_link_rates(json& meta) {
     if (index == gpu.end() || !index->is_number_integer() || !(nvlink.is_null() || nvlink.is_object())) continue;
     const auto& older = field(topology_gpu(meta, index->get<int>()), "nvlink");
     for (const char* key : {"links_active", "per_link_GBps"}) {
-      if (!number(nvlink, key) && number(older, key)) gpu["nvlink"][key] = field(older, key);
+      if (!number_field(nvlink, key) && number_field(older, key)) gpu["nvlink"][key] = field(older, key);
     }
   }
 }

@@ -30,10 +30,6 @@ constexpr double cv_limit_percent = 2.0;
 constexpr std::size_t max_listed_cv = 10;
 
 // The probe may leave any field null or out: every read is optional.
-std::optional<double> number(const json& object, const char* key) {
-  const auto& value = field(object, key);
-  return value.is_number() ? std::optional<double>(value.get<double>()) : std::nullopt;
-}
 std::string text(const json& object, const char* key, const std::string& unknown = "?") {
   const auto& value = field(object, key);
   if (value.is_string()) return value.get<std::string>();
@@ -85,8 +81,8 @@ void link_anomalies(const json& meta, std::vector<std::string>& out) {
   for (const auto& gpu : list) {
     const auto name = "GPU " + text(gpu, "index") + " (" + text(gpu, "name") + ")";
     const auto& pcie = field(gpu, "pcie");
-    const auto gen = number(pcie, "gen_current"), gen_max = number(pcie, "gen_max");
-    const auto width = number(pcie, "width_current"), width_max = number(pcie, "width_max");
+    const auto gen = number_field(pcie, "gen_current"), gen_max = number_field(pcie, "gen_max");
+    const auto width = number_field(pcie, "width_current"), width_max = number_field(pcie, "width_max");
     if ((gen && gen_max && *gen < *gen_max) || (width && width_max && *width < *width_max)) {
       out.push_back(name + ": PCIe link runs at Gen" + text(pcie, "gen_current") + " x" + text(pcie, "width_current") +
                     ", below its maximum Gen" + text(pcie, "gen_max") + " x" + text(pcie, "width_max") + " (" +
@@ -122,7 +118,7 @@ std::string node_section(const json& meta) {
   const auto& node = field(meta, "node");
   const auto& cpu = field(host, "cpu");
   table_rows rows;
-  const auto memory = number(host, "memory_bytes");
+  const auto memory = number_field(host, "memory_bytes");
   rows.push_back({"Host", text(host, "hostname") + ": " + text(cpu, "model") + ", " + text(cpu, "physical_cores") +
                               " cores / " + text(cpu, "logical_cpus") + " CPUs, " +
                               (memory ? format_fixed(*memory / (1ull << 30), 0) + " GiB" : std::string("?")) + " memory"});
@@ -136,7 +132,7 @@ std::string node_section(const json& meta) {
   const auto& list = gpus(meta);
   for (const auto& gpu : list.is_array() ? list : json::array()) {
     const auto id = "GPU " + text(gpu, "index");
-    const auto bytes = number(gpu, "memory_bytes");
+    const auto bytes = number_field(gpu, "memory_bytes");
     rows.push_back({id, text(gpu, "name") + ", " + text(gpu, "pci_bus_id") + ", " +
                             (bytes ? format_fixed(*bytes / (1ull << 30), 0) + " GiB" : std::string("? GiB")) + ", " +
                             text(gpu, "sm_count") + " SMs, cc " + text(gpu, "compute_capability") + ", ECC " +

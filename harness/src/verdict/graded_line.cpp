@@ -1,5 +1,7 @@
 #include "hdb/harness/verdict/graded_line.hpp"
 
+#include "hdb/harness/data/meta.hpp"
+
 #include <array>
 #include <exception>
 #include <utility>
@@ -17,12 +19,6 @@ constexpr std::array<std::pair<grade_basis, std::string_view>, 6> basis_names{{{
                                                                               {grade_basis::node, "node"}}};
 
 json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
-std::optional<double> number_at(const json& object, const char* key) {
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
 
 std::string text_at(const json& object, const char* key) {
   const auto it = object.find(key);
@@ -82,11 +78,11 @@ graded_line graded_line_from_json(const json& value) {
   }
   line.family = text_at(value, "family");
   line.figure = text_at(value, "figure");
-  line.value = number_at(value, "value");
+  line.value = number_field(value, "value");
   line.unit = text_at(value, "unit");
   line.reading = text_at(value, "reading");
   line.reason = text_at(value, "reason");
-  line.rule.tolerance = number_at(value, "tolerance");
+  line.rule.tolerance = number_field(value, "tolerance");
   if (const auto host = value.find("host_bound"); host != value.end() && host->is_boolean()) line.rule.host_bound = host->get<bool>();
   if (const auto b = text_at(value, "better"); !b.empty()) {
     try {
@@ -98,14 +94,14 @@ graded_line graded_line_from_json(const json& value) {
   if (const auto key = value.find("key"); key != value.end()) line.key = metric_key_from_json(*key);
   if (const auto check = text_at(value, "check"); !check.empty()) line.check = check;
   if (const auto expected = value.find("expected"); expected != value.end() && expected->is_object()) {
-    const auto low = number_at(*expected, "low"), high = number_at(*expected, "high"), centre = number_at(*expected, "centre");
+    const auto low = number_field(*expected, "low"), high = number_field(*expected, "high"), centre = number_field(*expected, "centre");
     if (low && high && centre) {
-      const auto runs = number_at(*expected, "runs");
+      const auto runs = number_field(*expected, "runs");
       line.band = figure_band{*low, *high, *centre, runs && *runs > 0 ? static_cast<std::size_t>(*runs) : 0,
-                              number_at(*expected, "detectable")};
-    } else if (const auto peak = number_at(*expected, "peak")) {
-      line.peak = peak_ref{*peak, number_at(*expected, "traffic_factor").value_or(1), text_at(*expected, "basis")};
-      line.percent_of_peak = number_at(*expected, "percent_of_peak");
+                              number_field(*expected, "detectable")};
+    } else if (const auto peak = number_field(*expected, "peak")) {
+      line.peak = peak_ref{*peak, number_field(*expected, "traffic_factor").value_or(1), text_at(*expected, "basis")};
+      line.percent_of_peak = number_field(*expected, "percent_of_peak");
     }
   }
   const auto basis = grade_basis_from_string(text_at(value, "basis"));

@@ -74,5 +74,7 @@ meta_update update_meta_tables(const std::filesystem::path& run_dir);
 // meta.json's facts are optional (a source that did not answer), so readers chain this instead
 // of checking every level.
 [[nodiscard]] const nlohmann::json& field(const nlohmann::json& object, const char* key);
+// field() when it is a number, else nullopt: the one reader of an optional number in our JSON.
+[[nodiscard]] std::optional<double> number_field(const nlohmann::json& object, const char* key);
 
 }  // namespace hdb
