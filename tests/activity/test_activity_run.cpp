@@ -3,7 +3,7 @@
 // that reports another process loading the GPU.
 #include "catch_compat.hpp"
 #include "hdb/harness/common/files.hpp"
-#include "hdb/harness/run/gpu_activity.hpp"
+#include "hdb/harness/data/gpu_activity.hpp"
 #include "hdb/harness/data/meta.hpp"
 #include "hdb/harness/report/report.hpp"
 #include "hdb/harness/data/results.hpp"

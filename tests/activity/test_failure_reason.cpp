@@ -1,7 +1,7 @@
 // The reason of a family that crashed or exited non-zero names the cause: the last error line of
 // its stderr, never Google Benchmark's informational banner and context lines.
 #include "catch_compat.hpp"
-#include "hdb/harness/run/family_status.hpp"
+#include "hdb/harness/data/family_status.hpp"
 #include "hdb/harness/common/files.hpp"
 
 #include <csignal>

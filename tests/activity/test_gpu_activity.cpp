@@ -2,9 +2,9 @@
 // [N/A] and [Not Supported]), the JSON round trip through the status file, and the anomalies
 // report.md lists (through find_anomalies, the path every report rule takes).
 #include "catch_compat.hpp"
-#include "hdb/harness/run/family_status.hpp"
+#include "hdb/harness/data/family_status.hpp"
 #include "hdb/harness/common/files.hpp"
-#include "hdb/harness/run/gpu_activity.hpp"
+#include "hdb/harness/data/gpu_activity.hpp"
 #include "hdb/harness/report/report.hpp"
 #include "test_helpers.hpp"
 

@@ -18,7 +18,7 @@
 #include "hdb/harness/verdict/compare.hpp"
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/files.hpp"
-#include "hdb/harness/run/gpu_activity.hpp"
+#include "hdb/harness/data/gpu_activity.hpp"
 #include "hdb/harness/data/meta.hpp"
 #include "hdb/harness/verdict/noise_model.hpp"
 #include "hdb/util/stats.hpp"

@@ -15,7 +15,7 @@
 #include "hdb/harness/data/meta.hpp"
 #include "hdb/harness/data/peaks.hpp"
 #include "hdb/harness/data/results.hpp"
-#include "hdb/harness/run/run_dir.hpp"
+#include "hdb/harness/data/run_dir.hpp"
 #include "test_support.hpp"
 
 using hdb_test::Approx;

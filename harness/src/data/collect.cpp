@@ -8,7 +8,7 @@
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/files.hpp"
 #include "hdb/harness/data/fit.hpp"
-#include "hdb/harness/run/manifest.hpp"
+#include "hdb/harness/data/manifest.hpp"
 #include "hdb/harness/data/meta.hpp"
 #include "hdb/util/lists.hpp"
 #include "hdb/util/stats.hpp"

@@ -9,7 +9,7 @@
 #include "hdb/harness/data/csv.hpp"
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/files.hpp"
-#include "hdb/harness/run/manifest.hpp"
+#include "hdb/harness/data/manifest.hpp"
 #include "hdb/harness/data/meta.hpp"
 #include "hdb/harness/common/tables.hpp"
 #include "hdb/util/lists.hpp"

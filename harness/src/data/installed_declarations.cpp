@@ -4,7 +4,7 @@
 
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/files.hpp"
-#include "hdb/harness/run/manifest.hpp"
+#include "hdb/harness/data/manifest.hpp"
 
 namespace hdb {
 

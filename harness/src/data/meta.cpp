@@ -15,7 +15,7 @@
 #include "hdb/harness/data/results.hpp"
 #include "hdb/harness/data/traffic.hpp"
 #include "hdb/util/process.hpp"
-#include "hdb/harness/run/run_dir.hpp"
+#include "hdb/harness/data/run_dir.hpp"
 
 extern char** environ;
 

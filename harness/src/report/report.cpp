@@ -12,7 +12,7 @@
 #include "hdb/harness/data/installed_declarations.hpp"
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/files.hpp"
-#include "hdb/harness/run/gpu_activity.hpp"
+#include "hdb/harness/data/gpu_activity.hpp"
 #include "hdb/harness/data/meta.hpp"
 #include "hdb/harness/report/family_rules.hpp"
 #include "hdb/util/stats.hpp"

@@ -13,14 +13,14 @@
 #include "hdb/harness/data/collect.hpp"
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/files.hpp"
-#include "hdb/harness/run/gpu_activity.hpp"
+#include "hdb/harness/data/gpu_activity.hpp"
 #include "hdb/harness/data/meta.hpp"
 #include "hdb/harness/run/plan.hpp"
 #include "hdb/harness/verdict/reference_set.hpp"
 #include "hdb/harness/run/tiers.hpp"
 #include "hdb/util/process.hpp"
 #include "hdb/harness/report/report.hpp"
-#include "hdb/harness/run/run_dir.hpp"
+#include "hdb/harness/data/run_dir.hpp"
 #include "hdb/harness/common/tables.hpp"
 
 namespace hdb {

@@ -7,7 +7,7 @@
 
 #include "hdb/harness/verdict/check.hpp"
 #include "hdb/harness/data/meta.hpp"
-#include "hdb/harness/run/gpu_activity.hpp"
+#include "hdb/harness/data/gpu_activity.hpp"
 #include "hdb/harness/verdict/noise_model.hpp"
 #include "hdb/harness/data/results.hpp"
 #include "hdb/util/nvidia_smi.hpp"

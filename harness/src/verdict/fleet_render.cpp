@@ -19,9 +19,9 @@
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/files.hpp"
 #include "hdb/harness/verdict/fleet.hpp"
-#include "hdb/harness/report/plots.hpp"
+#include "hdb/harness/common/plot_python.hpp"
 #include "hdb/harness/verdict/reference_set.hpp"
-#include "hdb/harness/run/run_dir.hpp"
+#include "hdb/harness/data/run_dir.hpp"
 #include "hdb/harness/common/tables.hpp"
 #include "hdb/util/process.hpp"
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hdb/harness/run/family_status.hpp"
+#include "hdb/harness/data/family_status.hpp"
 #include "hdb/harness/data/raw_json.hpp"
 #include "hdb/harness/data/results.hpp"
 #include "hdb/contract/declaration.hpp"

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hdb/harness/run/family_status.hpp"
+#include "hdb/harness/data/family_status.hpp"
 
 namespace hdb {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "hdb/harness/run/family_status.hpp"
-#include "hdb/harness/run/manifest.hpp"
+#include "hdb/harness/data/family_status.hpp"
+#include "hdb/harness/data/manifest.hpp"
 #include "hdb/harness/report/plots.hpp"
 
 namespace hdb {

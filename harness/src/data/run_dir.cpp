@@ -1,4 +1,4 @@
-#include "hdb/harness/run/run_dir.hpp"
+#include "hdb/harness/data/run_dir.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

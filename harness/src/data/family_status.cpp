@@ -1,4 +1,4 @@
-#include "hdb/harness/run/family_status.hpp"
+#include "hdb/harness/data/family_status.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "hdb/harness/run/gpu_activity.hpp"
+#include "hdb/harness/data/gpu_activity.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -8,7 +8,7 @@
 
 #include "hdb/harness/common/files.hpp"
 #include "hdb/harness/data/results.hpp"
-#include "hdb/harness/run/run_dir.hpp"
+#include "hdb/harness/data/run_dir.hpp"
 #include "hdb/util/lists.hpp"
 
 namespace hdb {

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hdb/harness/run/gpu_activity.hpp"
+#include "hdb/harness/data/gpu_activity.hpp"
 
 namespace hdb {
 

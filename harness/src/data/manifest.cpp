@@ -1,4 +1,4 @@
-#include "hdb/harness/run/manifest.hpp"
+#include "hdb/harness/data/manifest.hpp"
 
 #include <algorithm>
 
