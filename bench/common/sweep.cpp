@@ -31,11 +31,8 @@ const std::string* label(const label_list& labels, std::string_view key) {
 
 bool matches_check(const case_shape& c, const std::vector<check_decl>& checks) {
   return std::any_of(checks.begin(), checks.end(), [&](const check_decl& check) {
-    if (check.case_kind != *c.kind) return false;
-    return std::all_of(check.parameters.begin(), check.parameters.end(), [&](const auto& wanted) {
-      const std::string* have = label(*c.labels, wanted.first);
-      return have && *have == wanted.second;
-    });
+    return selection_matches(check.case_kind, check.parameters, *c.kind,
+                             [&](std::string_view name) { return label(*c.labels, name); });
   });
 }
 
