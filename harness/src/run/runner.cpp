@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "hdb/harness/verdict/check.hpp"
 #include "hdb/harness/data/collect.hpp"
@@ -126,7 +127,7 @@ std::string runs_name(const fs::path& dir, std::size_t runs) {
 
 struct planned_run {
   std::vector<family_plan> families;
-  std::map<std::string, std::size_t> listed;  // family -> its case count, where it could be listed
+  std::set<std::string> listed;  // the families whose cases could be listed
   double harness_s = 0;
   double total_s = 0;
 };
@@ -155,7 +156,7 @@ planned_run plan_run(const std::vector<family_entry>& families, const suite_run_
     if (cancelled(options)) break;
     const auto names = list_cases(options.bin_dir / family.binary, flags, options.cancel);
     family_plan f = plan_family(family.name, names.value_or(std::vector<std::string>{}), costs, wider, plan_defaults{});
-    if (names) plan.listed[family.name] = names->size();
+    if (names) plan.listed.insert(family.name);
     else f.basis = "could not list its cases";
     plan.total_s += f.seconds;
     plan.families.push_back(std::move(f));
@@ -168,8 +169,8 @@ planned_run plan_run(const std::vector<family_entry>& families, const suite_run_
 // and each look re-reads the whole file.
 class progress_meter {
  public:
-  progress_meter(std::string family, fs::path json, std::optional<std::size_t> total, std::ostream& log)
-      : family_(std::move(family)), json_(std::move(json)), total_(total), log_(log),
+  progress_meter(std::string family, fs::path json, const family_plan* plan, std::ostream& log)
+      : family_(std::move(family)), json_(std::move(json)), plan_(plan), log_(log),
         start_(std::chrono::steady_clock::now()), last_look_(start_) {}
 
   void poll() {
@@ -184,22 +185,22 @@ class progress_meter {
     const auto text = try_read_text_file(json_);
     if (!text) return;
     try {
-      const auto done = count_cases(read_raw_json(*text));
-      if (done != done_) report(done);
+      std::set<std::string> finished;
+      for (const auto& run : read_raw_json(*text).runs) finished.insert(run.run_name);
+      if (finished.size() != done_) report(finished);
     } catch (const harness_error&) {
       // no context yet
     }
   }
 
-  void report(std::size_t done) {
-    done_ = done;
+  void report(const std::set<std::string>& finished) {
+    done_ = finished.size();
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    log_ << "[" << family_ << "] " << done;
-    if (total_) log_ << "/" << *total_;
+    log_ << "[" << family_ << "] " << done_;
+    if (plan_) log_ << "/" << plan_->cases;
     log_ << " cases, " << minutes_seconds(elapsed) << " elapsed";
-    if (total_ && done > 0 && done <= *total_) {
-      log_ << ", ~" << minutes_seconds(elapsed / static_cast<double>(done) * static_cast<double>(*total_ - done))
-           << " remaining";
+    if (const auto left = plan_ ? remaining_seconds(*plan_, finished, elapsed) : std::nullopt) {
+      log_ << ", ~" << minutes_seconds(*left) << " remaining";
     }
     log_ << "\n" << std::flush;
   }
@@ -207,7 +208,7 @@ class progress_meter {
  private:
   std::string family_;
   fs::path json_;
-  std::optional<std::size_t> total_;
+  const family_plan* plan_;  // nullptr: the family's cases could not be listed
   std::ostream& log_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_look_;
@@ -312,7 +313,7 @@ void check_routed_flags(const std::vector<family_entry>& manifest, const std::ve
 }
 
 family_status run_family(const family_entry& family, const suite_run_options& options, const std::vector<std::string>& sweep,
-                         std::optional<std::size_t> total, const fs::path& raw_dir, std::ostream& log) {
+                         const family_plan* plan, const fs::path& raw_dir, std::ostream& log) {
   const auto binary = options.bin_dir / family.binary;
   const auto json_path = raw_dir / (family.name + ".json");
   const auto costs_path = raw_dir / (family.name + ".costs.jsonl");
@@ -338,8 +339,8 @@ family_status run_family(const family_entry& family, const suite_run_options& op
     status.error = "binary not found: " + binary.string();
   } else {
     log << "[" << family.name << "] starting " << binary.filename().string()
-        << (total ? ", " + std::to_string(*total) + " cases" : std::string()) << "\n";
-    progress_meter meter(family.name, json_path, total, log);
+        << (plan ? ", " + std::to_string(plan->cases) + " cases" : std::string()) << "\n";
+    progress_meter meter(family.name, json_path, plan, log);
     // Taken outside the family's lifetime, so that its own context is never among the processes.
     family_activity activity;
     activity.start = take_activity_snapshot(own_pids());
@@ -425,9 +426,10 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
       save_status(raw_dir, skipped);
       continue;
     }
-    const auto listed = plan.listed.find(family.name);
-    const auto total = listed == plan.listed.end() ? std::nullopt : std::optional<std::size_t>(listed->second);
-    (void)run_family(family, options, sweep, total, raw_dir, log);
+    const auto planned = std::find_if(plan.families.begin(), plan.families.end(),
+                                      [&](const family_plan& f) { return f.family == family.name; });
+    const bool listed = planned != plan.families.end() && plan.listed.contains(family.name);
+    (void)run_family(family, options, sweep, listed ? &*planned : nullptr, raw_dir, log);
   }
 
   meta["finished_utc"] = utc_timestamp(std::chrono::system_clock::now());

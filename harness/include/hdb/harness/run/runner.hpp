@@ -10,6 +10,7 @@
 
 #include "hdb/harness/run/family_status.hpp"
 #include "hdb/harness/run/manifest.hpp"
+#include "hdb/harness/run/plan.hpp"
 #include "hdb/harness/report/plots.hpp"
 
 namespace hdb {
@@ -52,10 +53,11 @@ void write_check(const std::filesystem::path& run_dir, std::ostream& log);
 void check_routed_flags(const std::vector<family_entry>& manifest, const std::vector<std::string>& extra_flags);
 
 // Runs one family into raw_dir and returns its (reconciled) status; also writes
-// raw/<family>.status.json. `sweep`: the tier flags (sweep_flags); `total`: its case count as
-// listed, for the progress lines (nullopt: unknown). Progress goes to `log`.
+// raw/<family>.status.json. `sweep`: the tier flags (sweep_flags); `plan`: its plan (the cases as
+// listed, their prices), for the progress lines (nullptr: its cases could not be listed).
+// Progress goes to `log`.
 family_status run_family(const family_entry& family, const suite_run_options& options,
-                         const std::vector<std::string>& sweep, std::optional<std::size_t> total,
+                         const std::vector<std::string>& sweep, const family_plan* plan,
                          const std::filesystem::path& raw_dir, std::ostream& log);
 
 // The whole `run`. Returns the exit status: 0 when every family is ok, else 1.
