@@ -5,6 +5,7 @@
 # (0 PASS or WARN, 1 a FAIL, 2 bad input).
 #   ./run_all.sh                 full suite (a few minutes)
 #   ./run_all.sh --quick         short profile
+#   ./run_all.sh --verdict       only what check grades and compare gates (no sweeps)
 #   ./run_all.sh --families copy -- --benchmark_filter=pinned
 # Arguments go to `hdbench run` unchanged. HDBENCH_PRESET picks the CMake preset (default
 # `native`: code for this node's GPUs only; `release` builds the portable architecture list).

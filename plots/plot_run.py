@@ -188,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if broken else 0
     for line in warnings + describe_not_ok(run.not_ok_rows()) + problems:
         print(f"plot_run: {line}", file=sys.stderr)
+    if run.verdict:
+        print(f"plot_run: a verdict run: {len(planned)} figures from its checked and gated cases; the sweeps' "
+              f"figures need a run without --verdict", file=sys.stderr)
 
     output = args.output or args.run_dir / "plots"
     output.mkdir(parents=True, exist_ok=True)

@@ -131,22 +131,32 @@ device_info assumed_device(int index) {
   return d;
 }
 
-// Drops what the tier selection does not measure here (hdb/sweep.hpp); a selection naming a GPU
-// that is not selected is a usage error, not a full run.
-void keep_sweep(std::vector<case_spec>& cases, const run_options& options, const std::vector<device_info>& selected,
-                const family_declaration& schema) {
+// Drops what the tier selection (hdb/sweep.hpp) and, with --verdict, the verdict selection
+// (verdict_cases) do not measure here, and returns how many cases the tiers alone keep (what the
+// run would measure without --verdict). Both are taken over every registered case, as the gates
+// are, so a gate's "largest" is the same case either way; a tier selection naming a GPU that is
+// not selected is a usage error, not a full run.
+std::size_t keep_selected(std::vector<case_spec>& cases, const run_options& options, const std::vector<device_info>& selected,
+                          const family_declaration& schema) {
   std::vector<int> indices;
   for (const auto& d : selected) indices.push_back(d.index);
   require_selected(options.sweep, indices);
   const std::size_t selected_devices = selected.size();
   std::vector<case_shape> shapes;
-  for (const case_spec& c : cases) shapes.push_back({&c.kind, &c.labels, &c.devices, !c.headline_metrics.empty()});
-  const std::vector<bool> keep = cases_in_sweep(shapes, options.sweep, selected_devices, schema.checks);
+  std::vector<gate_candidate> candidates;
+  for (const case_spec& c : cases) {
+    shapes.push_back({&c.kind, &c.labels, &c.devices, !c.headline_metrics.empty()});
+    candidates.push_back({c.kind, &c.labels, &c.devices, !c.skip_reason.empty()});
+  }
+  const std::vector<bool> in_sweep = cases_in_sweep(shapes, options.sweep, selected_devices, schema.checks);
+  const std::vector<bool> in_verdict =
+      options.verdict ? verdict_cases(schema, candidates) : std::vector<bool>(cases.size(), true);
   std::vector<case_spec> kept;
   for (std::size_t i = 0; i < cases.size(); ++i) {
-    if (keep[i]) kept.push_back(std::move(cases[i]));
+    if (in_sweep[i] && in_verdict[i]) kept.push_back(std::move(cases[i]));
   }
   cases = std::move(kept);
+  return static_cast<std::size_t>(std::count(in_sweep.begin(), in_sweep.end(), true));
 }
 
 std::string describe_sweep(const sweep_selection& sweep, std::size_t kept, std::size_t registered) {
@@ -354,7 +364,7 @@ int list_assumed_gpus(const run_options& options, const family_spec& family, con
   case_registry registry(cases);
   family.register_cases(options, env, registry);
   set_headlines(schema, cases);
-  keep_sweep(cases, options, env.devices, schema);
+  static_cast<void>(keep_selected(cases, options, env.devices, schema));
   for (const case_spec& spec : cases) std::printf("%s\n", spec.name.c_str());
   return 0;
 }
@@ -426,16 +436,20 @@ void start_cpu(const run_options& options, const family_spec& family, const fami
 }
 
 // Step 4: the family's cases, registered, made headlines by the declaration's gates, cut to the
-// tier selection and held to the declaration. The exit code when a case breaks it.
+// tier selection (and with --verdict to what the checks and gates select) and held to the
+// declaration. The exit code when a case breaks it.
 std::optional<int> register_checked(const run_options& options, const family_spec& family, const family_declaration& schema,
                                     const std::string& program, bool listing, run_state& run) {
   case_registry registry(run.cases);
   family.register_cases(options, run.env, registry);
   set_headlines(schema, run.cases);
   const std::size_t registered = run.cases.size();
-  keep_sweep(run.cases, options, run.env.devices, schema);
+  const std::size_t without_verdict = keep_selected(run.cases, options, run.env.devices, schema);
   if (!listing) {
-    benchmark::AddCustomContext("hdbench.sweep", describe_sweep(options.sweep, run.cases.size(), registered));
+    benchmark::AddCustomContext("hdbench.sweep", describe_sweep(options.sweep, without_verdict, registered));
+    // A verdict run's report says how much it left out on purpose: against this count.
+    benchmark::AddCustomContext("hdbench.verdict", options.verdict ? "true" : "false");
+    benchmark::AddCustomContext("hdbench.cases_without_verdict", std::to_string(without_verdict));
   }
   for (const case_spec& spec : run.cases) {
     if (const auto problem = check_registration(schema, spec.kind, spec.labels)) {

@@ -23,6 +23,9 @@ int parse_non_negative(const std::string& flag, const std::string& text) {
 const std::vector<flag_spec>& shared_flags() {
   static const std::vector<flag_spec> flags = {
       {"quick", "", "", "short profile: fewer sizes and repetitions (CI smoke runs)"},
+      {"verdict", "", "",
+       "only the cases that hdbench check grades and compare gates: those the declaration's checks and gates "
+       "select (hdbench run --verdict)"},
       {"devices", "all", "", "CUDA devices to measure: all, or indices such as 0 / 0,1 / 0-3 (alias: --device)"},
       {"numa", "auto", "",
        "host placement: auto (the GPU's NUMA node: thread bound to its CPUs, memory preferred there), "
@@ -41,6 +44,9 @@ const std::vector<flag_spec>& shared_flags() {
   };
   return flags;
 }
+
+// The shared flags that take no value: given or not.
+bool is_switch(const std::string& name) { return name == "quick" || name == "verdict"; }
 
 bool declares(const std::vector<flag_spec>& flags, const std::string& name) {
   return std::any_of(flags.begin(), flags.end(), [&name](const flag_spec& f) { return f.name == name; });
@@ -78,6 +84,10 @@ run_options parse_run_options(const std::vector<std::string>& args, const std::v
       options.quick = true;
       continue;
     }
+    if (arg == "--verdict") {
+      options.verdict = true;
+      continue;
+    }
     if (arg.rfind("--", 0) != 0) throw usage_error("unexpected argument '" + arg + "' (see --help)");
     const std::size_t eq = arg.find('=');
     std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
@@ -85,7 +95,7 @@ run_options parse_run_options(const std::vector<std::string>& args, const std::v
       name = "devices";
       devices_spelling = "--device";
     }
-    if (name == "quick") throw usage_error("flag --quick takes no value");
+    if (is_switch(name)) throw usage_error("flag --" + name + " takes no value");
     if (!declares(shared_flags(), name) && !declares(family_flags, name)) {
       throw usage_error("unknown flag --" + name + " (see --help)");
     }
@@ -106,7 +116,7 @@ run_options parse_run_options(const std::vector<std::string>& args, const std::v
   };
   for (const auto& f : family_flags) options.values[f.name] = pick(f);
   for (const auto& f : shared_flags()) {
-    if (f.name != "quick") options.values[f.name] = pick(f);
+    if (!is_switch(f.name)) options.values[f.name] = pick(f);
   }
   try {
     options.devices = parse_device_selection(options.values["devices"]);
@@ -162,7 +172,7 @@ std::string describe_flags(const std::vector<flag_spec>& family_flags) {
   std::string text;
   const auto describe = [&](const flag_spec& f) {
     std::string usage = "--" + f.name;
-    if (f.name != "quick") usage += "=" + (f.default_value.empty() ? std::string("VALUE") : f.default_value);
+    if (!is_switch(f.name)) usage += "=" + (f.default_value.empty() ? std::string("VALUE") : f.default_value);
     const std::string quick_note = f.quick_value.empty() ? "" : " (--quick: " + f.quick_value + ")";
     char line[1024];
     std::snprintf(line, sizeof(line), "  %-26s %s%s\n", usage.c_str(), f.help.c_str(), quick_note.c_str());

@@ -266,6 +266,9 @@ void add_run(CLI::App& app, parsed_cli& cli) {
   run->add_option("--run-dir-file", cli.run.run_dir_file, "write the run directory's path to this file once it exists (for scripts)");
   run->add_flag("--per-gpu-plots", cli.per_gpu_plots, "sweep figures for every GPU, not one per class");
   run->add_flag("--full", cli.run.full, "every case on every GPU and pair (default on several GPUs: tiered, docs/harness.md)");
+  run->add_flag("--verdict", cli.run.verdict,
+                "only what check grades and compare gates: each family's cases its declaration's checks and gates select, "
+                "on every GPU (no sweeps); with --plan, the plan of that run");
   run->add_flag("--plan", cli.run.plan_only, "print each family's cases and estimated time, measure nothing");
   run->add_option("--assume-gpus", cli.run.assume_gpus, "with --plan: plan for this many GPUs of this node's (or --reference's) kind")
       ->check(CLI::Range(1, 1024));

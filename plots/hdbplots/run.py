@@ -91,6 +91,12 @@ class Run:
         record = families.get(family) if isinstance(families, dict) else None
         return record if isinstance(record, dict) else {}
 
+    @property
+    def verdict(self) -> bool:
+        """A verdict run (`hdbench run --verdict`, meta.json `verdict`): only the checked and gated
+        cases were measured, so a figure shows those points of its sweep and says so."""
+        return self.meta.get("verdict") is True
+
     def subtitle(self) -> str:
         """The node's GPUs and links, software identity and run id, so a saved PNG is
         self-describing: '2 × NVIDIA H200, PCIe Gen5 x16 each  ·  driver …  ·  run …'."""
@@ -173,6 +179,8 @@ class Run:
         if self.node.cuda_runtime:
             parts.append(f"CUDA {self.node.cuda_runtime}")
         parts.append(f"run {self.run_id}")
+        if self.verdict:
+            parts.append("verdict run: sweeps not measured")
         return "  ·  ".join(parts)
 
 

@@ -1,7 +1,8 @@
 // schema.json's "gates": what the parser accepts and refuses, what require_documented asks of
 // them, and which cases gated_metrics makes headlines (fixed values, "largest"/"smallest" per set
-// of GPUs, first gate wins, skipped cases never gate). The real families' gates are pinned against
-// what their code chose before in registration_test.cpp.
+// of GPUs, first gate wins, skipped cases never gate), and which cases a verdict run keeps
+// (verdict_cases: the gates' and the checks'). The real families' gates are pinned against what
+// their code chose before in registration_test.cpp.
 #include "catch_compat.hpp"
 
 #include "hdb/contract/declaration.hpp"
@@ -139,4 +140,29 @@ TEST_CASE("gates: which cases become headlines", "[schema][gates]") {
     const auto d = parsed("[]");
     CHECK(metrics_of(d, {bw("h2d", "64", {0})}) == std::vector<std::string>{""});
   }
+}
+
+TEST_CASE("verdict: a verdict run keeps what a gate or a check selects, and why a gated figure cannot run", "[schema][gates][verdict]") {
+  const auto d = parsed(R"([{"case": "bandwidth", "parameters": {"direction": "h2d", "size_bytes": "largest"}, "metric": "bandwidth"}],
+    "checks": [{"label": "d2h 4 KiB two streams", "case": "bandwidth", "metric": "bandwidth",
+                "parameters": {"direction": "d2h", "size_bytes": 4096, "streams": 2}}])");
+  const auto skipped = [](fake_case c) {
+    c.skipped = true;
+    return c;
+  };
+  const std::vector<fake_case> cases = {
+      bw("h2d", "64", {0}),
+      bw("h2d", "1073741824", {0}),                 // the gate's largest that runs
+      skipped(bw("h2d", "4294967296", {0})),        // larger, but cannot run: kept to say why
+      skipped(bw("h2d", "64", {1})),                // GPU 1 cannot run any: its largest is kept
+      skipped(bw("h2d", "4096", {1})),
+      bw("d2h", "4096", {0}, "2"),                  // the check's
+      bw("d2h", "4096", {0}, "1"),
+      skipped(bw("d2h", "4096", {1}, "2")),         // the check's, skipped: check says why
+      {"other", {{"direction", "h2d"}}, {0}, false}};
+  std::vector<hdb::gate_candidate> candidates;
+  for (const auto& c : cases) candidates.push_back({c.kind, &c.labels, &c.devices, c.skipped});
+  CHECK(hdb::verdict_cases(d, candidates) == std::vector<bool>{false, true, true, false, true, true, false, true, false});
+  // What gates is unchanged by it: the runnable largest alone.
+  CHECK(metrics_of(d, cases) == std::vector<std::string>{"", "bandwidth", "", "", "", "", "", "", ""});
 }

@@ -21,6 +21,7 @@ hdb::run_options parse(std::vector<std::string> args) {
 TEST_CASE("defaults apply when flags are absent", "[options]") {
   const auto o = parse({});
   CHECK_FALSE(o.quick);
+  CHECK_FALSE(o.verdict);
   CHECK(o.devices.all);
   CHECK(o.lock_timeout.count() == 600);
   CHECK(o.value("sizes") == "1K:1G:x4");
@@ -37,6 +38,14 @@ TEST_CASE("quick profile picks quick defaults but never overrides an explicit fl
   CHECK(parse({"--sizes", "64M", "--quick"}).value("sizes") == "64M");
 }
 
+TEST_CASE("verdict: a switch that changes no flag's value", "[options]") {
+  const auto o = parse({"--verdict", "--sizes=64M"});
+  CHECK(o.verdict);
+  CHECK_FALSE(o.quick);
+  CHECK(o.value("sizes") == "64M");
+  CHECK(parse({"--verdict"}).value("sizes") == "1K:1G:x4");
+}
+
 TEST_CASE("Google Benchmark flags pass through and repetitions are noticed", "[options]") {
   const auto o = parse({"--benchmark_filter=h2d", "--device=1", "--benchmark_repetitions=3", "--numa=none"});
   CHECK(o.benchmark_args ==
@@ -50,6 +59,7 @@ TEST_CASE("bad input is refused with the offending flag named", "[options]") {
   const auto [args, needle] = GENERATE(table<std::vector<std::string>, std::string>({
       {{"--bogus=1"}, "--bogus"},
       {{"--quick=yes"}, "--quick"},
+      {{"--verdict=yes"}, "flag --verdict takes no value"},
       {{"--device=-1"}, "bad value for --device: '-1'"},
       {{"--devices=abc"}, "--devices"},
       {{"--devices=0,"}, "--devices"},
@@ -76,7 +86,7 @@ TEST_CASE("bad input is refused with the offending flag named", "[options]") {
 TEST_CASE("help is recognised and lists shared and family flags", "[options]") {
   CHECK(parse({"--help"}).help);
   const std::string text = hdb::describe_flags(family_flags);
-  for (const char* flag : {"--sizes=1K:1G:x4", "--alloc-sizes=1M", "--quick", "--devices=all", "--numa=auto", "--lock-timeout-s=600", "--gate-timeout-ms"}) {
+  for (const char* flag : {"--sizes=1K:1G:x4", "--alloc-sizes=1M", "--quick", "--verdict ", "--devices=all", "--numa=auto", "--lock-timeout-s=600", "--gate-timeout-ms"}) {
     INFO(flag);
     CHECK(text.find(flag) != std::string::npos);
   }

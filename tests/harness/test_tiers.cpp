@@ -153,3 +153,47 @@ TEST_CASE("plan: cases a one-GPU set never ran are priced by the wider reference
   // Without a wider reference the unknown case costs the set's own mean case.
   CHECK(hdb::plan_family("p2p", cases, {"h200 (8 runs)", one_gpu}, {}, {}).seconds == hdb_test::Approx(1 + 1 + 1 + 1));
 }
+
+TEST_CASE("plan: a listed name and a --case-costs name are one case") {
+  CHECK(hdb::case_cost_key("copy/latency/d2h/size:1/gpu:3/iterations:1/repeats:10/manual_time") == "copy/latency/d2h/size:1");
+  CHECK(hdb::case_cost_key("sync/launch/empty_kernel/gpu:0/iterations:1/manual_time") == "sync/launch/empty_kernel");
+  // A parameter of the case itself stays.
+  CHECK(hdb::case_cost_key("copy/host_memcpy/threads:8/size:1024/gpu:0") == "copy/host_memcpy/threads:8/size:1024");
+}
+
+TEST_CASE("plan: the progress line's remaining time is the prices of the cases not run, else the run's own pace") {
+  // As a copy run begins: its first case (the largest size) costs ten times each of the others.
+  const auto member = json{{"families", {{"copy", {{"status", "ok"}, {"elapsed_s", 13.0}, {"cases", 3},
+                                                   {"case_costs", {{"copy/big/gpu:0", 10.0}, {"copy/small/gpu:0", 1.0},
+                                                                   {"copy/tiny/gpu:0", 1.0}}}}}}}};
+  const hdb::cost_source set{"h200 (1 run)", hdb::learn_costs({member})};
+  // Named as the binary lists them on a node, with Google Benchmark's suffix.
+  const std::string big = "copy/big/gpu:0/iterations:1/repeats:10/manual_time";
+  const std::string small = "copy/small/gpu:0/iterations:1/repeats:5/manual_time";
+  const std::string tiny = "copy/tiny/gpu:0/iterations:1/repeats:5/manual_time";
+  const std::string unknown = "copy/unknown/gpu:0/iterations:1/repeats:5/manual_time";
+  const auto plan = hdb::plan_family("copy", {big, small, tiny, unknown}, set, {}, {});
+  CHECK(plan.cases_costed == 3);
+  REQUIRE(plan.prices.size() == 4);
+  CHECK(plan.prices.at(unknown) == hdb_test::Approx(4.0));  // the set's mean case, (10 + 1 + 1) / 3
+
+  CHECK_FALSE(hdb::remaining_seconds(plan, {}, 3.0));  // nothing finished: no line
+  // After the big case in 10 s: 1 + 1 + 4 are left, where 10 s a case would say 30.
+  CHECK(*hdb::remaining_seconds(plan, {big}, 10.0) == hdb_test::Approx(6.0));
+  CHECK(*hdb::remaining_seconds(plan, {big, small}, 11.0) == hdb_test::Approx(5.0));
+  CHECK(*hdb::remaining_seconds(plan, {big, small, tiny, unknown}, 17.0) == hdb_test::Approx(0.0));
+  // A finished name the plan did not list costs nothing left.
+  CHECK(*hdb::remaining_seconds(plan, {big, "copy/other"}, 10.0) == hdb_test::Approx(6.0));
+
+  // The boundary: a set whose members recorded no case costs prices no case, nor does the
+  // documented default; then the run's own pace, elapsed / finished x cases left.
+  const auto no_costs = json{{"families", {{"copy", {{"status", "ok"}, {"elapsed_s", 13.0}, {"cases", 3}}}}}};
+  const auto by_mean = hdb::plan_family("copy", {big, small, tiny, unknown}, {"h200 (1 run)", hdb::learn_costs({no_costs})}, {}, {});
+  const auto by_default = hdb::plan_family("copy", {big, small, tiny, unknown}, {}, {}, {});
+  for (const auto* fallback : {&by_mean, &by_default}) {
+    CHECK(fallback->prices.empty());
+    CHECK(*hdb::remaining_seconds(*fallback, {big}, 10.0) == hdb_test::Approx(30.0));
+    CHECK(*hdb::remaining_seconds(*fallback, {big, small}, 11.0) == hdb_test::Approx(11.0));
+    CHECK_FALSE(hdb::remaining_seconds(*fallback, {big, small, tiny, unknown, "copy/other"}, 20.0));
+  }
+}

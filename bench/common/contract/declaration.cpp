@@ -497,6 +497,27 @@ std::vector<std::string> gated_metrics(const family_declaration& d, const std::v
   return metrics;
 }
 
+std::vector<bool> verdict_cases(const family_declaration& d, const std::vector<gate_candidate>& candidates) {
+  std::vector<gate_candidate> runnable = candidates;
+  for (gate_candidate& c : runnable) c.skipped = false;
+  std::vector<bool> keep(candidates.size(), false);
+  for (const gate_decl& gate : d.gates) {
+    const std::vector<bool> gated = gate_selects(gate, candidates);
+    const std::vector<bool> would_gate = gate_selects(gate, runnable);
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (gated[i] || (candidates[i].skipped && would_gate[i])) keep[i] = true;
+    }
+  }
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const gate_candidate& c = candidates[i];
+    keep[i] = keep[i] || std::any_of(d.checks.begin(), d.checks.end(), [&](const check_decl& check) {
+                return selection_matches(check.case_kind, check.parameters, c.kind,
+                                         [&](std::string_view name) { return label_value(*c.labels, name); });
+              });
+  }
+  return keep;
+}
+
 std::optional<std::string> check_registration(const family_declaration& d, std::string_view kind, const label_list& labels) {
   const case_decl* declared = d.case_kind(kind);
   if (declared == nullptr) return "case kind '" + std::string(kind) + "' is not declared";

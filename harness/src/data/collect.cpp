@@ -300,6 +300,17 @@ std::vector<std::string> families_in(const fs::path& raw_dir) {
 
 }  // namespace
 
+std::optional<case_selection> selection_of(const nlohmann::json& context) {
+  const auto verdict = context.find("hdbench.verdict");
+  const auto without = context.find("hdbench.cases_without_verdict");
+  if (verdict == context.end() || without == context.end() || !verdict->is_string() || !without->is_string()) return std::nullopt;
+  const auto& digits = without->get_ref<const std::string&>();
+  case_selection selection{verdict->get<std::string>() == "true", 0};
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), selection.cases_without_verdict);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  return selection;
+}
+
 void reconcile_status(family_status& status, const family_raw& raw) {
   status.cases = raw.output ? count_cases(*raw.output) : 0;
   if (!raw.output && status.state == family_state::ok) {
@@ -370,6 +381,7 @@ collected_run collect_run(const fs::path& run_dir, const collect_sources& source
   for (const auto& family : ordered_families(families_in(run_dir / "raw"), manifest)) {
     auto raw = load_family_raw(run_dir / "raw", family);
     collected_family entry;
+    if (raw.output) entry.selection = selection_of(raw.output->context);
     if (raw.output && raw.output->declaration) entry.declaration = raw.output->declaration;
     else if (!sources.schema_dir.empty() && fs::exists(sources.schema_dir / (family + ".json"))) {
       entry.declaration = read_declaration(sources.schema_dir / (family + ".json"));
@@ -414,6 +426,9 @@ collected_run collect_and_write(const fs::path& run_dir, const collect_sources& 
     auto& entry = meta["families"][f.status.family];
     if (f.declaration) entry["schema"] = nlohmann::json(f.declaration->source);
     if (!f.plots.empty()) entry["plots"] = f.plots;
+    if (f.selection) {
+      entry["selection"] = {{"verdict", f.selection->verdict}, {"cases_without_verdict", f.selection->cases_without_verdict}};
+    }
   }
   write_meta(meta_path, meta);
   return run;

@@ -164,6 +164,7 @@ json make_meta(const run_identity& run, json host, json node) {
           {"finished_utc", nullptr},
           {"command_line", run.command_line},
           {"quick", run.quick},
+          {"verdict", run.verdict},
           {"hdbench", {{"version", build_info::version}, {"git_revision", build_info::git_revision},
                        {"build_type", build_info::build_type}}},
           {"host", std::move(host)},

@@ -293,6 +293,28 @@ std::string family_section(const std::string& family, const std::vector<result_r
   return out + "\n";
 }
 
+// A verdict run leaves the sweeps out on purpose: one section says what, per family, so that no
+// missing curve reads as a fault (check and compare have every figure they read).
+std::string verdict_run_section(const std::vector<result_row>& rows, const json& meta) {
+  if (field(meta, "verdict") != true) return {};
+  const auto count = [](const std::optional<double>& n) { return n ? std::to_string(std::llround(*n)) : std::string("not recorded"); };
+  table_rows table;
+  for (const auto& family : families_of(rows)) {
+    const auto& entry = field(field(meta, "families"), family.c_str());
+    const auto run = number_field(entry, "cases");
+    const auto without = number_field(field(entry, "selection"), "cases_without_verdict");
+    std::string left = "not recorded";
+    if (run && without && *without >= *run) left = count(*without - *run);
+    table.push_back({family, count(run), count(without), left});
+  }
+  return "## Not measured: a verdict run\n\n"
+         "This run measured only the cases each family's declaration selects for `hdbench check` and `hdbench compare` "
+         "(its `checks` and `gates`, `hdbench run --verdict`), on every GPU and pair. The sweeps, and the fits and figures "
+         "drawn from them, were left out on purpose; the plots below are those these cases allow. `hdbench run` without "
+         "`--verdict` measures everything.\n\n" +
+         markdown_table({"family", "cases run", "cases without --verdict", "not measured"}, table) + "\n";
+}
+
 }  // namespace
 
 std::vector<std::string> find_anomalies(const std::vector<result_row>& rows, const json& meta) {
@@ -314,7 +336,9 @@ std::string render_report(const std::vector<result_row>& rows, const json& meta,
   std::string out = "# hdbench report: " + text(meta, "run_id") + "\n\n" + verdict;
   out += "Started " + text(meta, "started_utc") + ", finished " + text(meta, "finished_utc", "(not finished)") +
          "; hdbench " + text(build, "version") + " (" + text(build, "git_revision") + ", " + text(build, "build_type") +
-         ")" + (field(meta, "quick") == true ? "; quick run" : "") + ".\n\n";
+         ")" + (field(meta, "quick") == true ? "; quick run" : "") + (field(meta, "verdict") == true ? "; verdict run" : "") +
+         ".\n\n";
+  out += verdict_run_section(rows, meta);
   out += node_section(meta) + "\n";
   out += node_headline_table(rows);
 

@@ -10,9 +10,13 @@
 namespace hdb {
 
 std::string case_cost_key(const std::string& case_name) {
+  // What Google Benchmark appends to the name it lists and reports (family_main's fixed iteration
+  // count, its repetitions, manual time); a --case-costs line carries the case's own name.
+  static const std::regex benchmark_suffix("/iterations:[0-9]+(/repeats:[0-9]+)?/manual_time$");
   static const std::regex gpu_suffix("/gpu:[0-9,]+$");
   static const std::regex endpoint("/(src|dst):[0-9]+");
-  return std::regex_replace(std::regex_replace(case_name, gpu_suffix, ""), endpoint, "/$1:*");
+  const std::string name = std::regex_replace(case_name, benchmark_suffix, "");
+  return std::regex_replace(std::regex_replace(name, gpu_suffix, ""), endpoint, "/$1:*");
 }
 
 std::map<std::string, double> read_case_costs(const std::string& text) {
@@ -81,7 +85,7 @@ std::optional<double> same_case(const family_costs* f, const std::string& key) {
 
 family_plan plan_family(const std::string& family, const std::vector<std::string>& case_names, const cost_source& costs,
                         const cost_source& wider, const plan_defaults& defaults) {
-  family_plan plan{family, case_names.size(), 0, 0, 0, ""};
+  family_plan plan{family, case_names.size(), 0, 0, 0, "", {}};
   const family_costs* own = family_in(costs, family);
   if (!own || (own->by_case.empty() && own->mean_case_s.empty())) {
     plan.seconds = defaults.overhead_s + defaults.case_s * static_cast<double>(case_names.size());
@@ -106,14 +110,15 @@ family_plan plan_family(const std::string& family, const std::vector<std::string
     auto seconds = same_case(own, key);
     if (!seconds) seconds = same_case(other, key);
     if (seconds) {
-      plan.seconds += *seconds;
       ++plan.cases_costed;
     } else if (wider_mean) {
-      plan.seconds += *wider_mean;
+      seconds = wider_mean;
       ++plan.cases_wider;
     } else {
-      plan.seconds += own_mean;
+      seconds = own_mean;
     }
+    plan.seconds += *seconds;
+    plan.prices[name] = *seconds;
   }
   plan.seconds += own->overhead_s.empty() ? defaults.overhead_s : median(std::vector<double>(own->overhead_s));
   plan.basis = costs.name + ": " + std::to_string(plan.cases_costed) + " of " + std::to_string(plan.cases) +
@@ -122,6 +127,19 @@ family_plan plan_family(const std::string& family, const std::vector<std::string
     plan.basis += ", " + std::to_string(plan.cases_wider) + " at " + wider.name + "'s mean case";
   }
   return plan;
+}
+
+std::optional<double> remaining_seconds(const family_plan& plan, const std::set<std::string>& finished, double elapsed_s) {
+  if (finished.empty()) return std::nullopt;
+  if (plan.prices.empty()) {
+    if (finished.size() > plan.cases) return std::nullopt;
+    return elapsed_s / static_cast<double>(finished.size()) * static_cast<double>(plan.cases - finished.size());
+  }
+  double left = 0;
+  for (const auto& [name, seconds] : plan.prices) {
+    if (!finished.contains(name)) left += seconds;
+  }
+  return left;
 }
 
 }  // namespace hdb

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "hdb/harness/verdict/check.hpp"
 #include "hdb/harness/data/collect.hpp"
@@ -126,13 +127,13 @@ std::string runs_name(const fs::path& dir, std::size_t runs) {
 
 struct planned_run {
   std::vector<family_plan> families;
-  std::map<std::string, std::size_t> listed;  // family -> its case count, where it could be listed
+  std::set<std::string> listed;  // the families whose cases could be listed
   double harness_s = 0;
   double total_s = 0;
 };
 
 planned_run plan_run(const std::vector<family_entry>& families, const suite_run_options& options,
-                     const std::vector<std::string>& sweep, const std::vector<std::string>& listing_flags,
+                     const std::vector<std::string>& selection, const std::vector<std::string>& listing_flags,
                      const std::optional<reference_set>& set, const std::optional<paired_reference>& paired) {
   std::vector<nlohmann::json> metas;
   if (set) {
@@ -150,12 +151,12 @@ planned_run plan_run(const std::vector<family_entry>& families, const suite_run_
   plan.total_s = plan.harness_s;
   for (const auto& family : families) {
     auto flags = family_flags(family, options);
-    flags.insert(flags.end(), sweep.begin(), sweep.end());
+    flags.insert(flags.end(), selection.begin(), selection.end());
     flags.insert(flags.end(), listing_flags.begin(), listing_flags.end());
     if (cancelled(options)) break;
     const auto names = list_cases(options.bin_dir / family.binary, flags, options.cancel);
     family_plan f = plan_family(family.name, names.value_or(std::vector<std::string>{}), costs, wider, plan_defaults{});
-    if (names) plan.listed[family.name] = names->size();
+    if (names) plan.listed.insert(family.name);
     else f.basis = "could not list its cases";
     plan.total_s += f.seconds;
     plan.families.push_back(std::move(f));
@@ -168,8 +169,8 @@ planned_run plan_run(const std::vector<family_entry>& families, const suite_run_
 // and each look re-reads the whole file.
 class progress_meter {
  public:
-  progress_meter(std::string family, fs::path json, std::optional<std::size_t> total, std::ostream& log)
-      : family_(std::move(family)), json_(std::move(json)), total_(total), log_(log),
+  progress_meter(std::string family, fs::path json, const family_plan* plan, std::ostream& log)
+      : family_(std::move(family)), json_(std::move(json)), plan_(plan), log_(log),
         start_(std::chrono::steady_clock::now()), last_look_(start_) {}
 
   void poll() {
@@ -184,22 +185,22 @@ class progress_meter {
     const auto text = try_read_text_file(json_);
     if (!text) return;
     try {
-      const auto done = count_cases(read_raw_json(*text));
-      if (done != done_) report(done);
+      std::set<std::string> finished;
+      for (const auto& run : read_raw_json(*text).runs) finished.insert(run.run_name);
+      if (finished.size() != done_) report(finished);
     } catch (const harness_error&) {
       // no context yet
     }
   }
 
-  void report(std::size_t done) {
-    done_ = done;
+  void report(const std::set<std::string>& finished) {
+    done_ = finished.size();
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    log_ << "[" << family_ << "] " << done;
-    if (total_) log_ << "/" << *total_;
+    log_ << "[" << family_ << "] " << done_;
+    if (plan_) log_ << "/" << plan_->cases;
     log_ << " cases, " << minutes_seconds(elapsed) << " elapsed";
-    if (total_ && done > 0 && done <= *total_) {
-      log_ << ", ~" << minutes_seconds(elapsed / static_cast<double>(done) * static_cast<double>(*total_ - done))
-           << " remaining";
+    if (const auto left = plan_ ? remaining_seconds(*plan_, finished, elapsed) : std::nullopt) {
+      log_ << ", ~" << minutes_seconds(*left) << " remaining";
     }
     log_ << "\n" << std::flush;
   }
@@ -207,7 +208,7 @@ class progress_meter {
  private:
   std::string family_;
   fs::path json_;
-  std::optional<std::size_t> total_;
+  const family_plan* plan_;  // nullptr: the family's cases could not be listed
   std::ostream& log_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_look_;
@@ -300,6 +301,12 @@ std::vector<std::string> family_flags(const family_entry& family, const suite_ru
   return flags;
 }
 
+std::vector<std::string> selection_flags(const node_tiers& tiers, const suite_run_options& options) {
+  auto flags = options.full ? std::vector<std::string>{} : sweep_flags(tiers);
+  if (options.verdict) flags.emplace_back("--verdict");
+  return flags;
+}
+
 void check_routed_flags(const std::vector<family_entry>& manifest, const std::vector<std::string>& extra_flags) {
   std::string names;
   for (const auto& family : manifest) names += (names.empty() ? "" : ", ") + family.name;
@@ -311,13 +318,13 @@ void check_routed_flags(const std::vector<family_entry>& manifest, const std::ve
   }
 }
 
-family_status run_family(const family_entry& family, const suite_run_options& options, const std::vector<std::string>& sweep,
-                         std::optional<std::size_t> total, const fs::path& raw_dir, std::ostream& log) {
+family_status run_family(const family_entry& family, const suite_run_options& options, const std::vector<std::string>& selection,
+                         const family_plan* plan, const fs::path& raw_dir, std::ostream& log) {
   const auto binary = options.bin_dir / family.binary;
   const auto json_path = raw_dir / (family.name + ".json");
   const auto costs_path = raw_dir / (family.name + ".costs.jsonl");
   auto flags = family_flags(family, options);
-  flags.insert(flags.end(), sweep.begin(), sweep.end());
+  flags.insert(flags.end(), selection.begin(), selection.end());
   child_spec spec;
   // Started by the path relative to the run's working directory where there is one, so that
   // what the run records (the command line, the binary's own "Running ..." line) does not carry
@@ -338,8 +345,8 @@ family_status run_family(const family_entry& family, const suite_run_options& op
     status.error = "binary not found: " + binary.string();
   } else {
     log << "[" << family.name << "] starting " << binary.filename().string()
-        << (total ? ", " + std::to_string(*total) + " cases" : std::string()) << "\n";
-    progress_meter meter(family.name, json_path, total, log);
+        << (plan ? ", " + std::to_string(plan->cases) + " cases" : std::string()) << "\n";
+    progress_meter meter(family.name, json_path, plan, log);
     // Taken outside the family's lifetime, so that its own context is never among the processes.
     family_activity activity;
     activity.start = take_activity_snapshot(own_pids());
@@ -385,16 +392,19 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
   if (!options.run_dir_file.empty()) atomic_write_file(options.run_dir_file, run_dir.string() + "\n");
 
   // meta.json first, so that even a run killed in its first family leaves the fingerprint.
-  const run_identity identity{run_dir.filename().string(), started, options.command_line, options.quick};
+  const run_identity identity{run_dir.filename().string(), started, options.command_line, options.quick, options.verdict};
   auto meta = make_meta(identity, gather_host_facts(), node);
   // The links' error counters before the first family and after the last: `hdbench check` fails
   // a GPU whose PCIe replays or NVLink errors grew in between.
   meta["health"]["start"] = to_json(take_link_health_snapshot());
   const node_tiers tiers = tiers_of(meta["node"]);
   meta["tiers"] = to_json(tiers, options.full);
-  const std::vector<std::string> sweep = options.full ? std::vector<std::string>{} : sweep_flags(tiers);
+  const std::vector<std::string> selection = selection_flags(tiers, options);
   write_meta(run_dir / "meta.json", meta);
-  if (tiers.gpus.size() > 1) {
+  if (options.verdict) {
+    log << "hdbench: verdict run: on every GPU and pair only the cases the declarations' checks and gates select "
+           "(what check grades and compare gates); no sweeps\n";
+  } else if (tiers.gpus.size() > 1) {
     log << "hdbench: " << (options.full ? "full sweep on every GPU and pair (--full)" : "tiered: full sweep on GPU");
     if (!options.full) {
       for (const auto& c : tiers.classes) log << " " << c.representative << " (" << c.gpus.size() << " GPUs: " << c.key << ")";
@@ -405,7 +415,7 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
   planned_run plan;
   try {
     const auto paired = tiers.gpus.size() > 1 ? paired_reference_for(meta["node"]) : std::nullopt;
-    plan = plan_run(families, options, sweep, {}, cost_set_for(meta["node"], options), paired);
+    plan = plan_run(families, options, selection, {}, cost_set_for(meta["node"], options), paired);
     log << "hdbench: plan: about " << minutes_seconds(plan.total_s) << " (";
     for (std::size_t i = 0; i < plan.families.size(); ++i) {
       log << (i ? ", " : "") << plan.families[i].family << " " << minutes_seconds(plan.families[i].seconds);
@@ -425,9 +435,10 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
       save_status(raw_dir, skipped);
       continue;
     }
-    const auto listed = plan.listed.find(family.name);
-    const auto total = listed == plan.listed.end() ? std::nullopt : std::optional<std::size_t>(listed->second);
-    (void)run_family(family, options, sweep, total, raw_dir, log);
+    const auto planned = std::find_if(plan.families.begin(), plan.families.end(),
+                                      [&](const family_plan& f) { return f.family == family.name; });
+    const bool listed = planned != plan.families.end() && plan.listed.contains(family.name);
+    (void)run_family(family, options, selection, listed ? &*planned : nullptr, raw_dir, log);
   }
 
   meta["finished_utc"] = utc_timestamp(std::chrono::system_clock::now());
@@ -494,20 +505,29 @@ int print_plan(const suite_run_options& options, std::ostream& out) {
               (options.assume_gpus > 1 ? ", pairs " + (paired ? "as in " + paired->dir.string() : std::string("unknown")) : "") + ")";
   }
   const node_tiers tiers = tiers_of(node);
-  const auto sweep = options.full ? std::vector<std::string>{} : sweep_flags(tiers);
-  const auto plan = plan_run(families, options, sweep, listing, set, paired);
-  out << "hdbench run --plan: " << tiers.gpus.size() << " GPU" << (tiers.gpus.size() == 1 ? "" : "s") << assumed << ", "
-      << (options.full || tiers.gpus.size() < 2 ? "every case on every GPU" : "tiered") << "\n";
-  for (const auto& c : tiers.classes) {
-    out << "  class " << c.key << ": GPUs " << gpu_list(c.gpus) << ", full sweep on GPU " << c.representative << "\n";
-  }
-  for (const auto& c : tiers.pair_classes) {
-    out << "  pair class " << c.key << ": " << c.pairs.size() << " ordered pairs, full sweep on " << c.representative.first
-        << ">" << c.representative.second << "\n";
+  const auto plan = plan_run(families, options, selection_flags(tiers, options), listing, set, paired);
+  out << "hdbench run --plan" << (options.verdict ? " --verdict" : "") << ": " << tiers.gpus.size() << " GPU"
+      << (tiers.gpus.size() == 1 ? "" : "s") << assumed << ", "
+      << (options.verdict                              ? "on every GPU and pair only the cases the checks and gates select"
+          : options.full || tiers.gpus.size() < 2 ? "every case on every GPU"
+                                                    : "tiered")
+      << "\n";
+  // A verdict run measures the same cases on every GPU and pair: no class has a sweep of its own.
+  if (!options.verdict) {
+    for (const auto& c : tiers.classes) {
+      out << "  class " << c.key << ": GPUs " << gpu_list(c.gpus) << ", full sweep on GPU " << c.representative << "\n";
+    }
+    for (const auto& c : tiers.pair_classes) {
+      out << "  pair class " << c.key << ": " << c.pairs.size() << " ordered pairs, full sweep on " << c.representative.first
+          << ">" << c.representative.second << "\n";
+    }
   }
   table_rows rows;
   for (const auto& f : plan.families) rows.push_back({f.family, std::to_string(f.cases), minutes_seconds(f.seconds), f.basis});
-  rows.push_back({"(harness)", "", minutes_seconds(plan.harness_s), "collect, check, plots, report"});
+  // What the harness takes is known of full runs only (the members', or the default's).
+  rows.push_back({"(harness)", "", minutes_seconds(plan.harness_s),
+                  options.verdict ? "collect, check, plots, report: a full run's; a verdict run draws fewer figures"
+                                  : "collect, check, plots, report"});
   rows.push_back({"total", "", minutes_seconds(plan.total_s), "the run without the build"});
   out << text_table({"family", "cases", "estimate", "basis"}, rows);
   const bool by_family_mean = std::any_of(plan.families.begin(), plan.families.end(),

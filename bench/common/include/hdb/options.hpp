@@ -37,6 +37,7 @@ void positive_int_list(const std::string& flag, const std::string& value);
 
 struct run_options {
   bool quick = false;
+  bool verdict = false;  // --verdict: only the cases the declaration's checks and gates select
   bool help = false;
   bool version = false;
   device_selection devices;  // --devices (or its synonym --device)

@@ -43,10 +43,21 @@ void reconcile_status(family_status& status, const family_raw& raw);
 // for it, with statistic fit and no size_bytes.
 [[nodiscard]] std::vector<result_row> alpha_beta_rows(std::span<const result_row> rows, const fit_decl& fit);
 
+// Whether a binary measured only its verdict cases (--verdict), and how many cases it would have
+// measured without (its context's hdbench.verdict and hdbench.cases_without_verdict).
+struct case_selection {
+  bool verdict = false;
+  std::size_t cases_without_verdict = 0;
+};
+
+// The selection the context records; nullopt where it records none (a binary built before it).
+[[nodiscard]] std::optional<case_selection> selection_of(const nlohmann::json& context);
+
 struct collected_family {
   family_status status;
   std::optional<family_declaration> declaration;  // what the rows were built from
   std::string plots;                              // the manifest's plot module, "" when not listed
+  std::optional<case_selection> selection;
 };
 
 struct collected_run {
@@ -71,7 +82,7 @@ struct collect_sources {
 [[nodiscard]] collected_run collect_run(const std::filesystem::path& run_dir, const collect_sources& sources);
 
 // `hdbench collect`: writes results.csv and refreshes meta.json's families (status, declaration
-// as `schema`, plot module as `plots`).
+// as `schema`, plot module as `plots`, case selection as `selection`).
 collected_run collect_and_write(const std::filesystem::path& run_dir, const collect_sources& sources);
 
 }  // namespace hdb

@@ -40,6 +40,7 @@ struct run_identity {
   std::chrono::system_clock::time_point started;
   std::vector<std::string> command_line;
   bool quick = false;
+  bool verdict = false;  // --verdict: only the cases check grades and compare gates
 };
 
 // The meta.json object a run starts with ("finished_utc" null, "families" empty).

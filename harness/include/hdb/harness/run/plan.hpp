@@ -10,6 +10,8 @@
 // fingerprint, warm-up: its elapsed time less its cases' in the set, else the default), and the
 // run the harness's own work after the families.
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,7 +20,8 @@
 namespace hdb {
 
 // "copy/bandwidth/pinned/size:1024/gpu:3" -> "copy/bandwidth/pinned/size:1024"; "src:2"/"dst:5"
-// -> "src:*"/"dst:*": one GPU's or pair's case is another's.
+// -> "src:*"/"dst:*": one GPU's or pair's case is another's. The name as a binary lists it on a
+// node, "…/gpu:3/iterations:1/repeats:10/manual_time", has the same key.
 [[nodiscard]] std::string case_cost_key(const std::string& case_name);
 
 // A --case-costs file (JSON lines {"case", "wall_s"}, one per repetition): seconds per case.
@@ -60,10 +63,21 @@ struct family_plan {
   std::size_t cases_costed = 0;  // cases priced from the same case (in either source)
   std::size_t cases_wider = 0;   // cases priced at the wider reference's mean case
   std::string basis;             // "h200 (8 runs): 281 of 281 cases priced by the same case" | "documented default"
+  // Each listed case's price by its name, where the reference recorded case costs for the family;
+  // empty where it did not (a per-case mean or the documented default prices no case by itself).
+  std::map<std::string, double> prices;
 };
 
 // `wider`: the reference with pairs that prices what `costs` never ran (empty name: none).
 [[nodiscard]] family_plan plan_family(const std::string& family, const std::vector<std::string>& case_names,
                                       const cost_source& costs, const cost_source& wider, const plan_defaults& defaults);
+
+// What the progress line says is left of a family after `finished` (the names of its cases done,
+// as listed) in `elapsed_s`: the plan's prices of the cases not finished; where the plan has no
+// prices, the run's own pace, elapsed / finished x the cases left, as one mean case (a family's
+// cases differ a hundredfold: the first copy cases, the largest sizes, cost the most). nullopt
+// before the first case finished.
+[[nodiscard]] std::optional<double> remaining_seconds(const family_plan& plan, const std::set<std::string>& finished,
+                                                      double elapsed_s);
 
 }  // namespace hdb

@@ -10,6 +10,8 @@
 
 #include "hdb/harness/data/family_status.hpp"
 #include "hdb/harness/data/manifest.hpp"
+#include "hdb/harness/run/plan.hpp"
+#include "hdb/harness/run/tiers.hpp"
 #include "hdb/harness/report/plots.hpp"
 
 namespace hdb {
@@ -29,6 +31,9 @@ struct suite_run_options {
   plot_options plots;
   const volatile std::sig_atomic_t* cancel = nullptr;  // set on SIGINT/SIGTERM
   bool full = false;         // --full: every GPU and pair the whole sweep (no tiers)
+  // --verdict: every family only the cases its declaration's checks and gates select (the
+  // binaries' --verdict), what check grades and compare gates
+  bool verdict = false;
   bool plan_only = false;    // --plan: print the plan, measure nothing
   int assume_gpus = 0;       // --assume-gpus=N with --plan: N copies of this node's (or the set's) GPU
   std::optional<std::filesystem::path> reference;  // --reference: where the plan's costs come from
@@ -47,15 +52,20 @@ void write_check(const std::filesystem::path& run_dir, std::ostream& log);
 // family only.
 [[nodiscard]] std::vector<std::string> family_flags(const family_entry& family, const suite_run_options& options);
 
+// The flags that choose which of its cases a family binary measures on this node, the same for
+// every family: the tiers' (sweep_flags; none with --full) and --verdict with --verdict.
+[[nodiscard]] std::vector<std::string> selection_flags(const node_tiers& tiers, const suite_run_options& options);
+
 // Throws harness_error naming the flag when a "--<family>.flag" names no family of the manifest
 // (a typo would otherwise reach no family without a word).
 void check_routed_flags(const std::vector<family_entry>& manifest, const std::vector<std::string>& extra_flags);
 
 // Runs one family into raw_dir and returns its (reconciled) status; also writes
-// raw/<family>.status.json. `sweep`: the tier flags (sweep_flags); `total`: its case count as
-// listed, for the progress lines (nullopt: unknown). Progress goes to `log`.
+// raw/<family>.status.json. `selection`: the flags that choose its cases (selection_flags);
+// `plan`: its plan (the cases as listed, their prices), for the progress lines (nullptr: its cases
+// could not be listed). Progress goes to `log`.
 family_status run_family(const family_entry& family, const suite_run_options& options,
-                         const std::vector<std::string>& sweep, std::optional<std::size_t> total,
+                         const std::vector<std::string>& selection, const family_plan* plan,
                          const std::filesystem::path& raw_dir, std::ostream& log);
 
 // The whole `run`. Returns the exit status: 0 when every family is ok, else 1.

@@ -203,7 +203,7 @@ void require_documented(const family_declaration& declaration);
 [[nodiscard]] bool selection_matches(std::string_view case_kind, const label_list& wanted, std::string_view kind,
                                      const std::function<const std::string*(std::string_view)>& value_of);
 
-// A registered case as the gates see it.
+// A registered case as the gates and checks see it.
 struct gate_candidate {
   std::string_view kind;
   const label_list* labels = nullptr;
@@ -215,6 +215,13 @@ struct gate_candidate {
 // the first gate that selects it, or "" where none does.
 [[nodiscard]] std::vector<std::string> gated_metrics(const family_declaration& declaration,
                                                      const std::vector<gate_candidate>& candidates);
+
+// Which candidates a verdict run measures (a binary's --verdict): those a gate selects (as
+// gated_metrics does) and those a check selects (selection_matches), which are every figure check
+// grades and compare gates. A skipped candidate is kept where a gate would select it if it could
+// run, so that the verdict run still says why that figure is missing (one GPU, no pair).
+[[nodiscard]] std::vector<bool> verdict_cases(const family_declaration& declaration,
+                                              const std::vector<gate_candidate>& candidates);
 
 // What is wrong with a finished case, or nullopt: every counter it set must be declared for its
 // kind (and never be named like a Google Benchmark key), every headline must be one of the kind's
