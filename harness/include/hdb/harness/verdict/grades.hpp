@@ -16,7 +16,5 @@ enum class verdict { slower, same, faster };
 [[nodiscard]] std::string_view to_string(verdict value);
 // The inverse of to_string(grade); nullopt for any other text.
 [[nodiscard]] std::optional<grade> grade_from_string(std::string_view text);
-// The worse of two grades (FAIL over WARN over PASS over INFO).
-[[nodiscard]] constexpr grade worse_of(grade a, grade b) { return a < b ? a : b; }
 
 }  // namespace hdb
