@@ -22,18 +22,11 @@ int parse_index(std::string_view flag, std::string_view whole, std::string_view 
   return value;
 }
 
-const std::string* label(const label_list& labels, std::string_view key) {
-  for (const auto& [k, v] : labels) {
-    if (k == key) return &v;
-  }
-  return nullptr;
-}
-
 // A check's cases, by the declaration's one selection rule (a check's and a gate's alike).
 bool matches_check(const case_shape& c, const std::vector<check_decl>& checks) {
   return std::any_of(checks.begin(), checks.end(), [&](const check_decl& check) {
     return selection_matches(check.case_kind, check.parameters, *c.kind,
-                             [&](std::string_view name) { return label(*c.labels, name); });
+                             [&](std::string_view name) { return label_value(*c.labels, name); });
   });
 }
 
@@ -59,8 +52,8 @@ std::string without_size(const case_shape& c) {
 // A pair case's direction: its src and dst labels where it has them (the devices list is
 // ascending), else the devices in order.
 std::pair<int, int> ordered_pair(const case_shape& c) {
-  const std::string* src = label(*c.labels, "src");
-  const std::string* dst = label(*c.labels, "dst");
+  const std::string* src = label_value(*c.labels, "src");
+  const std::string* dst = label_value(*c.labels, "dst");
   if (src && dst) return {std::stoi(*src), std::stoi(*dst)};
   return {(*c.devices)[0], (*c.devices)[1]};
 }
@@ -126,7 +119,7 @@ std::vector<bool> cases_in_sweep(const std::vector<case_shape>& cases, const swe
     const std::vector<int>& devices = *c.devices;
     const bool whole_node = devices.size() == selected_devices;
     bool full = whole_node;
-    if (!full && !label(*c.labels, "ranks")) {
+    if (!full && !label_value(*c.labels, "ranks")) {
       if (devices.size() == 1) {
         full = !selection.devices || std::binary_search(selection.devices->begin(), selection.devices->end(), devices[0]);
       } else if (devices.size() == 2) {
@@ -136,7 +129,7 @@ std::vector<bool> cases_in_sweep(const std::vector<case_shape>& cases, const swe
     }
     // Pairs outnumber GPUs (56 ordered pairs on 8), so a pair outside the sweep keeps its
     // headline and checked sizes only.
-    const std::string* size = label(*c.labels, "size_bytes");
+    const std::string* size = label_value(*c.labels, "size_bytes");
     const bool short_sweep =
         devices.size() == 1 && size && short_sweep_size(*size) && point_shapes.contains(without_size(c));
     keep[i] = full || point[i] || short_sweep;

@@ -267,13 +267,6 @@ std::string describe_gate(const gate_decl& g, std::size_t index) {
   return "gate " + std::to_string(index) + " (" + g.case_kind + " " + g.metric + ")";
 }
 
-const std::string* label_value(const label_list& labels, std::string_view key) {
-  for (const auto& [k, v] : labels) {
-    if (k == key) return &v;
-  }
-  return nullptr;
-}
-
 // all_digits checked; a value too large for 64 bits (no size is) reads as the largest one.
 unsigned long long whole_number(const std::string& digits) {
   unsigned long long value = 0;
@@ -314,6 +307,13 @@ std::vector<bool> gate_selects(const gate_decl& gate, const std::vector<gate_can
 }
 
 }  // namespace
+
+const std::string* label_value(const label_list& labels, std::string_view key) {
+  for (const auto& [k, v] : labels) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
 
 bool selection_matches(std::string_view case_kind, const label_list& wanted, std::string_view kind,
                        const std::function<const std::string*(std::string_view)>& value_of) {

@@ -196,6 +196,9 @@ void require_documented(const family_declaration& declaration);
 [[nodiscard]] std::optional<std::string> check_registration(const family_declaration& declaration, std::string_view kind,
                                                             const label_list& labels);
 
+// A case's label value of parameter `key`; nullptr where the label has none.
+[[nodiscard]] const std::string* label_value(const label_list& labels, std::string_view key);
+
 // The one selection rule of a check's and a gate's cases: cases of kind `case_kind` whose labels
 // have the `wanted` values, parameters not named free; a gate's "largest" or "smallest" matches
 // any whole number here (gate_selects then keeps the extreme). `value_of` gives a case's label
