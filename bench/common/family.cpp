@@ -5,6 +5,7 @@
 #include "hdb/fingerprint.hpp"
 #include "hdb/gpu_lock.hpp"
 #include "hdb/util/lists.hpp"  // all_digits
+#include "hdb/util/stopping.hpp"
 #include "hdb/sizes.hpp"
 #include "hdb/sweep.hpp"
 #include "hdb/warmup.hpp"
@@ -20,6 +21,7 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <unistd.h>
 
 namespace hdb {
 namespace {
@@ -30,12 +32,58 @@ struct file_closer {
   void operator()(std::FILE* file) const noexcept { std::fclose(file); }
 };
 
+// Google Benchmark repeats a case the count it was registered with; a case that stopped early
+// (repetition_stopper) spends each repetition it did not need on this skip, which no reporter
+// shows: the output holds the repetitions measured, nothing else.
+constexpr const char* unneeded_repetition = "hdbench: repetition not needed (the case stopped)";
+
+// Google Benchmark 1.8 renamed the run's error_message to skip_message.
+template <class Run>
+bool is_unneeded(const Run& run) {
+  if constexpr (requires { run.skip_message; }) return run.skip_message == unneeded_repetition;
+  else return run.error_message == unneeded_repetition;
+}
+
+template <class Run>
+std::vector<Run> measured_only(const std::vector<Run>& runs) {
+  std::vector<Run> kept;
+  std::copy_if(runs.begin(), runs.end(), std::back_inserter(kept), [](const Run& run) { return !is_unneeded(run); });
+  return kept;
+}
+
+template <class Reporter>
+class measured_only_reporter : public Reporter {
+ public:
+  using Reporter::Reporter;
+  void ReportRuns(const std::vector<benchmark::BenchmarkReporter::Run>& runs) override {
+    Reporter::ReportRuns(measured_only(runs));
+  }
+};
+
+enum class console_color { automatic, never };
+
+// The reporter Google Benchmark would make for a --benchmark_format or --benchmark_out_format,
+// without the unneeded repetitions.
+std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const std::string& format, console_color color) {
+  if (format == "json") return std::make_unique<measured_only_reporter<benchmark::JSONReporter>>();
+  if (format == "csv") {
+    // Deprecated upstream, yet still what --benchmark_format=csv asks for.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    return std::make_unique<measured_only_reporter<benchmark::CSVReporter>>();
+#pragma GCC diagnostic pop
+  }
+  const bool colored = color == console_color::automatic && isatty(STDOUT_FILENO);
+  return std::make_unique<measured_only_reporter<benchmark::ConsoleReporter>>(
+      colored ? benchmark::ConsoleReporter::OO_Color : benchmark::ConsoleReporter::OO_None);
+}
+
 // Flushes after every reported case: a crash or kill later keeps every finished case on disk
 // (the file is then a valid JSON prefix, which the harness reads tolerantly).
 class flushing_json_reporter : public benchmark::JSONReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
-    JSONReporter::ReportRuns(runs);
+    JSONReporter::ReportRuns(measured_only(runs));
     GetOutputStream().flush();
   }
 };
@@ -468,11 +516,65 @@ void warm_up(const family_env& env) {
   }
 }
 
+// What a decision reads of a case, and how sure of it it must be: each gated headline's metric
+// and each checked figure's, with a quarter of the tolerance that judges it.
+std::vector<precision_target> decision_targets(const case_spec& spec, const family_declaration& schema) {
+  std::vector<precision_target> targets;
+  const auto add = [&](const std::string& metric, std::optional<double> tolerance) {
+    if (!tolerance || !(*tolerance > 0)) return;
+    const double half_width = *tolerance * stopping_policy::tolerance_fraction;
+    for (auto& target : targets) {
+      if (target.metric == metric) {
+        target.relative_half_width = std::min(target.relative_half_width, half_width);
+        return;
+      }
+    }
+    targets.push_back({metric, half_width});
+  };
+  for (const auto& metric : spec.headline_metrics) add(metric, schema.tolerance(nullptr, metric));
+  for (const auto& check : schema.checks) {
+    if (selection_matches(check.case_kind, check.parameters, spec.kind,
+                          [&](std::string_view name) { return label_value(spec.labels, name); })) {
+      add(check.metric, schema.tolerance(&check, check.metric));
+    }
+  }
+  return targets;
+}
+
+// Each case's stopping rule: the user's --benchmark_repetitions, the quick profile's and the
+// fixed mode's counts, or the precision rule for what a decision reads.
+repetition_stopper stopper_for(const case_spec& spec, const family_declaration& schema, const run_options& options) {
+  if (options.user_repetitions) {
+    const std::string given = flag_value(options.benchmark_args, "--benchmark_repetitions=");
+    return repetition_stopper(std::max(1, std::atoi(given.c_str())));
+  }
+  const repetition_policy counts = repetitions_for(options.quick);
+  const int fixed = spec.headline_metrics.empty() ? counts.regular : counts.headline;
+  if (options.quick || options.stopping == stopping_mode::fixed) return repetition_stopper(fixed);
+  auto targets = decision_targets(spec, schema);
+  if (targets.empty()) return repetition_stopper(counts.regular);
+  return repetition_stopper(std::move(targets), stopping_policy{});
+}
+
+std::map<std::string, double> counter_values(const benchmark::State& state) {
+  std::map<std::string, double> values;
+  for (const auto& [name, counter] : state.counters) values[name] = counter.value;
+  return values;
+}
+
+// Spends a repetition the case does not need: entering the loop keeps Google Benchmark's
+// iteration count equal across a case's repetitions, which its statistics require.
+void skip_unneeded(benchmark::State& state) {
+  for (auto _ : state) {
+    state.SkipWithError(unneeded_repetition);
+    break;
+  }
+}
+
 // Step 6: every case as a Google Benchmark with its repetitions, guarded and costed, then the run
 // (or the listing), streamed as JSON. The process's exit code.
 int run_cases(const run_options& options, const family_declaration& schema, const std::string& program, bool listing,
               backend runs_on, run_state& run) {
-  const repetition_policy repetitions = repetitions_for(options.quick);
   std::unique_ptr<std::FILE, file_closer> costs;
   if (!options.case_costs.empty() && !listing) {
     costs.reset(std::fopen(options.case_costs.c_str(), "a"));
@@ -481,23 +583,42 @@ int run_cases(const run_options& options, const family_declaration& schema, cons
       return 2;
     }
   }
-  for (const case_spec& spec : run.cases) {
-    auto* b = benchmark::RegisterBenchmark(spec.name.c_str(), [&spec, &schema, &run, &costs, runs_on](benchmark::State& state) {
+  std::vector<repetition_stopper> stoppers;
+  stoppers.reserve(run.cases.size());
+  for (const case_spec& spec : run.cases) stoppers.push_back(stopper_for(spec, schema, options));
+  for (std::size_t i = 0; i < run.cases.size(); ++i) {
+    const case_spec& spec = run.cases[i];
+    repetition_stopper& stopper = stoppers[i];
+    auto* b = benchmark::RegisterBenchmark(spec.name.c_str(), [&spec, &stopper, &schema, &run, &costs, runs_on](benchmark::State& state) {
+      if (stopper.done()) return skip_unneeded(state);
       const auto started = std::chrono::steady_clock::now();
-      state.SetLabel(format_label(spec, run.env));
+      const std::string label = format_label(spec, run.env);
+      state.SetLabel(label);
       run_guarded(state, spec, schema, run.record, run.placement, runs_on);
-      if (costs) record_cost(costs.get(), spec.name, std::chrono::steady_clock::now() - started);
+      const auto took = std::chrono::steady_clock::now() - started;
+      if (costs) record_cost(costs.get(), spec.name, took);
+      if (state.error_occurred()) return stopper.stop_failed();
+      stopper.add(counter_values(state), std::chrono::duration<double>(took).count());
+      // The last repetition says how many the case took and why it stopped (results.csv).
+      if (stopper.done()) {
+        state.SetLabel(label + ";repetitions=" + std::to_string(stopper.taken()) + ";stopped_by=" +
+                       std::string(to_string(*stopper.reason())));
+      }
     });
     b->UseManualTime()->Iterations(spec.iterations)->Unit(benchmark::kMicrosecond);
     // Repetitions() in code would override the command line, so only inject when the user is silent.
-    if (!options.user_repetitions) b->Repetitions(spec.headline_metrics.empty() ? repetitions.regular : repetitions.headline);
+    if (!options.user_repetitions) b->Repetitions(stopper.ceiling());
   }
 
-  const std::string out_format = flag_value(options.benchmark_args, "--benchmark_out_format=");
-  const bool stream_json = !flag_value(options.benchmark_args, "--benchmark_out=").empty() &&
-                           (out_format.empty() || out_format == "json");
-  flushing_json_reporter json_reporter;
-  benchmark::RunSpecifiedBenchmarks(nullptr, stream_json ? &json_reporter : nullptr);
+  const auto display = display_reporter(flag_value(options.benchmark_args, "--benchmark_format="), console_color::automatic);
+  // Google Benchmark refuses a file reporter without --benchmark_out.
+  std::unique_ptr<benchmark::BenchmarkReporter> file;
+  if (!flag_value(options.benchmark_args, "--benchmark_out=").empty()) {
+    const std::string out_format = flag_value(options.benchmark_args, "--benchmark_out_format=");
+    file = out_format.empty() || out_format == "json" ? std::make_unique<flushing_json_reporter>()
+                                                      : display_reporter(out_format, console_color::never);
+  }
+  benchmark::RunSpecifiedBenchmarks(display.get(), file.get());
   benchmark::Shutdown();
   if (run.record.failed_cases > 0) {
     std::fprintf(stderr, "%s: %d case%s failed (see the error messages above)\n", program.c_str(), run.record.failed_cases,

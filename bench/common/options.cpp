@@ -37,6 +37,10 @@ const std::vector<flag_spec>& shared_flags() {
        "GPUs that get every case; the others get their tier points (headline and checked cases, and those at "
        "sizes that are powers of 64): all, or indices such as 0,4 (hdbench run picks one GPU per class)"},
       {"sweep-pairs", "all", "", "ordered GPU pairs that get every pair case: all, none, or pairs such as 0>1,0>4"},
+      {"stopping", "auto", "",
+       "how a case's repetitions end: precision (a case that check or compare reads repeats until its median's 90 % "
+       "interval is within a quarter of its tolerance: 5 to 20 repetitions, 4 s), fixed (5, or 10 for a gated "
+       "case), or auto (precision with --verdict, else fixed)"},
       {"case-costs", "", "", "append each case's wall time (set-up and repetitions, seconds) to this file as JSON lines"},
       {"assume-gpus", "0", "",
        "with --benchmark_list_tests: list the cases for this many GPUs without touching any (planning on a login "
@@ -132,6 +136,11 @@ run_options parse_run_options(const std::vector<std::string>& args, const std::v
   options.lock_timeout = std::chrono::seconds(parse_non_negative("lock-timeout-s", options.values["lock-timeout-s"]));
   options.sweep = parse_sweep_selection(options.values["sweep-devices"], options.values["sweep-pairs"]);
   options.case_costs = options.values["case-costs"];
+  const std::string& stopping = options.values["stopping"];
+  if (stopping == "precision") options.stopping = stopping_mode::precision;
+  else if (stopping == "fixed") options.stopping = stopping_mode::fixed;
+  else if (stopping == "auto") options.stopping = options.verdict ? stopping_mode::precision : stopping_mode::fixed;
+  else throw usage_error("bad value for --stopping: '" + stopping + "' (expected precision, fixed or auto)");
   options.assume_gpus = parse_non_negative("assume-gpus", options.values["assume-gpus"]);
   // Every family flag is checked here, before the GPU is touched: a typo gets its own error on a
   // login node too, and never costs a CUDA context.

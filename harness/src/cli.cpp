@@ -269,6 +269,10 @@ void add_run(CLI::App& app, parsed_cli& cli) {
   run->add_flag("--verdict", cli.run.verdict,
                 "only what check grades and compare gates: each family's cases its declaration's checks and gates select, "
                 "on every GPU (no sweeps); with --plan, the plan of that run");
+  run->add_option("--stopping", cli.run.stopping,
+                  "how each case's repetitions end: precision (what check and compare read repeats until its median is "
+                  "sure enough: docs/methodology.md), fixed, or auto (precision with --verdict, else fixed)")
+      ->check(CLI::IsMember({"auto", "precision", "fixed"}));
   run->add_flag("--plan", cli.run.plan_only, "print each family's cases and estimated time, measure nothing");
   run->add_option("--assume-gpus", cli.run.assume_gpus, "with --plan: plan for this many GPUs of this node's (or --reference's) kind")
       ->check(CLI::Range(1, 1024));

@@ -46,6 +46,14 @@ TEST_CASE("verdict: a switch that changes no flag's value", "[options]") {
   CHECK(parse({"--verdict"}).value("sizes") == "1K:1G:x4");
 }
 
+TEST_CASE("stopping: auto is precision on a verdict run and fixed otherwise, and a given mode wins", "[options]") {
+  CHECK(parse({}).stopping == hdb::stopping_mode::fixed);
+  CHECK(parse({"--verdict"}).stopping == hdb::stopping_mode::precision);
+  CHECK(parse({"--stopping=auto", "--verdict"}).stopping == hdb::stopping_mode::precision);
+  CHECK(parse({"--stopping=precision"}).stopping == hdb::stopping_mode::precision);
+  CHECK(parse({"--verdict", "--stopping=fixed"}).stopping == hdb::stopping_mode::fixed);
+}
+
 TEST_CASE("Google Benchmark flags pass through and repetitions are noticed", "[options]") {
   const auto o = parse({"--benchmark_filter=h2d", "--device=1", "--benchmark_repetitions=3", "--numa=none"});
   CHECK(o.benchmark_args ==
@@ -72,6 +80,7 @@ TEST_CASE("bad input is refused with the offending flag named", "[options]") {
       {{"--ranks=1,x"}, "--ranks"},
       {{"--numa=far"}, "far"},
       {{"--gate-timeout-ms=0"}, "--gate-timeout-ms"},
+      {{"--stopping=adaptive"}, "bad value for --stopping: 'adaptive' (expected precision, fixed or auto)"},
       {{"--sizes"}, "--sizes"},
       {{"stray"}, "stray"},
   }));

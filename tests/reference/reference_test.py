@@ -39,13 +39,15 @@ def plots_reader(repo: Path):
 
 
 def harness_columns(repo: Path, hdbench: Path, results_csv):
-    """The harness's core columns and statistics (`hdbench schema-doc --json`) as the plots read them."""
+    """The harness's core columns and statistics (`hdbench schema-doc --json`) as the plots read them,
+    and the core columns added within schema 3, which an older file lacks."""
     sys.path.insert(0, str(repo / "tests" / "plots"))
     from make_fixtures import harness_record
-    return results_csv.CoreColumns.from_record(harness_record(hdbench))
+    record = harness_record(hdbench)
+    return results_csv.CoreColumns.from_record(record), set(record.get("later_columns", []))
 
 
-def core_column_problems(path: Path, plot_declarations, results_csv, columns) -> list[str]:
+def core_column_problems(path: Path, plot_declarations, results_csv, columns, later_columns: set[str]) -> list[str]:
     """A reference's header against the harness's core columns, the parameters taken from its declarations."""
     with path.open(newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
@@ -57,11 +59,14 @@ def core_column_problems(path: Path, plot_declarations, results_csv, columns) ->
     params, notes = results_csv.parameter_columns(header, declared, columns)
     core = [c for c in header if c not in params]
     problems = [f"{path.parent.name}: {note}" for note in notes if "results_csv" in note]
-    if core != list(columns.names):
+    # A file written before a later column (schema-doc's later_columns) reads it as unset.
+    expected = [c for c in columns.names if c in header or c not in later_columns]
+    if core != expected:
         problems.append(f"{path.parent.name}: core columns {core} differ from the harness's (hdbench schema-doc --json) "
                         f"{list(columns.names)}")
-    lead, trail = len(columns.leading), len(columns.trailing)
-    if tuple(header[:lead]) != columns.leading or tuple(header[len(header) - trail:]) != columns.trailing:
+    trailing = tuple(c for c in columns.trailing if c in expected)
+    lead, trail = len(columns.leading), len(trailing)
+    if tuple(header[:lead]) != columns.leading or tuple(header[len(header) - trail:]) != trailing:
         problems.append(f"{path.parent.name}: the parameters do not stand between gpu_uuid and metric: {header}")
     return problems
 
@@ -160,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     schemas = declarations(args.repo)
     plot_declarations, results_csv = plots_reader(args.repo)
-    columns = harness_columns(args.repo, args.hdbench, results_csv)
+    columns, later_columns = harness_columns(args.repo, args.hdbench, results_csv)
     core = frozenset(columns.names)
     failures: list[str] = docs_problems(args.repo, columns)
     dtypes: dict[str, dict[str, str]] = {}
@@ -190,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
                 failures.append(f"{path}: pandas.read_csv: {e}")
                 continue
         dtypes[path.parent.name] = {c: str(t) for c, t in frame.dtypes.items()}
-        failures += core_column_problems(path, plot_declarations, results_csv, columns)
+        failures += core_column_problems(path, plot_declarations, results_csv, columns, later_columns)
         print(f"{path.parent.name}: {len(rows)} rows walked to their declarations; {len(frame.columns)} columns")
     names = list(dtypes)
     for other in names[1:]:

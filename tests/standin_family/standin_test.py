@@ -131,6 +131,13 @@ def check_results(checks: Checks, run: Path) -> dict[str, float]:
                        and (r["size_bytes"] == LARGEST) == gated]
             checks.check(len(samples) == want, f"{metric}: one sample row per repetition of the "
                          f"{'gated largest size' if gated else 'other sizes'} ({len(samples)} of {want})")
+    # A full run keeps the fixed counts (--stopping=auto without --verdict), and says so on every row.
+    measured = [r for r in standin if r["statistic"] in ("sample", "median")]
+    checks.check(bool(measured) and all(r["stopped_by"] == "fixed" for r in measured),
+                 "every measured row says its case stopped by the fixed count (stopped_by = fixed)")
+    checks.check(all(int(r["repetitions"]) == REPETITIONS["gated" if r["size_bytes"] == LARGEST else "other"]
+                     for r in measured if r["repetitions"].isdigit()) and all(r["repetitions"].isdigit() for r in measured),
+                 "every measured row's repetitions is its case's count (10 gated, 5 others)")
     # The declaration's "fit" of triad_time: its rows exist where the host's times give a fit (alpha >= 0).
     fit_metrics = {"triad_fit_bandwidth", "triad_fit_latency", "triad_fit_n_half"}
     checks.check({r["statistic"] for r in standin if r["metric"] not in fit_metrics} <= {"sample", "median"},

@@ -31,6 +31,9 @@ struct parsed_label {
   std::map<std::string, std::string> params;
   std::set<std::string> headline;
   std::map<std::string, std::string> traffic;  // metric -> class
+  // The case's last repetition says how many it took and why it stopped (hdb/util/stopping.hpp).
+  std::optional<int> repetitions;
+  std::string stopped_by;
   std::string problem;
 };
 
@@ -70,6 +73,11 @@ parsed_label parse_label(std::string_view label, const family_declaration& decl)
       read_devices(parsed, value);
     } else if (key == "gpu_uuid") {
       parsed.gpu_uuid = value;
+    } else if (key == "repetitions") {
+      if (!all_digits(value)) parsed.problem = "repetitions '" + value + "' is not a whole number";
+      else parsed.repetitions = std::stoi(value);
+    } else if (key == "stopped_by") {
+      parsed.stopped_by = value;
     } else if (key == "headline") {
       for (const auto& name : split_nonempty(value)) parsed.headline.insert(name);
     } else if (key == "traffic") {
@@ -182,7 +190,15 @@ void append_case_rows(std::vector<result_row>& rows, std::string_view run_id, co
                       const case_runs& c) {
   const auto labelled = std::find_if(c.runs.begin(), c.runs.end(), [](const raw_run* r) { return !r->label.empty(); });
   const auto label = parse_label(labelled == c.runs.end() ? "" : (*labelled)->label, decl);
-  const auto base = case_row(run_id, decl.family, label);
+  auto base = case_row(run_id, decl.family, label);
+  // The last repetition's label says how many the case took and why it stopped.
+  for (auto it = c.runs.rbegin(); it != c.runs.rend(); ++it) {
+    if ((*it)->aggregate || (*it)->label.empty()) continue;
+    const auto last = parse_label((*it)->label, decl);
+    base.repetitions = last.repetitions;
+    base.stopped_by = last.stopped_by;
+    break;
+  }
   const auto one_row = [&](row_status status, std::string reason) {
     auto row = base;
     row.status = status;

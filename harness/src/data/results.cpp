@@ -17,11 +17,14 @@ constexpr std::array<std::string_view, 8> statistic_names = {"sample", "median",
 constexpr std::array<std::string_view, 3> status_names = {"ok", "skipped", "failed"};
 constexpr std::array<std::string_view, 3> column_type_names = {"int", "float", "text"};
 // The core columns to_fields writes as numbers; the others are text (not_applicable when unset).
-constexpr std::array<std::pair<std::string_view, column_type>, 5> number_columns = {{{"schema_version", column_type::integer},
+constexpr std::array<std::pair<std::string_view, column_type>, 6> number_columns = {{{"schema_version", column_type::integer},
                                                                                     {"device", column_type::integer},
                                                                                     {"gpus", column_type::integer},
                                                                                     {"sample_index", column_type::integer},
-                                                                                    {"value", column_type::number}}};
+                                                                                    {"value", column_type::number},
+                                                                                    {"repetitions", column_type::integer}}};
+// Core columns added within schema_version 3: a file written before them reads them as unset.
+constexpr std::array<std::string_view, 2> later_columns = {"repetitions", "stopped_by"};
 
 template <typename Enum, std::size_t N>
 Enum parse_enum(std::string_view text, const std::array<std::string_view, N>& names, std::string_view what) {
@@ -81,6 +84,8 @@ std::vector<std::string> to_fields(const result_row& row, const std::vector<std:
   fields.push_back(row.value ? format_value(*row.value) : "");
   fields.emplace_back(to_string(row.status));
   fields.push_back(text_field(row.reason));
+  fields.push_back(optional_int(row.repetitions));
+  fields.push_back(text_field(row.stopped_by));
   return fields;
 }
 
@@ -91,7 +96,10 @@ class column_index {
     for (const auto* list : {&leading_columns(), &trailing_columns()}) {
       for (const auto& name : *list) {
         const auto it = std::find(header.begin(), header.end(), name);
-        if (it == header.end()) throw harness_error("missing column '" + name + "'");
+        if (it == header.end()) {
+          if (std::find(later_columns.begin(), later_columns.end(), name) != later_columns.end()) continue;
+          throw harness_error("missing column '" + name + "'");
+        }
         core_[name] = static_cast<std::size_t>(it - header.begin());
       }
     }
@@ -99,8 +107,11 @@ class column_index {
       if (!core_.contains(header[i])) params_.emplace_back(header[i], i);
     }
   }
+  // A later column the file does not have reads as empty.
   [[nodiscard]] const std::string& at(const std::vector<std::string>& record, const std::string& name) const {
-    return record[core_.at(name)];
+    static const std::string absent;
+    const auto it = core_.find(name);
+    return it == core_.end() ? absent : record[it->second];
   }
   [[nodiscard]] const std::vector<std::pair<std::string, std::size_t>>& params() const { return params_; }
 
@@ -139,6 +150,8 @@ result_row from_fields(const std::vector<std::string>& record, const column_inde
   if (const auto& v = col.at(record, "value"); !v.empty()) row.value = parse_number<double>(v, "value");
   row.status = parse_row_status(col.at(record, "status"));
   row.reason = read_text(col.at(record, "reason"));
+  if (const auto& r = col.at(record, "repetitions"); !r.empty()) row.repetitions = parse_number<int>(r, "repetitions");
+  row.stopped_by = read_text(col.at(record, "stopped_by"));
   return row;
 }
 
@@ -166,7 +179,8 @@ nlohmann::json results_csv_record() {
   return {{"schema_version", results_schema_version},
           {"leading_columns", columns(leading_columns())},
           {"trailing_columns", columns(trailing_columns())},
-          {"statistics", statistic_names}};
+          {"statistics", statistic_names},
+          {"later_columns", later_columns}};
 }
 
 const std::string& result_row::param(std::string_view key) const {

@@ -304,6 +304,7 @@ std::vector<std::string> family_flags(const family_entry& family, const suite_ru
 std::vector<std::string> selection_flags(const node_tiers& tiers, const suite_run_options& options) {
   auto flags = options.full ? std::vector<std::string>{} : sweep_flags(tiers);
   if (options.verdict) flags.emplace_back("--verdict");
+  if (!options.stopping.empty()) flags.push_back("--stopping=" + options.stopping);
   return flags;
 }
 

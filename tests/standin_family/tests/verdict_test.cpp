@@ -10,6 +10,7 @@
 
 #include "hdb/harness/common/files.hpp"
 #include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/data/results.hpp"
 #include "hdb/harness/run/runner.hpp"
 #include "hdb/util/process.hpp"
 #include "test_helpers.hpp"
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -112,6 +114,34 @@ TEST_CASE("verdict: hdbench run --verdict of the stand-in records, checks and re
   }
   CHECK(not_measured == 0);
   CHECK(checked_figure);
+
+  // The verdict run stops each case by precision (--stopping=auto): every case says how many
+  // repetitions it took and why it stopped, and the repetitions it did not need left no trace.
+  const auto rows = hdb::read_results_csv(hdb::read_text_file(run_dir / "results.csv")).rows;
+  std::map<std::string, std::size_t> samples;
+  std::size_t medians = 0;
+  for (const auto& row : rows) {
+    if (row.family != "standin" || row.metric != "triad_bandwidth") continue;
+    INFO(hdb::describe_case(row));
+    CHECK(row.status == hdb::row_status::ok);
+    REQUIRE(row.repetitions.has_value());
+    CHECK(*row.repetitions >= 5);
+    CHECK(*row.repetitions <= 20);
+    CHECK((row.stopped_by == "precise" || row.stopped_by == "ceiling" || row.stopped_by == "time"));
+    if (row.stat == hdb::statistic::sample) ++samples[hdb::describe_case(row)];
+    if (row.stat == hdb::statistic::median) {
+      ++medians;
+      samples.try_emplace(hdb::describe_case(row), 0);
+    }
+  }
+  CHECK(medians == 4);
+  for (const auto& row : rows) {
+    if (row.family == "standin" && row.metric == "triad_bandwidth" && row.stat == hdb::statistic::median) {
+      INFO(hdb::describe_case(row));
+      CHECK(samples[hdb::describe_case(row)] == static_cast<std::size_t>(*row.repetitions));
+    }
+  }
+  CHECK_FALSE(hdb_test::contains(hdb::read_text_file(run_dir / "raw" / "standin.json"), "not needed"));
 
   const auto report = hdb::read_text_file(run_dir / "report.md");
   CHECK(hdb_test::contains(report, "; verdict run."));

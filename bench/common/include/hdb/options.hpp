@@ -35,6 +35,11 @@ void positive_int_list(const std::string& flag, const std::string& value);
 // "1,2,4" -> {1,2,4}; throws usage_error naming --flag for anything else or a value < 1.
 [[nodiscard]] std::vector<int> parse_positive_int_list(const std::string& flag, const std::string& value);
 
+// How a case's repetitions end (--stopping; docs/methodology.md, "How many repetitions"):
+// precision: a case a decision reads repeats until its median is sure enough for that decision;
+// fixed: every case repeats a fixed count. auto is precision on a verdict run, fixed otherwise.
+enum class stopping_mode { precision, fixed };
+
 struct run_options {
   bool quick = false;
   bool verdict = false;  // --verdict: only the cases the declaration's checks and gates select
@@ -49,6 +54,7 @@ struct run_options {
   std::chrono::seconds lock_timeout{600};
   // Whether the user chose repetitions: then the family must not inject its own.
   bool user_repetitions = false;
+  stopping_mode stopping = stopping_mode::fixed;
   // Every family flag (including --sizes) with its effective value.
   std::map<std::string, std::string> values;
   // argv for Google Benchmark: program name plus every --benchmark_* argument.

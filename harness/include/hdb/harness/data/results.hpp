@@ -45,6 +45,10 @@ struct result_row {
   std::optional<double> value;
   row_status status = row_status::ok;
   std::string reason;
+  // How many repetitions the case took and why it stopped (hdb/util/stopping.hpp: fixed, precise,
+  // ceiling, time, failed); unset in a file written before the binaries said so.
+  std::optional<int> repetitions;
+  std::string stopped_by;
 
   [[nodiscard]] const std::string& param(std::string_view key) const;  // "" when unset
 };
@@ -60,15 +64,18 @@ struct result_row {
 // leading_columns() and trailing_columns() (hdb/contract/declaration.hpp: a parameter never takes one's name).
 
 // What a core column's fields hold as write_results_csv writes them: schema_version, device, gpus
-// and sample_index whole numbers ("int"), value a number ("float"), every other core column text.
+// sample_index and repetitions whole numbers ("int"), value a number ("float"), every other core
+// column text.
 enum class column_type { integer, number, text };
 [[nodiscard]] std::string_view to_string(column_type value);  // "int", "float", "text"
 [[nodiscard]] column_type core_column_type(std::string_view name);
 
 // results.csv's core columns and statistics, the one list the plots and tests read (no copy of
 // it is written in Python): {"schema_version": 3, "leading_columns": [{"name", "type"}, ...],
-// "trailing_columns": [...], "statistics": ["sample", ...]}, the columns in file order around
-// the parameters, the statistics in the order of `enum statistic`. `hdbench schema-doc --json`
+// "trailing_columns": [...], "statistics": ["sample", ...], "later_columns": ["repetitions", ...]},
+// the columns in file order around the parameters, the statistics in the order of `enum
+// statistic`, and the core columns added within schema 3, which a reader takes as unset in an
+// older file that lacks them. `hdbench schema-doc --json`
 // prints it and meta.json records it as `results_csv` (write_meta).
 [[nodiscard]] nlohmann::json results_csv_record();
 

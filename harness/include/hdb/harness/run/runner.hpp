@@ -34,6 +34,9 @@ struct suite_run_options {
   // --verdict: every family only the cases its declaration's checks and gates select (the
   // binaries' --verdict), what check grades and compare gates
   bool verdict = false;
+  // --stopping: how each case's repetitions end (the binaries' --stopping); "" leaves their
+  // default, auto: by precision on a verdict run, a fixed count otherwise
+  std::string stopping;
   bool plan_only = false;    // --plan: print the plan, measure nothing
   int assume_gpus = 0;       // --assume-gpus=N with --plan: N copies of this node's (or the set's) GPU
   std::optional<std::filesystem::path> reference;  // --reference: where the plan's costs come from
