@@ -2,6 +2,7 @@
 """The table of tools/verdict_benchmark.sh: its runs (runs.jsonl, one JSON object a line: kind,
 run_dir, exit, started, finished) side by side, as markdown:
 
+- runs: each one's exit, check's summary and compare's last line against the set;
 - time: each family's elapsed seconds (meta.json), the harness's, and the whole run_all.sh call,
   in each run, and each run's ratio to the full run;
 - figures: every banded figure of check.json (the gated headlines and the checks) with its value,
@@ -30,6 +31,9 @@ def load(path: Path) -> list[dict]:
         run["check"] = json.loads(check.read_text(encoding="utf-8")) if check.is_file() else {"lines": []}
         with (directory / "results.csv").open(newline="", encoding="utf-8") as f:
             run["rows"] = list(csv.DictReader(f))
+        compare = directory / "compare.txt"
+        lines = compare.read_text(encoding="utf-8").strip().splitlines() if compare.is_file() else []
+        run["compare"] = lines[-1] if lines else "no compare"
     return runs
 
 
@@ -139,8 +143,10 @@ def main() -> int:
     node = runs[0]["meta"].get("node", {})
     print(f"# Verdict run against full run: {node.get('hostname', '?')}, "
           f"{runs[0]['meta'].get('started_utc', '?')}\n")
-    print("Runs: " + "; ".join(f"{r['kind']} {Path(r['run_dir']).name} (exit {r['exit']}: {verdict_of(r['check'])})"
-                                 for r in runs) + "\n")
+    print("| run | directory | run_all.sh exit | check | compare against the set |\n|---|---|---|---|---|")
+    for r in runs:
+        print(f"| {r['kind']} | {Path(r['run_dir']).name} | {r['exit']} | {verdict_of(r['check'])} | {r['compare']} |")
+    print()
     print("## Time\n")
     print("\n".join(time_table(runs)) + "\n")
     print("## Figures (check.json: value, grade, detectable change)\n")

@@ -32,6 +32,11 @@ for kind in "${kinds[@]}"; do
     tail -n 20 "$out/$kind.log" >&2
     exit 1
   fi
+  # compare against the set check judged by (its check.json names it): quiet on a healthy node.
+  set_dir=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["reference"]["dir"] or "")' "$run_dir/check.json" 2>/dev/null || true)
+  if [ -n "$set_dir" ] && [ -d "$set_dir" ]; then
+    "build/${HDBENCH_PRESET:-native}/bin/hdbench" compare "$set_dir" "$run_dir" >"$run_dir/compare.txt" 2>&1 || true
+  fi
   echo "{\"kind\": \"$kind\", \"run_dir\": \"$run_dir\", \"exit\": $status, \"started\": $started, \"finished\": $finished}" >>"$out/runs.jsonl"
 done
 python3 tools/verdict_benchmark.py --runs "$out/runs.jsonl" | tee "$out/verdict-benchmark.md"
