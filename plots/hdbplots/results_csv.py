@@ -43,6 +43,8 @@ class CoreColumns:
     trailing: tuple[str, ...]
     types: Mapping[str, str]
     statistics: tuple[str, ...]
+    # Core columns added within schema 3 (`later_columns`): a file written before them lacks them.
+    later: tuple[str, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -73,7 +75,10 @@ class CoreColumns:
         statistics = record.get("statistics")
         if not isinstance(statistics, list) or not all(isinstance(s, str) for s in statistics):
             raise ValueError("statistics is not a list of names")
-        return cls(parts["leading_columns"], parts["trailing_columns"], types, tuple(statistics))
+        later = record.get("later_columns", [])
+        if not isinstance(later, list) or not all(isinstance(c, str) and c in types for c in later):
+            raise ValueError("later_columns is not a list of its core columns")
+        return cls(parts["leading_columns"], parts["trailing_columns"], types, tuple(statistics), tuple(later))
 
 
 def core_columns(meta: Mapping[str, Any], directory: Path) -> CoreColumns:

@@ -193,7 +193,7 @@ def load_run(directory: Path) -> tuple[Run, list[str]]:
     meta = load_meta(directory / "meta.json")
     header, records = read_csv(csv_path)
     core = core_columns(meta, directory)
-    missing = [c for c in core.names if c not in header]
+    missing = [c for c in core.names if c not in header and c not in core.later]
     if missing:
         raise InputError(f"{csv_path}: not an hdbench results.csv of schema {SCHEMA_VERSION} "
                          f"(missing columns: {', '.join(missing)})")
