@@ -48,7 +48,7 @@ def seconds(value: float | None) -> str:
 def time_table(runs: list[dict]) -> list[str]:
     families = list(dict.fromkeys(f for run in runs for f in run["meta"].get("families", {})))
     kinds = [run["kind"] for run in runs]
-    lines = ["| | " + " | ".join(f"{k} s" for k in kinds) + " | " + " | ".join(f"{k}/full" for k in kinds[1:]) + " |",
+    lines = ["| | " + " | ".join(f"{k} s" for k in kinds) + " | " + " | ".join(f"{k}/{kinds[0]}" for k in kinds[1:]) + " |",
              "|---|" + "---:|" * (2 * len(kinds) - 1)]
     def row(name: str, value_of) -> str:
         values = [value_of(run) for run in runs]
@@ -73,7 +73,7 @@ def figure_table(runs: list[dict]) -> list[str]:
               for run in runs]
     keys = list(dict.fromkeys(k for lines in by_run for k in lines))
     lines = ["| figure | " + " | ".join(f"{k}: value, grade, detectable" for k in kinds) + " | "
-             + " | ".join(f"{k}/full detectable" for k in kinds[1:]) + " |",
+             + " | ".join(f"{k}/{kinds[0]} detectable" for k in kinds[1:]) + " |",
              "|---|" + "---|" * len(kinds) + "---:|" * (len(kinds) - 1)]
     worst: dict[str, float] = {}
     for key in keys:
@@ -96,7 +96,7 @@ def figure_table(runs: list[dict]) -> list[str]:
         lines.append(f"| {key[0]}: {key[1]} (GPU {gpus}) | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
     lines.append("")
     for kind, value in worst.items():
-        lines.append(f"Largest {kind}/full ratio of detectable change: **{value:.2f}**.")
+        lines.append(f"Largest {kind}/{kinds[0]} ratio of detectable change: **{value:.2f}**.")
     return lines
 
 
@@ -140,6 +140,8 @@ def main() -> int:
     if not runs:
         print("verdict_benchmark: no runs in " + str(args.runs), file=sys.stderr)
         return 1
+    # Every ratio is against the full run where there is one, else against the first run.
+    runs.sort(key=lambda run: run["kind"] != "full")
     node = runs[0]["meta"].get("node", {})
     print(f"# Verdict run against full run: {node.get('hostname', '?')}, "
           f"{runs[0]['meta'].get('started_utc', '?')}\n")
