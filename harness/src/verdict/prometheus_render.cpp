@@ -139,8 +139,9 @@ previous_textfile read_previous(std::string_view text) {
     if (open == std::string_view::npos || close == std::string_view::npos || close < open) continue;
     const auto name = line.substr(0, open), labels = line.substr(open + 1, close - open - 1);
     const auto value = line.substr(close + 2);
-    long long number = 0;
-    if (std::from_chars(value.data(), value.data() + value.size(), number).ec != std::errc()) continue;
+    long long number = 0;  // both are whole numbers as this file writes them
+    const auto [end_of_number, error] = std::from_chars(value.data(), value.data() + value.size(), number);
+    if (error != std::errc() || end_of_number != value.data() + value.size()) continue;
     if (name == measured_name) previous.measured.emplace(std::string(first_label(labels)), number);
     else if (name == warn_runs_name) previous.warn_runs.emplace(std::string(labels), static_cast<long>(number));
   }
