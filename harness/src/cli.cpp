@@ -19,6 +19,7 @@
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/files.hpp"
 #include "hdb/harness/verdict/fleet.hpp"
+#include "hdb/harness/verdict/prometheus_render.hpp"
 #include "hdb/harness/data/meta.hpp"
 #include "hdb/harness/report/plots.hpp"
 #include "hdb/harness/verdict/reference_set.hpp"
@@ -64,6 +65,7 @@ struct parsed_cli {
   double alpha = 0.05;
   bool all = false;
   std::string check_reference, check_format = "text";  // hdbench check
+  std::string check_prometheus;                         // hdbench check --prometheus DIR
   bool check_no_files = false;                          // hdbench check --no-files
   std::string run_reference;                            // hdbench run --plan --reference
   bool per_gpu_plots = false;                           // hdbench run / plot
@@ -74,6 +76,7 @@ struct parsed_cli {
   // hdbench fleet
   std::vector<std::string> fleet_dirs;
   std::string fleet_reference, fleet_format = "text", fleet_out, fleet_learn;
+  std::string fleet_prometheus;  // hdbench fleet --prometheus DIR
   bool fleet_nodelist = false, fleet_no_plots = false;
 };
 
@@ -111,6 +114,16 @@ int reference_command(const CLI::App& reference, const parsed_cli& cli) {
   return result.false_verdicts == 0 && result.missed == 0 ? 0 : 1;
 }
 
+// --format prometheus and --prometheus DIR (check, fleet): one rendering, written to DIR/hdbench.prom
+// when asked, whose WARN counts go on from the textfile it replaces; "" when neither was asked for.
+template <class Report>
+std::string prometheus_output(const Report& report, const std::string& dir, output_format format) {
+  if (dir.empty()) return format == output_format::prometheus ? render_prometheus(report) : std::string();
+  const auto text = render_prometheus(report, read_prometheus_textfile(dir));
+  write_prometheus_textfile(dir, text);
+  return text;
+}
+
 // The node verdict; exit 0 for PASS or WARN, 1 for any FAIL (bad input throws: exit 2).
 int check_command(const parsed_cli& cli) {
   check_options options;
@@ -126,7 +139,8 @@ int check_command(const parsed_cli& cli) {
       std::cerr << "hdbench check: check.txt and check.json not written (" << e.what() << ")\n";
     }
   }
-  std::cout << render_check(report, format);
+  const auto prometheus = prometheus_output(report, cli.check_prometheus, format);
+  std::cout << (format == output_format::prometheus ? prometheus : render_check(report, format));
   return report.exit_code();
 }
 
@@ -149,11 +163,14 @@ int fleet_command(const parsed_cli& cli) {
   if (!cli.fleet_learn.empty()) {
     for (const auto& line : learn_fleet_sets(report, cli.fleet_learn)) std::cerr << line << "\n";
   }
+  const auto prometheus = prometheus_output(report, cli.fleet_prometheus, format);
   if (cli.fleet_nodelist) {
     const auto list = slurm_hostlist(report.failing_hostnames());
     if (!list.empty()) std::cout << list << "\n";
   } else {
-    std::cout << (format == output_format::json ? document : render_fleet(report, format));
+    std::cout << (format == output_format::json         ? document
+                  : format == output_format::prometheus ? prometheus
+                                                        : render_fleet(report, format));
   }
   std::cerr << fleet_summary_line(report) << "\n";
   return report.exit_code();
@@ -288,7 +305,10 @@ void add_check(CLI::App& app, parsed_cli& cli) {
   check->add_option("dir", cli.run_dir, "run directory")->required();
   check->add_option("--reference", cli.check_reference,
                     "a reference set or a directory of sets (default $HDBENCH_REFERENCE_DIR, else results/reference)");
-  check->add_option("--format", cli.check_format, "text, junit or json")->capture_default_str();
+  check->add_option("--format", cli.check_format, "text, junit, json or prometheus (docs/machine-output.md)")->capture_default_str();
+  check->add_option("--prometheus", cli.check_prometheus,
+                    "also write DIR/hdbench.prom for node_exporter's textfile collector (--collector.textfile.directory)")
+      ->check(CLI::ExistingDirectory);
   check->add_flag("--no-files", cli.check_no_files, "print only: do not write DIR/check.txt and DIR/check.json");
   check->add_option("--alpha", cli.alpha, "compare's significance level, family-wise over the gating headlines (check reads compare's decisions)")
       ->capture_default_str()
@@ -302,7 +322,10 @@ void add_fleet(CLI::App& app, parsed_cli& cli) {
   fleet->add_option("dirs", cli.fleet_dirs, "run directories, or parents of run directories (one per node)")->required();
   fleet->add_option("--reference", cli.fleet_reference,
                     "a reference set or a directory of sets (default $HDBENCH_REFERENCE_DIR, else results/reference)");
-  fleet->add_option("--format", cli.fleet_format, "text, junit (one testcase per node) or json")->capture_default_str();
+  fleet->add_option("--format", cli.fleet_format, "text, junit (one testcase per node), json or prometheus")->capture_default_str();
+  fleet->add_option("--prometheus", cli.fleet_prometheus,
+                    "also write DIR/hdbench.prom, every node's series, for node_exporter's textfile collector")
+      ->check(CLI::ExistingDirectory);
   fleet->add_option("--alpha", cli.alpha, "family-wise level over every node x figure graded against peers")
       ->capture_default_str()
       ->check(CLI::Range(1e-9, 0.5));

@@ -19,7 +19,7 @@ mv "$work/staged" "$work/moved"
 prefix=$work/moved
 expected=(bin/hdbench bin/suite.json bin/renames-schema3.json bin/schema/copy.json
           share/hdbench/plots/plot_run.py share/hdbench/plots/hdbplots/figures.py
-          share/hdbench/reference/h200/noise.json share/doc/hdbench/teaching.md)
+          share/hdbench/reference/h200/noise.json share/doc/hdbench/teaching.md share/hdbench/hdbench-alerts.yml)
 # A harness-only configuration (-DHDB_BUILD_BENCH=OFF) builds no probe and no family.
 [ "$bench" = ON ] && expected+=(bin/hdbench-probe bin/hdbench-copy)
 for f in "${expected[@]}"; do

@@ -12,6 +12,7 @@ std::string_view to_string(output_format format) {
     case output_format::markdown: return "markdown";
     case output_format::junit: return "junit";
     case output_format::json: return "json";
+    case output_format::prometheus: return "prometheus";
   }
   return "?";
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <iterator>
 #include <set>
 #include <sstream>
@@ -217,6 +218,31 @@ const json& field(const json& object, const char* key) {
 std::optional<double> number_field(const json& object, const char* key) {
   const auto& value = field(object, key);
   return value.is_number() ? std::optional<double>(value.get<double>()) : std::nullopt;
+}
+
+std::optional<std::string> hostname_of(const json& meta) {
+  for (const char* part : {"node", "host"}) {
+    const auto& name = field(field(meta, part), "hostname");
+    if (name.is_string()) return name.get<std::string>();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> measured_unix_seconds(const json& meta) {
+  for (const char* key : {"finished_utc", "started_utc"}) {
+    const auto& value = field(meta, key);
+    if (!value.is_string()) continue;
+    const auto text = value.get<std::string>();
+    int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+    char zone = 0;
+    if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &s, &zone) != 7 || zone != 'Z') return std::nullopt;
+    const std::chrono::year_month_day date{std::chrono::year{y}, std::chrono::month{static_cast<unsigned>(mo)},
+                                           std::chrono::day{static_cast<unsigned>(d)}};
+    if (!date.ok() || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 60) return std::nullopt;
+    const auto when = std::chrono::sys_days{date} + std::chrono::hours{h} + std::chrono::minutes{mi} + std::chrono::seconds{s};
+    return std::chrono::duration_cast<std::chrono::seconds>(when.time_since_epoch()).count();
+  }
+  return std::nullopt;
 }
 
 std::optional<json> read_meta(const fs::path& meta_path) {

@@ -12,6 +12,7 @@
 #include "hdb/harness/verdict/decision.hpp"
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/files.hpp"
+#include "hdb/harness/data/meta.hpp"
 #include "hdb/harness/verdict/judging.hpp"
 #include "hdb/harness/verdict/noise_model.hpp"
 #include "hdb/harness/common/tables.hpp"
@@ -301,6 +302,8 @@ check_report check_run(const fs::path& run_dir, const check_options& options) {
   const json& meta = *run.meta;
   check_report report;
   report.run = meta.value("run_id", run_dir.filename().string());
+  report.hostname = hostname_of(meta).value_or(run_dir.filename().string());
+  report.measured_unix_seconds = measured_unix_seconds(meta);
   const auto kind = kind_of(meta);
   report.node_kind = describe(kind);
 

@@ -7,6 +7,7 @@
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/files.hpp"
 #include "hdb/harness/common/tables.hpp"
+#include "hdb/harness/verdict/prometheus_render.hpp"
 
 namespace hdb {
 namespace {
@@ -111,6 +112,7 @@ std::string render_check(const check_report& report, output_format format) {
   switch (format) {
     case output_format::junit: return render_junit(report);
     case output_format::json: return render_json(report);
+    case output_format::prometheus: return render_prometheus(report);
     case output_format::text:
     case output_format::markdown: break;
   }

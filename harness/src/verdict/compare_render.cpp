@@ -218,6 +218,7 @@ std::string render_json(const std::vector<indexed_run>& base, const indexed_run&
 std::string render_comparison(const std::vector<indexed_run>& baselines, const indexed_run& current,
                               const comparison_set& set, const compare_options& options) {
   switch (options.format) {
+    case output_format::prometheus:  // not one of compare_formats: parse_output_format refuses it
     case output_format::text: return render_text(baselines, current, set, options);
     case output_format::markdown: return render_markdown(baselines, current, set, options);
     case output_format::junit: return render_junit(baselines.size(), set, options);

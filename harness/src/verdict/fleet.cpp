@@ -15,6 +15,7 @@
 #include "hdb/harness/verdict/decision.hpp"
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/files.hpp"
+#include "hdb/harness/data/meta.hpp"
 #include "hdb/harness/verdict/judging.hpp"
 #include "hdb/harness/verdict/noise_model.hpp"
 #include "hdb/harness/verdict/reference_set.hpp"
@@ -84,13 +85,8 @@ loaded_node load_node(const fs::path& given) {
   if (loaded.meta) {
     const auto& meta = *loaded.meta;
     node.run = meta.value("run_id", node.run);
-    if (const auto n = meta.find("node"); n != meta.end() && n->is_object() && n->contains("hostname") &&
-                                          (*n)["hostname"].is_string()) {
-      node.hostname = (*n)["hostname"].get<std::string>();
-    } else if (const auto h = meta.find("host"); h != meta.end() && h->is_object() && h->contains("hostname") &&
-                                                 (*h)["hostname"].is_string()) {
-      node.hostname = (*h)["hostname"].get<std::string>();
-    }
+    node.measured_unix_seconds = measured_unix_seconds(meta);
+    node.hostname = hostname_of(meta).value_or(node.hostname);
     try {
       loaded.kind = kind_of(meta);
       node.kind = describe(*loaded.kind);

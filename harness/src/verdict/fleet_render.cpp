@@ -19,6 +19,7 @@
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/files.hpp"
 #include "hdb/harness/verdict/fleet.hpp"
+#include "hdb/harness/verdict/prometheus_render.hpp"
 #include "hdb/harness/common/plot_python.hpp"
 #include "hdb/harness/verdict/reference_set.hpp"
 #include "hdb/harness/data/run_dir.hpp"
@@ -272,6 +273,7 @@ std::string render_fleet(const fleet_report& report, output_format format) {
   switch (format) {
     case output_format::junit: return render_junit(report);
     case output_format::json: return to_json(report).dump() + "\n";
+    case output_format::prometheus: return render_prometheus(report);
     case output_format::text:
     case output_format::markdown: break;
   }

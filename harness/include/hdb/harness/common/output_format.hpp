@@ -6,7 +6,8 @@
 
 namespace hdb {
 
-enum class output_format { text, markdown, junit, json };
+// prometheus: node_exporter's textfile collector format (check, fleet: verdict/prometheus_render.hpp).
+enum class output_format { text, markdown, junit, json, prometheus };
 
 [[nodiscard]] std::string_view to_string(output_format format);
 // One of `accepted`; throws harness_error "unknown --format 'xml' (text, junit or json)" otherwise.

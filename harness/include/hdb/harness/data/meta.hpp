@@ -2,6 +2,7 @@
 // meta.json: the fingerprint of the node and of the run (fields in docs/harness.md).
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -77,5 +78,13 @@ meta_update update_meta_tables(const std::filesystem::path& run_dir);
 [[nodiscard]] const nlohmann::json& field(const nlohmann::json& object, const char* key);
 // field() when it is a number, else nullopt: the one reader of an optional number in our JSON.
 [[nodiscard]] std::optional<double> number_field(const nlohmann::json& object, const char* key);
+
+// The node's hostname: meta.json's node.hostname (the probe's), else host.hostname; nullopt
+// without either.
+[[nodiscard]] std::optional<std::string> hostname_of(const nlohmann::json& meta);
+
+// When the run measured, in unix seconds: its "finished_utc", else its "started_utc" (a run cut
+// short never finished); nullopt without either, or for one not of the form 2026-12-01T16:10:37Z.
+[[nodiscard]] std::optional<std::int64_t> measured_unix_seconds(const nlohmann::json& meta);
 
 }  // namespace hdb

@@ -8,6 +8,7 @@
 // gives the rules and their reasons. Each figure is graded by the one decision (decision.hpp) under
 // the judging declaration (judging.hpp); rendering (check_render.cpp) decides nothing.
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -34,7 +35,9 @@ struct check_options {
 
 struct check_report {
   std::string run;                    // run id
+  std::string hostname;               // meta.json node.hostname (host.hostname without one)
   std::string node_kind;              // describe(kind_of(meta))
+  std::optional<std::int64_t> measured_unix_seconds;  // measured_unix_seconds(meta)
   std::optional<std::string> set;     // the set's directory name ("h200")
   std::filesystem::path set_dir;
   std::size_t set_runs = 0;
@@ -71,10 +74,10 @@ struct check_report {
 // exist.
 [[nodiscard]] check_report check_run(const std::filesystem::path& run_dir, const check_options& options);
 
-// check_render.cpp: text, junit or json (the accepted --format). The text's last line is the
-// summary (summary_line); json is check.json.
+// check_render.cpp: text, junit, json or prometheus (the accepted --format; prometheus_render.hpp).
+// The text's last line is the summary (summary_line); json is check.json.
 inline constexpr std::initializer_list<output_format> check_formats = {output_format::text, output_format::junit,
-                                                                       output_format::json};
+                                                                       output_format::json, output_format::prometheus};
 [[nodiscard]] std::string render_check(const check_report& report, output_format format);
 // "hdbench check: <run> PASS — 12 PASS, 0 WARN, 0 FAIL against h200 (6 runs)".
 [[nodiscard]] std::string summary_line(const check_report& report);

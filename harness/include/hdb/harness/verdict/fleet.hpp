@@ -10,6 +10,7 @@
 // older hdbench's, or one made against no set or another one) is made again from the run's
 // results.csv by check itself. Health lines are check.json's. Rendering decides nothing.
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <ostream>
 #include <optional>
@@ -70,6 +71,7 @@ struct fleet_node {
   std::filesystem::path dir;
   std::string run;       // run id
   std::string kind;      // describe(kind); "unknown" without a readable meta.json
+  std::optional<std::int64_t> measured_unix_seconds;  // measured_unix_seconds(meta); nullopt without meta.json
   std::vector<graded_line> lines;  // worst first
   int passed = 0, warned = 0, failed = 0;
   bool has_results = false;       // results.csv present (what --learn needs)
@@ -117,9 +119,9 @@ inline constexpr const char* fleet_output_marker = ".hdbench-fleet";
 // Slurm's compressed hostlist: "gpu[01-03,07],login1" (equal prefix and digit count share brackets).
 [[nodiscard]] std::string slurm_hostlist(std::vector<std::string> hostnames);
 
-// text, junit or json (the accepted --format).
+// text, junit, json or prometheus (the accepted --format; prometheus_render.hpp).
 inline constexpr std::initializer_list<output_format> fleet_formats = {output_format::text, output_format::junit,
-                                                                       output_format::json};
+                                                                       output_format::json, output_format::prometheus};
 [[nodiscard]] nlohmann::json to_json(const fleet_report& report);
 [[nodiscard]] std::string render_fleet(const fleet_report& report, output_format format);
 // "hdbench fleet: FAIL — 2 of 12 nodes FAIL (vm (a), vm (b)), 0 WARN, 10 PASS"

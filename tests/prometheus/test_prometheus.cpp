@@ -1,0 +1,276 @@
+// The Prometheus rendering of check's and fleet's graded lines (prometheus_render.hpp): the exact
+// series lines a textfile holds, base units, label escaping, one series per figure and GPU, the
+// WARN count carried from the textfile replaced, and the measured time read from meta.json. What
+// node_exporter and a real Prometheus read back is prometheus_test.py beside this file.
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "catch_compat.hpp"
+#include "hdb/harness/common/error.hpp"
+#include "hdb/harness/common/output_format.hpp"
+#include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/verdict/compare.hpp"
+#include "hdb/harness/verdict/prometheus_render.hpp"
+
+namespace {
+
+using hdb::grade;
+using hdb_test::contains_text;
+
+hdb::graded_line figure(const std::string& label, int gpu, double value, grade result, const std::string& unit = "GB/s") {
+  hdb::graded_line line;
+  line.result = result;
+  line.basis = hdb::grade_basis::set;
+  line.gpus = {gpu};
+  line.family = "copy";
+  line.figure = label;
+  line.value = value;
+  line.unit = unit;
+  line.band = hdb::figure_band{54.7, 56.2, 55.4, 6, 0.01};
+  line.rule.tolerance = 0.03;
+  line.reason = "a reason that is never a label";
+  return line;
+}
+
+hdb::graded_line health(const std::string& label, std::vector<int> gpus, grade result, const std::string& reading) {
+  hdb::graded_line line;
+  line.result = result;
+  line.basis = hdb::grade_basis::health;
+  line.gpus = std::move(gpus);
+  line.family = "health";
+  line.figure = label;
+  line.reading = reading;
+  return line;
+}
+
+hdb::check_report report_of(std::vector<hdb::graded_line> lines, long long measured = 1796141437) {
+  hdb::check_report report;
+  report.run = "20261201T160834Z-gpu01";
+  report.hostname = "gpu01";
+  report.node_kind = "NVIDIA H200 x1, PCIe Gen5 x16, NVLinks 0";
+  report.measured_unix_seconds = measured;
+  for (const auto& line : lines) {
+    report.passed += line.result == grade::pass;
+    report.warned += line.result == grade::warn;
+    report.failed += line.result == grade::fail;
+    report.not_graded += line.result == grade::not_graded;
+  }
+  report.lines = std::move(lines);
+  return report;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+bool has_line(const std::string& text, const std::string& line) {
+  const auto all = lines_of(text);
+  return std::find(all.begin(), all.end(), line) != all.end();
+}
+
+// The value of the one sample `name{labels}` ("" when absent).
+std::string sample(const std::string& text, const std::string& series) {
+  for (const auto& line : lines_of(text)) {
+    if (line.rfind(series + " ", 0) == 0) return line.substr(series.size() + 1);
+  }
+  return "";
+}
+
+const std::string pinned = R"({node="gpu01",family="copy",figure="pinned h2d 1 GiB",gpu="0"})";
+
+}  // namespace
+
+TEST_CASE("prometheus: a check's figures in base units, its band, tolerance, grade and the node's verdict", "[prometheus]") {
+  auto sync = figure("launch latency", 0, 2.5, grade::pass, "us");
+  sync.family = "sync";
+  sync.band = hdb::figure_band{2.0, 3.0, 2.4, 6, std::nullopt};
+  auto peak_only = figure("pinned d2h 1 GiB", 0, 47.3, grade::warn);
+  peak_only.band.reset();
+  peak_only.basis = hdb::grade_basis::peak;
+  peak_only.percent_of_peak = 74.5;
+  const auto report = report_of({figure("pinned h2d 1 GiB", 0, 52.6, grade::fail), sync, peak_only,
+                                 health("PCIe link", {0}, grade::pass, "Gen5 x16"),
+                                 health("health not read", {}, grade::warn, "-"),
+                                 [] {
+                                   auto info = figure("registered h2d", 0, 10, grade::not_graded);
+                                   info.band.reset();
+                                   info.rule.tolerance.reset();
+                                   return info;
+                                 }()});
+  const auto text = hdb::render_prometheus(report);
+  INFO(text);
+  const std::string node = R"({node="gpu01",kind="NVIDIA H200 x1, PCIe Gen5 x16, NVLinks 0"})";
+  CHECK(sample(text, "hdbench_node_grade" + node) == "2");
+  CHECK(sample(text, "hdbench_node_measured_timestamp_seconds" + node) == "1796141437");
+  CHECK(sample(text, R"(hdbench_node_graded_lines{node="gpu01",kind="NVIDIA H200 x1, PCIe Gen5 x16, NVLinks 0",grade="FAIL"})") == "1");
+  CHECK(sample(text, R"(hdbench_node_graded_lines{node="gpu01",kind="NVIDIA H200 x1, PCIe Gen5 x16, NVLinks 0",grade="WARN"})") == "2");
+  CHECK(sample(text, R"(hdbench_node_graded_lines{node="gpu01",kind="NVIDIA H200 x1, PCIe Gen5 x16, NVLinks 0",grade="PASS"})") == "2");
+  CHECK(sample(text, R"(hdbench_node_graded_lines{node="gpu01",kind="NVIDIA H200 x1, PCIe Gen5 x16, NVLinks 0",grade="INFO"})") == "1");
+  // GB/s x 1e9, us x 1e-6, printed short.
+  CHECK(has_line(text, "hdbench_figure_value_bytes_per_second" + pinned + " 52600000000"));
+  CHECK(has_line(text, "hdbench_figure_band_low_bytes_per_second" + pinned + " 54700000000"));
+  CHECK(has_line(text, "hdbench_figure_band_high_bytes_per_second" + pinned + " 56200000000"));
+  CHECK(has_line(text, "hdbench_figure_band_centre_bytes_per_second" + pinned + " 55400000000"));
+  CHECK(has_line(text, "hdbench_figure_tolerance_ratio" + pinned + " 0.03"));
+  CHECK(has_line(text, "hdbench_figure_grade" + pinned + " 2"));
+  const std::string latency = R"({node="gpu01",family="sync",figure="launch latency",gpu="0"})";
+  CHECK(has_line(text, "hdbench_figure_value_seconds" + latency + " 2.5e-06"));
+  CHECK(has_line(text, "hdbench_figure_band_centre_seconds" + latency + " 2.4e-06"));
+  CHECK(has_line(text, "hdbench_figure_grade" + latency + " 0"));
+  const std::string d2h = R"({node="gpu01",family="copy",figure="pinned d2h 1 GiB",gpu="0"})";
+  CHECK(has_line(text, "hdbench_figure_peak_ratio" + d2h + " 0.745"));
+  CHECK(sample(text, "hdbench_figure_band_low_bytes_per_second" + d2h).empty());
+  CHECK(has_line(text, R"(hdbench_figure_grade{node="gpu01",family="health",figure="PCIe link",gpu="0"} 0)"));
+  CHECK(has_line(text, R"(hdbench_figure_grade{node="gpu01",family="health",figure="health not read",gpu=""} 1)"));
+  CHECK(has_line(text, R"(hdbench_figure_grade{node="gpu01",family="copy",figure="registered h2d",gpu="0"} -1)"));
+  // No reason, run id or reading is a label or a value anywhere.
+  CHECK_THAT(text, !contains_text("a reason"));
+  CHECK_THAT(text, !contains_text("20261201T160834Z"));
+  CHECK_THAT(text, !contains_text("Gen5 x16\"}"));
+}
+
+TEST_CASE("prometheus: every family has one HELP and one TYPE gauge line, before its samples, which are contiguous", "[prometheus]") {
+  const auto text = hdb::render_prometheus(report_of({figure("pinned h2d 1 GiB", 0, 52.6, grade::pass),
+                                                      figure("pinned h2d 1 GiB", 1, 52.7, grade::pass),
+                                                      health("PCIe link", {0}, grade::pass, "Gen5 x16")}));
+  std::map<std::string, int> help, type;
+  std::vector<std::string> order;  // family of each sample, in file order
+  for (const auto& line : lines_of(text)) {
+    if (line.rfind("# HELP ", 0) == 0) {
+      ++help[line.substr(7, line.find(' ', 7) - 7)];
+    } else if (line.rfind("# TYPE ", 0) == 0) {
+      const auto name = line.substr(7, line.find(' ', 7) - 7);
+      ++type[name];
+      CHECK(line == "# TYPE " + name + " gauge");
+      CHECK(help[name] == 1);  // HELP came first
+    } else {
+      const auto name = line.substr(0, line.find('{'));
+      CHECK(type[name] == 1);
+      if (order.empty() || order.back() != name) order.push_back(name);
+    }
+  }
+  std::vector<std::string> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());  // no family twice
+  for (const auto& [name, n] : help) CHECK(n == 1);
+  CHECK(help.size() == order.size());  // no family without samples
+  CHECK(text.back() == '\n');
+}
+
+TEST_CASE("prometheus: label values are escaped, so a hostname, a figure or a kind can hold any text", "[prometheus]") {
+  auto report = report_of({figure("odd \"quoted\" \\ figure", 0, 1, grade::pass)});
+  report.hostname = "gpu\n01";
+  report.node_kind = "kind \"x\"";
+  const auto text = hdb::render_prometheus(report);
+  CHECK(has_line(text, R"(hdbench_node_grade{node="gpu\n01",kind="kind \"x\""} 0)"));
+  CHECK(has_line(text, R"(hdbench_figure_grade{node="gpu\n01",family="copy",figure="odd \"quoted\" \\ figure",gpu="0"} 0)"));
+}
+
+TEST_CASE("prometheus: several lines of one figure on one GPU are one series with the worst grade", "[prometheus]") {
+  // Two other processes on GPU 0 are two health lines of one item.
+  const auto text = hdb::render_prometheus(report_of({health("other processes", {0}, grade::warn, "pid 1 hdbench-copy"),
+                                                      health("other processes", {0}, grade::fail, "pid 2 python"),
+                                                      health("other processes", {1}, grade::pass, "none")}));
+  const std::string gpu0 = R"(hdbench_figure_grade{node="gpu01",family="health",figure="other processes",gpu="0"})";
+  const auto all = lines_of(text);
+  CHECK(std::count_if(all.begin(), all.end(), [&](const std::string& l) { return l.rfind(gpu0 + " ", 0) == 0; }) == 1);
+  CHECK(sample(text, gpu0) == "2");
+  CHECK(sample(text, R"(hdbench_figure_grade{node="gpu01",family="health",figure="other processes",gpu="1"})") == "0");
+  // The node's line counts are of lines, not series.
+  CHECK(sample(text, R"(hdbench_node_graded_lines{node="gpu01",kind="NVIDIA H200 x1, PCIe Gen5 x16, NVLinks 0",grade="FAIL"})") == "1");
+  CHECK(sample(text, R"(hdbench_node_graded_lines{node="gpu01",kind="NVIDIA H200 x1, PCIe Gen5 x16, NVLinks 0",grade="WARN"})") == "1");
+}
+
+TEST_CASE("prometheus: a figure's WARN runs go on from the textfile replaced, and a run graded again counts once", "[prometheus]") {
+  const auto warn = [](long long measured) { return report_of({figure("pinned h2d 1 GiB", 0, 57.5, grade::warn)}, measured); };
+  const auto pass = [](long long measured) { return report_of({figure("pinned h2d 1 GiB", 0, 55.4, grade::pass)}, measured); };
+  const auto runs = [](const std::string& text) { return sample(text, "hdbench_figure_warn_runs" + pinned); };
+  const auto first = hdb::render_prometheus(warn(1000));
+  CHECK(runs(first) == "1");  // no textfile before it: this run
+  const auto second = hdb::render_prometheus(warn(2000), first);
+  CHECK(runs(second) == "2");
+  CHECK(runs(hdb::render_prometheus(warn(2000), second)) == "2");  // the same run again
+  CHECK(runs(hdb::render_prometheus(warn(3000), second)) == "3");
+  const auto passed = hdb::render_prometheus(pass(3000), second);
+  CHECK(runs(passed) == "0");
+  CHECK(runs(hdb::render_prometheus(warn(4000), passed)) == "1");  // the count starts again
+  // A run graded PASS, then WARN by another verdict of the same run: one run.
+  CHECK(runs(hdb::render_prometheus(warn(3000), passed)) == "1");
+  // A node without a measured time: each rendering is a run.
+  auto unknown = warn(0);
+  unknown.measured_unix_seconds.reset();
+  const auto once = hdb::render_prometheus(unknown);
+  CHECK(sample(once, R"(hdbench_node_measured_timestamp_seconds{node="gpu01",kind="NVIDIA H200 x1, PCIe Gen5 x16, NVLinks 0"})").empty());
+  CHECK(runs(hdb::render_prometheus(unknown, once)) == "2");
+  // Another node's textfile counts nothing for this one.
+  auto other = warn(1000);
+  other.hostname = "gpu02";
+  CHECK(runs(hdb::render_prometheus(warn(2000), hdb::render_prometheus(other))) == "1");
+}
+
+TEST_CASE("prometheus: a fleet's nodes, each by the name fleet gives it, with its kind and verdict", "[prometheus]") {
+  hdb::fleet_report fleet;
+  hdb::fleet_node healthy;
+  healthy.name = healthy.hostname = "gpu01";
+  healthy.kind = "NVIDIA H200 x1, PCIe Gen5 x16, NVLinks 0";
+  healthy.measured_unix_seconds = 1796141437;
+  healthy.lines = {figure("pinned h2d 1 GiB", 0, 55.3, grade::pass)};
+  healthy.passed = 1;
+  hdb::fleet_node lost;
+  lost.name = lost.hostname = "gpu02";
+  lost.kind = "unknown";
+  hdb::graded_line never;
+  never.result = grade::fail;
+  never.basis = hdb::grade_basis::node;
+  never.family = "node";
+  never.figure = "run";
+  never.reason = "no run directory";
+  lost.lines = {never};
+  lost.failed = 1;
+  fleet.nodes = {lost, healthy};
+  const auto text = hdb::render_prometheus(fleet);
+  INFO(text);
+  CHECK(has_line(text, R"(hdbench_node_grade{node="gpu02",kind="unknown"} 2)"));
+  CHECK(has_line(text, R"(hdbench_node_grade{node="gpu01",kind="NVIDIA H200 x1, PCIe Gen5 x16, NVLinks 0"} 0)"));
+  CHECK(has_line(text, R"(hdbench_figure_grade{node="gpu02",family="node",figure="run",gpu=""} 2)"));
+  CHECK(has_line(text, "hdbench_figure_value_bytes_per_second" + pinned + " 55300000000"));
+  // Only the node that measured has a time.
+  const auto all = lines_of(text);
+  CHECK(std::count_if(all.begin(), all.end(), [](const std::string& l) {
+          return l.rfind("hdbench_node_measured_timestamp_seconds{", 0) == 0;
+        }) == 1);
+}
+
+TEST_CASE("prometheus: the grade coding, and --format prometheus for check and fleet only", "[prometheus]") {
+  CHECK(hdb::prometheus_grade_value(grade::pass) == 0);
+  CHECK(hdb::prometheus_grade_value(grade::warn) == 1);
+  CHECK(hdb::prometheus_grade_value(grade::fail) == 2);
+  CHECK(hdb::prometheus_grade_value(grade::not_graded) == -1);
+  CHECK(hdb::parse_output_format("prometheus", hdb::check_formats) == hdb::output_format::prometheus);
+  CHECK(hdb::parse_output_format("prometheus", hdb::fleet_formats) == hdb::output_format::prometheus);
+  CHECK_THROWS_AS(hdb::parse_output_format("prometheus", hdb::compare_formats), hdb::harness_error);
+  CHECK_THROWS_WITH(hdb::parse_output_format("prom", hdb::check_formats),
+                    "unknown --format 'prom' (text, junit, json or prometheus)");
+}
+
+TEST_CASE("prometheus: the measured time is meta.json's finished_utc, else its started_utc", "[prometheus]") {
+  using json = nlohmann::json;
+  CHECK(hdb::measured_unix_seconds(json{{"started_utc", "2026-12-01T16:08:34Z"}, {"finished_utc", "2026-12-01T16:10:37Z"}}) ==
+        1796141437);
+  CHECK(hdb::measured_unix_seconds(json{{"started_utc", "2026-12-01T16:08:34Z"}, {"finished_utc", nullptr}}) == 1796141314);
+  CHECK(hdb::measured_unix_seconds(json{{"started_utc", "1970-01-01T00:00:00Z"}}) == 0);
+  CHECK_FALSE(hdb::measured_unix_seconds(json::object()));
+  CHECK_FALSE(hdb::measured_unix_seconds(json{{"finished_utc", "2026-12-01 16:10:37"}}));
+  CHECK_FALSE(hdb::measured_unix_seconds(json{{"finished_utc", "2026-13-01T16:10:37Z"}}));
+  CHECK(hdb::hostname_of(json{{"node", {{"hostname", "gpu01"}}}, {"host", {{"hostname", "login"}}}}) == "gpu01");
+  CHECK(hdb::hostname_of(json{{"node", {{"hostname", nullptr}}}, {"host", {{"hostname", "login"}}}}) == "login");
+  CHECK_FALSE(hdb::hostname_of(json::object()));
+}
