@@ -158,6 +158,11 @@ def wait_state(cluster: Cluster, node: str, ready, seconds: float) -> tuple[str,
         time.sleep(0.5)
 
 
+def show_sinfo(cluster: Cluster) -> None:
+    out = cluster.client(["sinfo", "-h", "-N", "-o", "%N %T %E"]).stdout
+    print('$ sinfo -h -N -o "%N %T %E"\n    ' + out.strip().replace("\n", "\n    "))
+
+
 def drained(state: str, _reason: str = "") -> bool:
     return state.startswith(("drained", "draining"))
 
@@ -217,6 +222,7 @@ def direct_cases(cluster: Cluster, work: Path, wrapper: Path, checks: Checks) ->
                  f"slow n2 drained with hdbench's reason, at most 100 characters: {state} {reason!r}")
     checks.check(f'drained: scontrol update nodename=n2 state=drain reason="{reason}"' in out,
                  "the script printed the scontrol command it ran, with that reason")
+    show_sinfo(cluster)
 
     # Healthy again, its name found by its hostname: resumed.
     plant(work, "slow", "n2", False)
@@ -238,6 +244,7 @@ def direct_cases(cluster: Cluster, work: Path, wrapper: Path, checks: Checks) ->
                  "n3 drained for maintenance, failing (hung): exit 1, left as it is")
     state, reason = cluster.states()["n3"]
     checks.check(drained(state) and reason == "maintenance", f"n3 still drained for maintenance: {state} {reason!r}")
+    show_sinfo(cluster)
 
     # Hung: the timeout ends the run, the node is drained; then --detach resumes it.
     plant(work, "hang", "n1", True)
