@@ -95,7 +95,6 @@ export HDBENCH="${{HDBENCH:-{hdbench}}}"
 export HDBENCH_RUN_ARGS='--manifest {args.manifest}'
 export HDBENCH_REFERENCE_DIR='{set_dir}'
 export HDBENCH_HEALTHCHECK_DIR='{cluster.root}/hc'
-export MPLBACKEND=Agg MPLCONFIGDIR='{work / "mplconfig"}'
 exec '{args.healthcheck}' "$@"
 """)
     wrapper.chmod(0o755)
@@ -342,7 +341,11 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="hdb-slurmhc-"))  # under /tmp: munged's socket path must stay short
     work.chmod(0o755)
     checks = Checks()
-    set_dir = make_reference_set(work, args)
+    try:
+        set_dir = make_reference_set(work, args)
+    except subprocess.CalledProcessError as e:
+        print(f"FAIL {' '.join(map(str, e.cmd))} exited {e.returncode}:\n{e.stdout}{e.stderr}")
+        return 1
     hdbench = write_hdbench_wrapper(work, args)
     print(f"ok   a stand-in reference set of 3 verdict runs ({time.monotonic() - start:.1f} s)")
     (work / "direct").mkdir()
