@@ -67,9 +67,13 @@ class Cluster:
             "SchedulerType=sched/builtin", "SelectType=select/linear",
             "ReturnToService=2", "SlurmdParameters=config_overrides",
             "SlurmdTimeout=60", "InactiveLimit=0", "KillWait=2",
-            # 0: no job record is purged, so `sbatch --wait` polls every 2 s (it sleeps 2, 8, 32 s while
-            # that is below MinJobAge / 2: 42 s for a 24 s job at MinJobAge=30).
-            "MinJobAge=0",
+            # `sbatch --wait` sleeps 2 s, then 4 times longer while that is below MinJobAge / 2 (the
+            # file's value), up to 32 s; a finished job's record lives MinJobAge seconds. 16: it polls
+            # every 8 s after the first 2 s, and the record outlives a poll by 8 s. (0, as before,
+            # made sbatch poll every 2 s, but slurmctld takes 0 as 2 ("MinJobAge must be at least
+            # 2"): a loaded machine's sbatch missed the record and exited 0 for a job that exited 1,
+            # "Job 2 no longer found and exit code not found".)
+            "MinJobAge=16",
             *self.extra_conf,
         ]
         for node, port in zip(self.nodes, ports[2:]):
