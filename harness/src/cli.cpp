@@ -145,7 +145,7 @@ int check_command(const parsed_cli& cli) {
 }
 
 // Many nodes' runs against their kind's set or their peers; exit 1 when any node FAILs. --nodelist
-// prints only the failing hostnames (Slurm's hostlist form, for scontrol); hdbench never drains.
+// prints only the failing nodes' Slurm names (hostlist form, for scontrol); hdbench fleet never drains.
 int fleet_command(const parsed_cli& cli) {
   fleet_options options;
   if (!cli.fleet_reference.empty()) options.reference = fs::path(cli.fleet_reference);
@@ -165,7 +165,7 @@ int fleet_command(const parsed_cli& cli) {
   }
   const auto prometheus = prometheus_output(report, cli.fleet_prometheus, format);
   if (cli.fleet_nodelist) {
-    const auto list = slurm_hostlist(report.failing_hostnames());
+    const auto list = slurm_hostlist(report.failing_slurm_nodes());
     if (!list.empty()) std::cout << list << "\n";
   } else {
     std::cout << (format == output_format::json         ? document
@@ -330,7 +330,7 @@ void add_fleet(CLI::App& app, parsed_cli& cli) {
       ->capture_default_str()
       ->check(CLI::Range(1e-9, 0.5));
   fleet->add_option("--out", cli.fleet_out, "where fleet.json, fleet.txt and plots/ go (default: the first DIR's parent/fleet-<utc>)");
-  fleet->add_flag("--nodelist", cli.fleet_nodelist, "print only the failing hostnames, in Slurm's hostlist form (for scontrol)");
+  fleet->add_flag("--nodelist", cli.fleet_nodelist, "print only the failing nodes, by Slurm's names for them (meta.json host.slurm_node_name, else the hostname), in Slurm's hostlist form (for scontrol)");
   fleet->add_option("--learn", cli.fleet_learn, "write a reference set per kind under this directory from the nodes that did not FAIL");
   fleet->add_flag("--no-plots", cli.fleet_no_plots, "write fleet.json and fleet.txt only");
 }

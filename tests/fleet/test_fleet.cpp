@@ -252,6 +252,33 @@ TEST_CASE("fleet: a node whose run did not finish is a FAIL of its own, the othe
   CHECK(fleet.grade(true).failing_hostnames() == std::vector<std::string>{"gpu08", "gpu09"});
 }
 
+TEST_CASE("fleet: --nodelist names a node by Slurm's name for it (meta.json host.slurm_node_name), else its hostname") {
+  fleet_dir fleet("slurm_names");
+  // Six slurmd on one host "vm" (their hostnames repeat), n3's link a health FAIL; gpu09 ran outside
+  // Slurm and FAILs too; n8's task never started (its directory only, named by Slurm as the batch script does).
+  for (int i = 1; i <= 6; ++i) {
+    const std::string name = "n" + std::to_string(i);
+    const auto dir = fleet.root / name / ("20261202T000000Z-vm-" + name);
+    fs::create_directories(dir);
+    auto meta = meta_of("vm", 1);
+    meta["host"] = {{"hostname", "vm"}, {"slurm_node_name", name}};
+    std::ofstream(dir / "meta.json") << meta.dump();
+    std::ofstream(dir / "check.json") << check_json(json::array({figure_line(0, 55.3), health_line(0, i == 3 ? "FAIL" : "PASS")})).dump();
+  }
+  fleet.node("gpu09", json::array({figure_line(0, 55.3), health_line(0, "FAIL")}));
+  fs::create_directories(fleet.root / "n8");
+  const auto report = fleet.grade();
+  CHECK(report.failing_hostnames() == std::vector<std::string>{"gpu09", "n8", "vm"});
+  CHECK(report.failing_slurm_nodes() == std::vector<std::string>{"gpu09", "n3", "n8"});
+  const auto document = hdb::to_json(report);
+  CHECK(document["summary"]["nodelist"] == "gpu09,n[3,8]");
+  CHECK(document["summary"]["failing_hostnames"] == json::array({"gpu09", "n8", "vm"}));
+  for (const auto& node : document["nodes"]) {
+    if (node["hostname"] == "vm") CHECK(node["slurm_node_name"].get<std::string>().starts_with("n"));
+    else CHECK(node["slurm_node_name"].is_null());
+  }
+}
+
 TEST_CASE("fleet: nodes by kind, GPUs apart, repeated hostnames named by run directory") {
   fleet_dir fleet("kinds");
   for (int i = 0; i < 8; ++i) {

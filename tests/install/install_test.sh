@@ -19,11 +19,16 @@ mv "$work/staged" "$work/moved"
 prefix=$work/moved
 expected=(bin/hdbench bin/suite.json bin/renames-schema3.json bin/schema/copy.json
           share/hdbench/plots/plot_run.py share/hdbench/plots/hdbplots/figures.py
-          share/hdbench/reference/h200/noise.json share/doc/hdbench/teaching.md share/hdbench/hdbench-alerts.yml)
+          share/hdbench/reference/h200/noise.json share/doc/hdbench/teaching.md share/hdbench/hdbench-alerts.yml
+          share/hdbench/hdbench-fleet.sbatch share/hdbench/hdbench-healthcheck)
 # A harness-only configuration (-DHDB_BUILD_BENCH=OFF) builds no probe and no family.
 [ "$bench" = ON ] && expected+=(bin/hdbench-probe bin/hdbench-copy)
 for f in "${expected[@]}"; do
   [ -e "$prefix/$f" ] || { echo "install test: $f is not installed" >&2; exit 1; }
+done
+# The Slurm scripts run as they are (sbatch, slurmd's HealthCheckProgram): executable as installed.
+for f in share/hdbench/hdbench-fleet.sbatch share/hdbench/hdbench-healthcheck; do
+  [ -x "$prefix/$f" ] || { echo "install test: $f is installed without its execute bit" >&2; exit 1; }
 done
 
 "$prefix/bin/hdbench" --version

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iterator>
 #include <set>
 #include <sstream>
@@ -118,7 +119,12 @@ json gather_host_facts() {
   const auto iommu = detect_iommu(iommu_sysfs_entries(), try_read_text_file("/proc/cmdline").value_or(""));
   json iommu_json = {{"enabled", nullptr}, {"evidence", iommu.evidence}};
   if (iommu.enabled) iommu_json["enabled"] = *iommu.enabled;
+  // Slurm's name for this node where Slurm started the run (slurmd sets SLURMD_NODENAME in every
+  // task): the name scontrol drains, which the hostname is not where they differ (an FQDN, several
+  // slurmd on one host). hdbench fleet --nodelist prints it.
+  const char* slurm_node = std::getenv("SLURMD_NODENAME");
   return {{"hostname", local_hostname()},
+          {"slurm_node_name", slurm_node != nullptr && *slurm_node != '\0' ? json(slurm_node) : json(nullptr)},
           {"cpu", cpu_facts()},
           {"memory_bytes", memory_bytes()},
           {"os", os_pretty_name(try_read_text_file("/etc/os-release").value_or(""))},

@@ -87,6 +87,9 @@ loaded_node load_node(const fs::path& given) {
     node.run = meta.value("run_id", node.run);
     node.measured_unix_seconds = measured_unix_seconds(meta);
     node.hostname = hostname_of(meta).value_or(node.hostname);
+    if (const auto h = meta.find("host"); h != meta.end() && h->is_object()) {
+      if (const auto s = h->find("slurm_node_name"); s != h->end() && s->is_string()) node.slurm_node_name = s->get<std::string>();
+    }
     try {
       loaded.kind = kind_of(meta);
       node.kind = describe(*loaded.kind);
@@ -317,6 +320,14 @@ std::vector<std::string> fleet_report::failing_hostnames() const {
   std::set<std::string> names;
   for (const auto& node : nodes) {
     if (node.failed > 0) names.insert(node.hostname);
+  }
+  return {names.begin(), names.end()};
+}
+
+std::vector<std::string> fleet_report::failing_slurm_nodes() const {
+  std::set<std::string> names;
+  for (const auto& node : nodes) {
+    if (node.failed > 0) names.insert(node.slurm_node_name.empty() ? node.hostname : node.slurm_node_name);
   }
   return {names.begin(), names.end()};
 }

@@ -184,6 +184,7 @@ json to_json(const fleet_report& report) {
     for (const auto& line : node.lines) lines.push_back(to_json(line));
     nodes.push_back({{"name", node.name},
                      {"hostname", node.hostname},
+                     {"slurm_node_name", node.slurm_node_name.empty() ? json(nullptr) : json(node.slurm_node_name)},
                      {"dir", node.dir.string()},
                      {"run", node.run},
                      {"kind", node.kind},
@@ -203,7 +204,7 @@ json to_json(const fleet_report& report) {
            {{"nodes", report.nodes.size()},
             {"fail", report.failed_nodes()},
             {"failing_hostnames", failing},
-            {"nodelist", slurm_hostlist(failing)},
+            {"nodelist", slurm_hostlist(report.failing_slurm_nodes())},
             {"line", fleet_summary_line(report)}}},
           {"exit_code", report.exit_code()}};
 }

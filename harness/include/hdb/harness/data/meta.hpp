@@ -29,7 +29,8 @@ struct iommu_state {
 // PRETTY_NAME from /etc/os-release text ("" when absent).
 [[nodiscard]] std::string os_pretty_name(std::string_view os_release);
 
-// Hostname, CPU model and cores, memory, OS, kernel, IOMMU, read from /proc, /sys and /etc.
+// Hostname, Slurm's node name (SLURMD_NODENAME; null outside Slurm), CPU model and cores, memory,
+// OS, kernel, IOMMU, read from /proc, /sys, /etc and the environment.
 [[nodiscard]] nlohmann::json gather_host_facts();
 
 // Runs hdbench-probe and returns its JSON object. Never throws: a missing binary, bad output

@@ -68,6 +68,7 @@ struct peer_band {
 struct fleet_node {
   std::string name;      // hostname; "hostname (run dir)" where hostnames repeat
   std::string hostname;  // meta.json node.hostname; the directory's name without a meta.json
+  std::string slurm_node_name;  // meta.json host.slurm_node_name: Slurm's name for it; "" where Slurm did not run it
   std::filesystem::path dir;
   std::string run;       // run id
   std::string kind;      // describe(kind); "unknown" without a readable meta.json
@@ -99,6 +100,9 @@ struct fleet_report {
   [[nodiscard]] int failed_nodes() const;
   [[nodiscard]] int exit_code() const { return failed_nodes() > 0 ? 1 : 0; }
   [[nodiscard]] std::vector<std::string> failing_hostnames() const;  // sorted, unique
+  // What scontrol drains them by: each failing node's Slurm name, its hostname where it has none
+  // (a run not under Slurm, or one without meta.json: its directory's name); sorted, unique.
+  [[nodiscard]] std::vector<std::string> failing_slurm_nodes() const;
 };
 
 // A directory `hdbench fleet` wrote (it holds this marker first, then fleet.json): never a node.

@@ -1,0 +1,388 @@
+#!/usr/bin/env python3
+"""The health check on a real Slurm (docs/fleet.md, "Slurm's health check"; issue 39 item 2).
+
+    slurm_healthcheck_test.py --hdbench BIN/hdbench --standin-bin DIR --manifest tests/standin_family/suite.json
+                              --healthcheck share/hdbench/hdbench-healthcheck
+                              --sbatch share/hdbench/hdbench-fleet.sbatch [--keep]
+
+A reference set of the stand-in family judges every run: three verdict runs on this host, each
+timed pass 100 % longer (--slowdown=100), so that a healthy run reads above the set's centre (a
+WARN on the good side) and only one that lost three quarters of its speed to the machine's other
+load could FAIL. HDBENCH is a wrapper around the real hdbench that runs `hdbench run` on the
+stand-in family (no GPU; no figures drawn: HDBENCH_PLOTS_DIR empty), planted per node by a file:
+plant/slow.<node> (every timed pass 900 % longer: the triad 80 % under the set's centre, beyond
+its 50 % tolerance) or plant/hang.<node> (the family never returns). The health check is started through the documented wrapper shape (a script that
+exports the knobs and execs hdbench-healthcheck), the way slurmd starts it.
+
+1. A private cluster of n1..n3 (slurm_cluster.py) without a health check in slurm.conf:
+   - the batch script on all three, n2 slow: each node's meta.json has host.slurm_node_name (its
+     hostname is this host's, not the node name), and the failing-nodes line is `n2`;
+   - the script started as slurmd starts it (only SLURMD_NODENAME in its environment): healthy n1
+     not drained; slow n2 drained with reason "hdbench: ..."; n2 healthy again, its name found by
+     its hostname (a UTS namespace whose hostname is n2, no SLURMD_NODENAME), resumed; n3 drained
+     by an operator ("maintenance") left alone both when it passes and when it fails (hangs); n1 hung past
+     HDBENCH_HEALTHCHECK_TIMEOUT drained ("did not finish"), then resumed by --detach; bad input
+     exit 2 with one line.
+2. A second cluster whose slurm.conf names the wrapper as HealthCheckProgram (HealthCheckInterval,
+   HealthCheckNodeState=IDLE): slurmd's own runs drain the slow n2 as it starts, leave n1 idle,
+   and resume n2 once its plant is gone; the environment slurmd gave the program is recorded.
+Node states are read back with `sinfo -h -N -o "%N|%T|%E"`, polled with generous deadlines.
+
+Exit 0 = passed, 1 = a check failed, 77 = skipped (as fleet_slurm_test.py: no Slurm or munge, not
+root, no UTS namespaces, or the services did not start; the last a failure under
+HDB_SLURM_TEST_REQUIRED=1).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from hdb_test_support import Checks  # noqa: E402
+from slurm_cluster import SKIP, Cluster, Skip, preflight  # noqa: E402
+
+NODES = ["n1", "n2", "n3"]
+# The drain reason of a slow stand-in node: the count of FAIL lines, then the first one's GPUs,
+# family and figure (how many of the four triad cases FAIL depends on how far the load moved them).
+SLOW_REASON = re.compile(r"hdbench: [1-4] FAIL, GPU 0,1 standin (strided )?triad")
+RUN_TIMEOUT = 180  # any one command of the test: a hang guard, never a measurement
+
+
+def write_hdbench_wrapper(work: Path, args: argparse.Namespace) -> Path:
+    """HDBENCH: `run` on the stand-in family with this node's plant, the rest as is."""
+    hang_bin = work / "hang-bin"
+    shutil.copytree(args.standin_bin, hang_bin)
+    family = hang_bin / "hdbench-standin"
+    family.unlink()
+    family.write_text("#!/bin/sh\n# The family hangs, as a GPU kernel that never returns.\nexec sleep 300\n")
+    family.chmod(0o755)
+    wrapper = work / "hdbench-node"
+    wrapper.write_text(f"""#!/bin/sh
+# hdbench as node $SLURMD_NODENAME of the test's cluster sees it (slurm_healthcheck_test.py).
+if [ "$1" = run ]; then
+  shift
+  node=${{SLURMD_NODENAME:-unknown}}
+  if [ -e '{work}/plant/hang.'"$node" ]; then exec '{args.hdbench}' run --bin-dir '{hang_bin}' "$@"; fi
+  slow=''
+  [ -e '{work}/plant/slow.'"$node" ] && slow='-- --slowdown=900'
+  # The nodes share this machine's cores: the measuring runs take turns (one lock).
+  HDBENCH_PLOTS_DIR='{work}/no-plots' exec flock '{work}/measure.lock' '{args.hdbench}' run --bin-dir '{args.standin_bin}' "$@" $slow
+fi
+exec '{args.hdbench}' "$@"
+""")
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def write_healthcheck_wrapper(work: Path, cluster: Cluster, args: argparse.Namespace, hdbench: Path, set_dir: Path) -> Path:
+    """The documented HealthCheckProgram shape: a script that sets the knobs and execs the check
+    (slurmd passes no arguments and no environment but SLURMD_NODENAME). It first records the
+    environment it was given."""
+    wrapper = cluster.root / "hdbench-healthcheck-wrapper"
+    wrapper.write_text(f"""#!/bin/sh
+env > '{cluster.root}/hc-env.'"${{SLURMD_NODENAME:-none}}"
+export SLURM_CONF='{cluster.conf}'
+export HDBENCH="${{HDBENCH:-{hdbench}}}"
+export HDBENCH_RUN_ARGS='--manifest {args.manifest}'
+export HDBENCH_REFERENCE_DIR='{set_dir}'
+export HDBENCH_HEALTHCHECK_DIR='{cluster.root}/hc'
+exec '{args.healthcheck}' "$@"
+""")
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def make_reference_set(work: Path, args: argparse.Namespace) -> Path:
+    """Three verdict runs of the stand-in on this host at half its speed, a set of its kind."""
+    set_dir = work / "set"
+    (work / "no-plots").mkdir()
+    for i in range(3):
+        # One --out for the three: two runs in one second get distinct run ids there (-2), which the
+        # set's members must have.
+        run_dir_file = work / f"set-run-{i}"
+        subprocess.run([str(args.hdbench), "run", "--verdict", "--bin-dir", str(args.standin_bin), "--manifest",
+                        str(args.manifest), "--out", str(work / "set-runs"), "--run-dir-file", str(run_dir_file),
+                        "--", "--slowdown=100"],
+                       env=dict(os.environ, HDBENCH_PLOTS_DIR=str(work / "no-plots")), capture_output=True, text=True,
+                       timeout=RUN_TIMEOUT, check=True)
+        subprocess.run([str(args.hdbench), "reference", "add", str(set_dir / "standin"), run_dir_file.read_text().strip()],
+                       capture_output=True, text=True, timeout=RUN_TIMEOUT, check=True)
+    return set_dir
+
+
+def plant(work: Path, kind: str, node: str, on: bool) -> None:
+    path = work / "plant" / f"{kind}.{node}"
+    path.parent.mkdir(exist_ok=True)
+    if on:
+        path.touch()
+    else:
+        path.unlink(missing_ok=True)
+
+
+def healthcheck(wrapper: Path, node: str | None, *argv: str, hostname: str | None = None,
+                **env: str) -> tuple[int, str, str]:
+    """The wrapper started as slurmd starts it: no arguments (unless given), stdin /dev/null, an
+    environment of SLURMD_NODENAME alone (plus `env`); `hostname`: in a UTS namespace of that name."""
+    environment = dict(env)
+    if node is not None:
+        environment["SLURMD_NODENAME"] = node
+    command = [str(wrapper), *argv]
+    if hostname is not None:
+        command = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', hostname, *command]
+    start = time.monotonic()
+    proc = subprocess.run(["env", "-i", *(f"{k}={v}" for k, v in environment.items()), *command],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    shown = " ".join([*(f"{k}={v}" for k, v in environment.items()), wrapper.name, *argv])
+    print(f"$ {shown}{f'  (hostname {hostname})' if hostname else ''}  -> exit {proc.returncode} "
+          f"in {time.monotonic() - start:.1f} s")
+    for line in (proc.stdout + proc.stderr).strip().splitlines():
+        print("    " + line)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def wait_state(cluster: Cluster, node: str, ready, seconds: float) -> tuple[str, str]:
+    """Polls sinfo until ready(state, reason) or the deadline; returns the last (state, reason)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        state = cluster.states().get(node, ("", ""))
+        if ready(*state) or time.monotonic() > deadline:
+            return state
+        time.sleep(0.5)
+
+
+def show_sinfo(cluster: Cluster) -> None:
+    out = cluster.client(["sinfo", "-h", "-N", "-o", "%N %T %E"]).stdout
+    print('$ sinfo -h -N -o "%N %T %E"\n    ' + out.strip().replace("\n", "\n    "))
+
+
+def drained(state: str, _reason: str = "") -> bool:
+    return state.startswith(("drained", "draining"))
+
+
+def fleet_job(cluster: Cluster, args: argparse.Namespace, work: Path, hdbench: Path, set_dir: Path,
+              checks: Checks) -> None:
+    """The batch script on n1..n3, n2 slow, each run under this host's own hostname."""
+    fleet_dir, submit_dir = work / "job", work / "job-submit"
+    submit_dir.mkdir()
+    plant(work, "slow", "n2", True)
+    env = dict(cluster.env, HDBENCH=str(hdbench), HDBENCH_FLEET_DIR=str(fleet_dir), HDBENCH_REFERENCE_DIR=str(set_dir),
+               HDBENCH_RUN_ARGS=f"--verdict --manifest {args.manifest}", HDBENCH_NODE_TIMEOUT="90",
+               HDBENCH_FLEET_ARGS="--no-plots", MPLBACKEND="Agg", MPLCONFIGDIR=str(work / "mplconfig"))
+    argv = ["sbatch", "--wait", "-N", "3", f"--nodelist={','.join(NODES)}", "--chdir", str(submit_dir), str(args.sbatch)]
+    start = time.monotonic()
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT)
+    plant(work, "slow", "n2", False)
+    print(f"$ sbatch --wait -N 3 {args.sbatch.name}  -> exit {proc.returncode} in {time.monotonic() - start:.1f} s")
+    outs = sorted(submit_dir.glob("hdbench-fleet-*.out"))
+    log = outs[0].read_text(errors="replace") if len(outs) == 1 else ""
+    print("    job log:\n      " + log.strip().replace("\n", "\n      "))
+    checks.check(proc.returncode == 1, f"the job exits 1: n2 FAILs (got {proc.returncode})")
+    host = socket.gethostname()
+    for node in NODES:
+        metas = sorted((fleet_dir / "nodes" / node).glob("*/meta.json"))
+        meta = json.loads(metas[0].read_text()) if len(metas) == 1 else {}
+        got = meta.get("host", {})
+        checks.check(got.get("slurm_node_name") == node and got.get("hostname") == host,
+                     f"{node}: meta.json host.slurm_node_name {got.get('slurm_node_name')!r} (Slurm's), "
+                     f"host.hostname {got.get('hostname')!r} (this host's)")
+    checks.check("hdbench-fleet: failing nodes: n2\n" in log,
+                 f"the failing-nodes line (hdbench fleet --nodelist) is Slurm's name n2, not the hostname {host}")
+    report = fleet_dir / "report" / "fleet.json"
+    fleet = json.loads(report.read_text()) if report.is_file() else {}
+    checks.check(fleet.get("summary", {}).get("nodelist") == "n2", f"fleet.json's nodelist: n2 ({fleet.get('summary', {}).get('nodelist')})")
+    status = subprocess.run([str(args.hdbench), "fleet", *(str(fleet_dir / "nodes" / n) for n in NODES), "--no-plots",
+                             "--nodelist", "--out", str(work / "job-nodelist")], capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                            env=dict(os.environ, HDBENCH_REFERENCE_DIR=str(set_dir)))
+    checks.check(status.returncode == 1 and status.stdout == "n2\n",
+                 f"hdbench fleet --nodelist prints n2 and exits 1 (got {status.stdout!r}, exit {status.returncode})")
+
+
+def direct_cases(cluster: Cluster, work: Path, wrapper: Path, checks: Checks) -> None:
+    """The script started as slurmd starts it, on a cluster without a health check of its own."""
+    # Healthy: not drained.
+    status, out, _ = healthcheck(wrapper, "n1")
+    checks.check(status == 0 and "hdbench-healthcheck: n1: no FAIL: hdbench check:" in out and "nothing to do" in out,
+                 "healthy n1: exit 0, no FAIL, nothing to do")
+    checks.check(not drained(*cluster.states()["n1"]), f"healthy n1 not drained: {cluster.states()['n1']}")
+
+    # Slow: drained with hdbench's reason, the one printed.
+    plant(work, "slow", "n2", True)
+    status, out, _ = healthcheck(wrapper, "n2")
+    state, reason = wait_state(cluster, "n2", drained, 30)
+    checks.check(status == 1, f"slow n2: exit 1 (got {status})")
+    checks.check(drained(state) and SLOW_REASON.match(reason) is not None and len(reason) <= 100,
+                 f"slow n2 drained with hdbench's reason, at most 100 characters: {state} {reason!r}")
+    checks.check(f'drained: scontrol update nodename=n2 state=drain reason="{reason}"' in out,
+                 "the script printed the scontrol command it ran, with that reason")
+    show_sinfo(cluster)
+
+    # Healthy again, its name found by its hostname: resumed.
+    plant(work, "slow", "n2", False)
+    status, out, _ = healthcheck(wrapper, None, hostname="n2")
+    state, reason = wait_state(cluster, "n2", lambda s, r: not drained(s), 30)
+    checks.check(status == 0 and "hdbench-healthcheck: n2: resumed: it was drained by hdbench" in out,
+                 "n2 passing again (no SLURMD_NODENAME; its name from its hostname n2): exit 0, resumed")
+    checks.check(not drained(state) and reason == "none", f"n2 resumed: {state} {reason!r}")
+
+    # Drained by someone else: left alone, passing or failing.
+    cluster.client(["scontrol", "update", "nodename=n3", "state=drain", "reason=maintenance"])
+    status, out, _ = healthcheck(wrapper, "n3")
+    checks.check(status == 0 and 'left drained: drained by someone else (reason "maintenance")' in out,
+                 "n3 drained for maintenance, passing: exit 0, left drained")
+    plant(work, "hang", "n3", True)  # a FAIL sooner than a slow run's
+    status, out, _ = healthcheck(wrapper, "n3", HDBENCH_HEALTHCHECK_TIMEOUT="3", HDBENCH_HEALTHCHECK_KILL_AFTER="2")
+    plant(work, "hang", "n3", False)
+    checks.check(status == 1 and "left as it is: it carries a reason that is not hdbench's" in out,
+                 "n3 drained for maintenance, failing (hung): exit 1, left as it is")
+    state, reason = cluster.states()["n3"]
+    checks.check(drained(state) and reason == "maintenance", f"n3 still drained for maintenance: {state} {reason!r}")
+    show_sinfo(cluster)
+
+    # Hung: the timeout ends the run, the node is drained; then --detach resumes it.
+    plant(work, "hang", "n1", True)
+    start = time.monotonic()
+    status, out, _ = healthcheck(wrapper, "n1", HDBENCH_HEALTHCHECK_TIMEOUT="3", HDBENCH_HEALTHCHECK_KILL_AFTER="2")
+    took = time.monotonic() - start
+    plant(work, "hang", "n1", False)
+    state, reason = wait_state(cluster, "n1", drained, 30)
+    checks.check(status == 1 and took < 60, f"hung n1: exit 1 in {took:.1f} s, under slurmd's 60 s (got exit {status})")
+    checks.check(drained(state) and reason == "hdbench: verdict run did not finish in 3 s", f"hung n1 drained: {state} {reason!r}")
+    status, out, _ = healthcheck(wrapper, "n1", "--detach")
+    checks.check(status == 0 and "started in the background" in out, "--detach: exit 0 at once, the check in the background")
+    state, reason = wait_state(cluster, "n1", lambda s, r: not drained(s), 90)
+    log = cluster.root / "hc" / "n1" / "healthcheck.log"
+    text = log.read_text() if log.is_file() else ""
+    checks.check(not drained(state) and "n1: resumed: it was drained by hdbench (hdbench: verdict run did not finish" in text,
+                 f"--detach: n1 resumed by the background check ({state} {reason!r}; {log.name}: {text.strip()[-200:]!r})")
+
+    # Bad input: one line, exit 2, the node untouched.
+    for argv, env, expected in ((["--bogus"], {}, "unknown argument '--bogus'"),
+                                (["--node", "n9"], {}, "no Slurm node 'n9'"),
+                                ([], {"HDBENCH": "/no/such/hdbench"}, "no hdbench binary: '/no/such/hdbench'"),
+                                ([], {"HDBENCH_HEALTHCHECK_TIMEOUT": "soon"}, "HDBENCH_HEALTHCHECK_TIMEOUT must be a whole number")):
+        status, out, err = healthcheck(wrapper, "n1", *argv, **env)
+        checks.check(status == 2 and out == "" and len(err.splitlines()) == 1 and expected in err,
+                     f"bad input {' '.join(argv) or env}: exit 2, one line: {err.strip()!r}")
+    for hostname, expected in (("localhost", "is NodeHostName of several Slurm nodes (n1 n2 n3); give --node NAME"),
+                               ("elsewhere", "no Slurm node is this host (elsewhere)")):
+        status, out, err = healthcheck(wrapper, None, hostname=hostname)
+        checks.check(status == 2 and expected in err, f"hostname {hostname}, no SLURMD_NODENAME: exit 2, {err.strip()!r}")
+
+
+def slurmd_cases(root: Path, work: Path, args: argparse.Namespace, hdbench: Path, set_dir: Path, checks: Checks,
+                 required: bool) -> None:
+    """slurm.conf's HealthCheckProgram: slurmd's own runs drain n2 and resume it."""
+    root.mkdir()
+    root.chmod(0o755)
+    nodes = ["n1", "n2"]
+    cluster = Cluster(root, nodes)
+    wrapper = write_healthcheck_wrapper(work, cluster, args, hdbench, set_dir)
+    cluster.extra_conf = [f"HealthCheckProgram={wrapper}", "HealthCheckInterval=10", "HealthCheckNodeState=IDLE"]
+    plant(work, "slow", "n2", True)
+    try:
+        start = time.monotonic()
+        cluster.start(wait_idle=False)
+        state, reason = wait_state(cluster, "n2", drained, 90)
+        checks.check(drained(state) and SLOW_REASON.match(reason) is not None,
+                     f"slurmd's health check drained the slow n2 as it started ({time.monotonic() - start:.1f} s): {state} {reason!r}")
+        n1 = cluster.states()["n1"]
+        checks.check(n1[0].startswith("idle") and n1[1] == "none", f"slurmd's health check left the healthy n1 idle: {n1}")
+        env_file = root / "hc-env.n2"
+        given = dict(line.split("=", 1) for line in env_file.read_text().splitlines() if "=" in line) if env_file.is_file() else {}
+        print(f"    the environment slurmd gave HealthCheckProgram: {sorted(given)}")
+        checks.check(given.get("SLURMD_NODENAME") == "n2" and not {"PATH", "SLURM_CONF"} & set(given),
+                     f"slurmd gave it SLURMD_NODENAME and no PATH or SLURM_CONF: {sorted(given)}")
+        failed = [line for line in cluster.log("slurmd-n2.log").read_text(errors="replace").splitlines() if "health_check" in line]
+        print("    slurmd-n2.log: " + (failed[0] if failed else "(no health_check line)"))
+        plant(work, "slow", "n2", False)
+        start = time.monotonic()
+        state, reason = wait_state(cluster, "n2", lambda s, r: not drained(s), 120)
+        checks.check(state.startswith("idle") and reason == "none",
+                     f"slurmd's next health check resumed n2 once healthy ({time.monotonic() - start:.1f} s): {state} {reason!r}")
+    except Skip as e:
+        if required:
+            checks.check(False, f"HDB_SLURM_TEST_REQUIRED=1 and {e}")
+        else:
+            print(f"skip (the HealthCheckProgram cluster): {e}")
+    except subprocess.TimeoutExpired as e:
+        checks.check(False, f"{' '.join(map(str, e.cmd))} did not end within {e.timeout:g} s")
+    finally:
+        cluster.stop()
+        if checks.failures:
+            print(cluster.tail("slurmd-n2", 30))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hdbench", type=Path, required=True)
+    parser.add_argument("--standin-bin", type=Path, required=True, help="the stand-in family's bin directory")
+    parser.add_argument("--manifest", type=Path, required=True, help="tests/standin_family/suite.json")
+    parser.add_argument("--healthcheck", type=Path, required=True, help="share/hdbench/hdbench-healthcheck")
+    parser.add_argument("--sbatch", type=Path, required=True, help="share/hdbench/hdbench-fleet.sbatch")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    args = parser.parse_args()
+    args.hdbench, args.standin_bin, args.manifest, args.healthcheck, args.sbatch = (
+        p.resolve() for p in (args.hdbench, args.standin_bin, args.manifest, args.healthcheck, args.sbatch))
+    required = os.environ.get("HDB_SLURM_TEST_REQUIRED") == "1"
+    try:
+        preflight()
+    except Skip as e:
+        print(f"skip: {e}")
+        return SKIP
+
+    start = time.monotonic()
+    work = Path(tempfile.mkdtemp(prefix="hdb-slurmhc-"))  # under /tmp: munged's socket path must stay short
+    work.chmod(0o755)
+    checks = Checks()
+    try:
+        set_dir = make_reference_set(work, args)
+    except subprocess.CalledProcessError as e:
+        print(f"FAIL {' '.join(map(str, e.cmd))} exited {e.returncode}:\n{e.stdout}{e.stderr}")
+        return 1
+    hdbench = write_hdbench_wrapper(work, args)
+    print(f"ok   a stand-in reference set of 3 verdict runs ({time.monotonic() - start:.1f} s)")
+    (work / "direct").mkdir()
+    cluster = Cluster(work / "direct", NODES)
+    try:
+        cluster.start()
+        print(f"ok   a private Slurm cluster of {NODES} on this host is up ({time.monotonic() - start:.1f} s; {work})")
+        fleet_job(cluster, args, work, hdbench, set_dir, checks)
+        direct_cases(cluster, work, write_healthcheck_wrapper(work, cluster, args, hdbench, set_dir), checks)
+    except Skip as e:
+        if required:
+            checks.check(False, f"HDB_SLURM_TEST_REQUIRED=1 and {e}")
+        else:
+            print(f"skip: {e}")
+            cluster.stop()
+            shutil.rmtree(work, ignore_errors=True)
+            return SKIP
+    except subprocess.TimeoutExpired as e:
+        checks.check(False, f"{' '.join(map(str, e.cmd))} did not end within {e.timeout:g} s")
+    finally:
+        cluster.stop()
+    if checks.failures:
+        print("".join(cluster.tail(name) for name, _ in cluster.procs))
+    print(f"{time.monotonic() - start:.1f} s: the HealthCheckProgram cluster")
+    slurmd_cases(work / "slurmd", work, args, hdbench, set_dir, checks, required)
+    print(f"wall: {time.monotonic() - start:.1f} s, services stopped")
+    if checks.failures:
+        print(f"\n{len(checks.failures)} check(s) failed (the files are kept in {work}):")
+        for failure in checks.failures:
+            print(f"  {failure}")
+        return 1
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
