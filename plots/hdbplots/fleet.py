@@ -237,8 +237,6 @@ def _emptied_axes(fig):
     ax.dataLim.set_points(Bbox.null().get_points())
     ax.ignore_existing_data_limits = True
     ax.set_autoscale_on(True)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.xaxis.set_minor_locator(plt.NullLocator())
     return ax
 
 
@@ -369,7 +367,9 @@ def draw_dots(fig, data: dict, entry: dict, label: str | None = None):
         ranks = sorted({1, *(int(t) for t in MaxNLocator(nbins=8, integer=True).tick_values(1, n) if 1 <= t <= n)})
         ranks = [r for r in ranks if r == 1 or r > 0.04 * n]  # 1 and the round ranks, apart
         ax.set_xticks([r - 1 for r in ranks])
-        ax.set_xticklabels([f"{r:,}" for r in ranks], fontsize=8)
+        for tick in ax.set_xticklabels([f"{r:,}" for r in ranks], fontsize=8, rotation=0):
+            tick.set_color("black")  # the ticks are reused: a name of the figure before was coloured
+            tick.set_fontweight("normal")
         ax.set_xlabel(f"rank by value among the fleet's {n:,} GPUs ({nodes:,} nodes): 1 is the lowest")
         ax.autoscale_view()
         _name_beside(ax, data, entry, c, chosen)
