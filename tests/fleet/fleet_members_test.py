@@ -136,18 +136,22 @@ def main():
         print(f"planted ({args.mode}): {name} FAIL: {'; '.join(lines[name])}")
     if args.mode == "peer":
         # The figures a user opens, as drawn: the heatmap and one dot plot per graded figure; gpu02's
-        # pinned copies labelled FAIL dots and about 5 % under the centre on the heatmap.
+        # pinned copies named FAIL dots and, 5 % under the centre against a 3 % tolerance, about 1.7
+        # tolerances worse on the heatmap, whose first rows are gpu02 and gpu05.
         out = os.path.join(work, "out-plots")
         run([args.hdbench, "fleet", fleet_dir, "--reference", fleet_ref, "--out", out], expect=1)
         seen = figures_seen(out)
         for figure in ("copy pinned h2d 1 GiB", "copy pinned d2h 1 GiB"):
-            if "gpu02 GPU 0" not in seen["labels"].get(figure, []):
-                raise SystemExit(f"FAIL: {figure}: gpu02 not labelled ({seen['labels'].get(figure)})")
+            if "gpu02" not in seen["labels"].get(figure, []):
+                raise SystemExit(f"FAIL: {figure}: gpu02 not named ({seen['labels'].get(figure)})")
         cells = {k: v for k, v in seen["heatmap_fail_cells"].items() if k.startswith("gpu02 GPU 0 copy pinned")}
-        if len(cells) != 2 or not all(-6 < v < -4 for v in cells.values()):
+        if len(cells) != 2 or not all(1.4 < v < 2 for v in cells.values()):
             raise SystemExit(f"FAIL: the heatmap's cells of gpu02's pinned copies: {cells}")
-        print(f"figures: fleet_heatmap.png and {seen['figures']} dot plots, as drawn; gpu02 labelled on both pinned "
-              f"copies, {', '.join(f'{v:.1f} %' for v in cells.values())} on the heatmap")
+        if list(seen["heatmap_rows"])[:2] != ["gpu02 FAIL", "gpu05 FAIL"]:
+            raise SystemExit(f"FAIL: the heatmap's first rows {list(seen['heatmap_rows'])[:3]}")
+        print(f"figures: fleet_heatmap.png and {seen['figures']} dot plots, as drawn; gpu02 named on both pinned "
+              f"copies, {', '.join(f'{v:.1f}' for v in cells.values())} tolerances on the heatmap, its first rows "
+              f"gpu02 and gpu05")
 
     print("--nodelist: gpu[02,05]")
 

@@ -10,7 +10,9 @@ PCIe link a health FAIL (read Gen4 under load). fleet must name exactly those 10
 within --max-seconds (of wall time or of its processes' CPU time) and --max-rss-mib (measured with
 /usr/bin/time -v where it exists); with
 --plots it runs again drawing the figures, within the same bounds, and the figures must show the 5
-slow nodes (fleet_figures_check.py).
+slow nodes named on their dot plots and the 10 planted nodes as the heatmap's first rows
+(fleet_figures_check.py). The measured numbers of docs/fleet.md's Scale come from this script
+(--nodes 1000 --plots), not from a timed test: the CTest's bounds are a generous hang guard.
 """
 import argparse
 import json
@@ -113,6 +115,9 @@ def main():
     parser.add_argument("--max-rss-mib", type=float, default=1024)
     parser.add_argument("--plots", action="store_true",
                         help="then again with the figures (timed apart, the same bounds), and check what they show")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="each fleet call this many times, the least wall and CPU time and the most memory kept "
+                             "(other load on the machine only adds time): for docs/fleet.md's Scale, not the CTest")
     args = parser.parse_args()
     work = os.path.join(args.workdir, f"scale{args.nodes}")
     empty = os.path.join(work, "no-sets")
@@ -127,29 +132,33 @@ def main():
     hosts = sorted(os.path.join(fleet, h) for h in os.listdir(fleet))
     for plots in ([False, True] if args.plots else [False]):
         out = os.path.join(work, "out-plots" if plots else "out")
-        if os.path.exists(out):
-            shutil.rmtree(out)
         cmd = [args.hdbench, "fleet", *hosts, "--reference", empty, "--out", out, "--format", "json"]
         if not plots:
             cmd.append("--no-plots")
-        timer = ["/usr/bin/time", "-v"] if os.access("/usr/bin/time", os.X_OK) else []
-        proc, seconds, together = run_sampled(timer + cmd, work)
-        if proc.returncode != 1:
-            raise SystemExit(f"FAIL: fleet exited {proc.returncode}: {proc.stderr[-2000:]}")
+        what = "with the figures" if plots else "--no-plots"
+        best = None  # (wall s, CPU s or None, max RSS MiB of one process or None, PSS MiB held together)
+        for attempt in range(args.repeat):
+            if os.path.exists(out):
+                shutil.rmtree(out)
+            proc, seconds, cpu, rss, together = measured(cmd, work)
+            if proc.returncode != 1:
+                raise SystemExit(f"FAIL: fleet exited {proc.returncode}: {proc.stderr[-2000:]}")
+            if args.repeat > 1:
+                print(f"  {what}, run {attempt + 1} of {args.repeat}: {seconds:.2f} s wall, "
+                      f"{'-' if cpu is None else f'{cpu:.2f}'} s CPU, {together:.0f} MiB together")
+            best = (seconds, cpu, rss, together) if best is None else (
+                min(best[0], seconds), None if cpu is None else min(best[1], cpu),
+                None if rss is None else max(best[2], rss), max(best[3], together))
+        seconds, cpu, rss, together = best
         report = json.loads(proc.stdout)
         k = report["kinds"][0]["k"]
         named = sorted(report["summary"]["failing_hostnames"])
-        # GNU time's maximum is that of the largest process (hdbench, or a Python drawing the
-        # figures); `together` the most they held at once (PSS), sampled
-        rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
-        rss_mib = max(int(rss.group(1)) / 1024 if rss else 0, together) or None
-        elapsed = re.search(r"Elapsed \(wall clock\) time.*: (\S+)", proc.stderr)
-        cpu = sum(float(m) for m in re.findall(r"(?:User|System) time \(seconds\): (\S+)", proc.stderr))
-        what = "with the figures" if plots else "--no-plots"
+        rss_mib = max(rss or 0, together) or None
+        of = f" (the least time and the most memory of {args.repeat} runs)" if args.repeat > 1 else ""
         print(f"{args.nodes} nodes x {args.gpus} GPUs, {figures} figures per GPU "
-              f"({args.nodes * args.gpus * figures} figure lines), k = {k:.2f}, {what}: "
-              f"{seconds:.2f} s wall{' (' + elapsed.group(1) + ', ' + f'{cpu:.2f} s CPU)' if elapsed else ''}, "
-              + (f"max RSS {int(rss.group(1)) / 1024:.0f} MiB" if rss else "max RSS not measured (no /usr/bin/time)")
+              f"({args.nodes * args.gpus * figures} figure lines), k = {k:.2f}, {what}{of}: "
+              f"{seconds:.2f} s wall{'' if cpu is None else f', {cpu:.2f} s CPU'}, "
+              + (f"max RSS {rss:.0f} MiB" if rss else "max RSS not measured (no /usr/bin/time)")
               + f", {together:.0f} MiB held together (PSS, sampled)")
         print(f"planted: {', '.join(planted)}")
         print(f"named:   {', '.join(named)}")
@@ -160,14 +169,27 @@ def main():
         # builds on CI's 2 cores), threads on many cores add CPU time (13.8 s of CPU in 7.4 s of
         # wall on the 16-core H200 node before the BLAS pools were limited); a slower fleet
         # moves both. Past --hang-seconds of wall it fails whatever the CPU time.
-        cpu_over = not elapsed or cpu > args.max_seconds
+        cpu_over = cpu is None or cpu > args.max_seconds
         if seconds > args.hang_seconds or (seconds > args.max_seconds and cpu_over):
             raise SystemExit(f"FAIL: {what}: {seconds:.1f} s wall and "
-                             f"{f'{cpu:.1f} s' if elapsed else 'unmeasured'} CPU > {args.max_seconds} s")
+                             f"{'unmeasured' if cpu is None else f'{cpu:.1f} s'} CPU > {args.max_seconds} s")
         if rss_mib is not None and rss_mib > args.max_rss_mib:
             raise SystemExit(f"FAIL: {what}: {rss_mib:.0f} MiB > {args.max_rss_mib} MiB")
         if plots:
-            check_figures(out, slow)
+            check_figures(out, slow, planted, args.nodes)
+
+
+def measured(cmd, work):
+    """Runs cmd under GNU time where it is. Returns (completed, wall s, CPU s of it and its children
+    or None, the largest process's max RSS in MiB or None, the most they held at once in MiB). GNU
+    time's maximum is that of the largest process (hdbench, or a Python drawing the figures);
+    the PSS sampled is what they held together."""
+    timer = ["/usr/bin/time", "-v"] if os.access("/usr/bin/time", os.X_OK) else []
+    proc, seconds, together = run_sampled(timer + cmd, work)
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    times = re.findall(r"(?:User|System) time \(seconds\): (\S+)", proc.stderr)
+    return (proc, seconds, sum(float(t) for t in times) if times else None, int(rss.group(1)) / 1024 if rss else None,
+            together)
 
 
 def run_sampled(cmd, work):
@@ -214,19 +236,29 @@ def run_sampled(cmd, work):
     return done, seconds, peak / 1024
 
 
-def check_figures(out, slow):
+def check_figures(out, slow, planted, nodes):
     """The figures as the user sees them (fleet_figures_check.py, with the Python that drew them):
-    each slow node's pinned copies a labelled FAIL dot, and about 5 % under the centre on the heatmap."""
+    each slow node's pinned copies a named FAIL dot; the heatmap's first rows the 10 planted nodes
+    (the 5 slow ones first, their pinned copies' cells 1.4-2 tolerances worse: 5 % against 3 %),
+    and the count of the nodes it left out, all PASS."""
     seen = figures_seen(out)
     for figure in ("copy pinned h2d 1 GiB", "copy pinned d2h 1 GiB"):
         labelled = sorted(label.split(" ")[0] for label in seen["labels"][figure])
         if labelled != sorted(slow):
-            raise SystemExit(f"FAIL: {figure}: labelled {labelled}, the slow nodes are {sorted(slow)}")
+            raise SystemExit(f"FAIL: {figure}: named {labelled}, the slow nodes are {sorted(slow)}")
     cells = seen["heatmap_fail_cells"]
-    if len(cells) != 2 * len(slow) or not all(-6 < v < -4 for v in cells.values()):
+    if len(cells) != 2 * len(slow) or not all(1.4 < v < 2 for v in cells.values()):
         raise SystemExit(f"FAIL: the heatmap's FAIL cells {cells}")
-    print(f"figures: {seen['figures']} dot plots and the heatmap, as drawn; the 5 slow nodes labelled on both pinned "
-          f"copies, {min(cells.values()):.1f} to {max(cells.values()):.1f} % on the heatmap")
+    rows = [row.split(" ")[0] for row in seen["heatmap_rows"]]
+    if sorted(rows[:len(slow)]) != sorted(slow) or sorted(rows[:len(planted)]) != sorted(planted):
+        raise SystemExit(f"FAIL: the heatmap's first rows {rows[:len(planted)]}, planted {planted} (slow {slow})")
+    left_out = f"{nodes - len(rows):,} more nodes not shown, all PASS"
+    if not seen["heatmap_left_out"].startswith(left_out):
+        raise SystemExit(f"FAIL: the heatmap says {seen['heatmap_left_out']!r}, not {left_out!r}")
+    print(f"figures: {seen['figures']} dot plots and the heatmap, as drawn; the 5 slow nodes named on both pinned "
+          f"copies; the heatmap's first {len(planted)} of {len(rows)} rows the planted nodes, the slow ones' cells "
+          f"{min(cells.values()):.1f} to {max(cells.values()):.1f} tolerances; {seen['heatmap_left_out']!r}")
+
 
 if __name__ == "__main__":
     main()

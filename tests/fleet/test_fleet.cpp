@@ -370,7 +370,7 @@ TEST_CASE("fleet_plot.json: what the figures draw, per figure one entry per node
   fleet.node("gpu14", json::array({figure_line(0, 55.3), health_line(0, "FAIL")}));  // its health FAIL: no cell
   const auto report = fleet.grade();
   const auto plot = hdb::fleet_plot_json(report);
-  CHECK(plot["fleet_plot_version"] == 1);
+  CHECK(plot["fleet_plot_version"] == 2);
   const auto& names = plot["nodes"]["name"];
   REQUIRE(names.size() == 14);
   CHECK(names[0] == report.nodes[0].name);  // report order: worst first
@@ -388,12 +388,18 @@ TEST_CASE("fleet_plot.json: what the figures draw, per figure one entry per node
   CHECK(figure["family"] == "copy");
   CHECK(figure["figure"] == "pinned h2d 1 GiB");
   CHECK(figure["unit"] == "GB/s");
-  for (const char* column : {"node", "gpu", "grade", "value", "low", "high", "centre"}) CHECK(figure[column].size() == 13);
+  for (const char* column : {"node", "gpu", "grade", "value", "low", "high", "centre", "rule"}) CHECK(figure[column].size() == 13);
+  // One rule judged every line: listed once, as fleet.json's lines hold it.
+  REQUIRE(figure["rules"].size() == 1);
+  const auto judged = line_named(report, "gpu04", "copy").rule;
+  REQUIRE(judged.tolerance);
+  CHECK(figure["rules"][0] == json({{"better", "higher"}, {"tolerance", *judged.tolerance}, {"host_bound", judged.host_bound}}));
   int fails = 0;
   for (std::size_t j = 0; j < 13; ++j) {
     const auto& node = report.nodes[figure["node"][j].get<std::size_t>()];
     CHECK(node.name != "gpu13");
     CHECK(figure["gpu"][j] == "GPU 0");
+    CHECK(figure["rule"][j] == 0);
     const auto line = line_named(report, node.name, "copy");
     CHECK(figure["grade"][j] == std::string(hdb::to_string(line.result)));
     // 6 significant digits: short in the file, a part in a million off

@@ -228,7 +228,8 @@ json fleet_plot_json(const fleet_report& report) {
   struct columns {
     std::string unit;
     json node = json::array(), gpu = json::array(), grade = json::array(), value = json::array(), low = json::array(),
-         high = json::array(), centre = json::array();
+         high = json::array(), centre = json::array(), rule = json::array();
+    std::vector<const graded_line*> rules;  // a line of each distinct rule: one, or a few where hdbench versions differ
   };
   std::map<std::pair<std::string, std::string>, columns> figures;  // sorted by family, figure: the files' order
   for (std::size_t i = 0; i < report.nodes.size(); ++i) {
@@ -248,10 +249,25 @@ json fleet_plot_json(const fleet_report& report) {
       c.low.push_back(plotted(line.band->low));
       c.high.push_back(plotted(line.band->high));
       c.centre.push_back(plotted(line.band->centre));
+      // The rule that judged the line (its direction, tolerance and host flag, as fleet.json's
+      // line holds them), listed once per figure: the heatmap weighs each line's distance from its
+      // centre by its own tolerance, in its own direction.
+      const auto known = std::find_if(c.rules.begin(), c.rules.end(), [&](const graded_line* other) {
+        return other->direction == line.direction && other->rule.tolerance == line.rule.tolerance &&
+               other->rule.host_bound == line.rule.host_bound;
+      });
+      c.rule.push_back(known - c.rules.begin());
+      if (known == c.rules.end()) c.rules.push_back(&line);
     }
   }
   json list = json::array();
   for (auto& [key, c] : figures) {
+    json rules = json::array();
+    for (const auto* line : c.rules) {
+      rules.push_back({{"better", line->direction ? json(to_string(*line->direction)) : json(nullptr)},
+                       {"tolerance", line->rule.tolerance ? json(*line->rule.tolerance) : json(nullptr)},
+                       {"host_bound", line->rule.host_bound}});
+    }
     list.push_back({{"family", key.first},
                     {"figure", key.second},
                     {"unit", c.unit},
@@ -261,9 +277,11 @@ json fleet_plot_json(const fleet_report& report) {
                     {"value", std::move(c.value)},
                     {"low", std::move(c.low)},
                     {"high", std::move(c.high)},
-                    {"centre", std::move(c.centre)}});
+                    {"centre", std::move(c.centre)},
+                    {"rules", std::move(rules)},
+                    {"rule", std::move(c.rule)}});
   }
-  return {{"fleet_plot_version", 1},
+  return {{"fleet_plot_version", 2},
           {"nodes",
            {{"name", std::move(names)}, {"hostname", std::move(hostnames)}, {"grade", std::move(grades)},
             {"reason", std::move(reasons)}}},

@@ -135,7 +135,9 @@ inline constexpr std::initializer_list<output_format> fleet_formats = {output_fo
 // the nodes in report order (name, hostname, grade, and the reason of the worst line no dot or
 // cell shows) and, per graded figure (family, label; sorted),
 // one entry per node x GPU line with a band: node index, GPU ("GPU 0"), grade, value, low, high,
-// centre (6 significant digits). At a thousand nodes x 8 GPUs it is 7 MB, where fleet.json is 65.
+// centre (6 significant digits) and the index of its rule in the figure's `rules` (better,
+// tolerance, host_bound: fleet.json's line's fields, each distinct rule listed once). At a thousand
+// nodes x 8 GPUs it is 7 MB, where fleet.json is 65.
 [[nodiscard]] nlohmann::json fleet_plot_json(const fleet_report& report);
 
 // --out: fleet.json (`document`: to_json(report) dumped once, also what --format json prints: at a
