@@ -48,12 +48,12 @@ def seconds(value: float | None) -> str:
 def time_table(runs: list[dict]) -> list[str]:
     families = list(dict.fromkeys(f for run in runs for f in run["meta"].get("families", {})))
     kinds = [run["kind"] for run in runs]
-    lines = ["| | " + " | ".join(f"{k} s" for k in kinds) + " | " + " | ".join(f"{k}/{kinds[0]}" for k in kinds[1:]) + " |",
-             "|---|" + "---:|" * (2 * len(kinds) - 1)]
+    header = [f"{k} s" for k in kinds] + [f"{k}/{kinds[0]}" for k in kinds[1:]]
+    lines = ["| | " + " | ".join(header) + " |", "|---|" + "---:|" * len(header)]
+
     def row(name: str, value_of) -> str:
         values = [value_of(run) for run in runs]
-        return (f"| {name} | " + " | ".join(seconds(v) for v in values) + " | "
-                + " | ".join(ratio(v, values[0]) for v in values[1:]) + " |")
+        return f"| {name} | " + " | ".join([seconds(v) for v in values] + [ratio(v, values[0]) for v in values[1:]]) + " |"
 
     for family in families:
         lines.append(row(family, lambda run, f=family: run["meta"].get("families", {}).get(f, {}).get("elapsed_s")))
@@ -72,9 +72,8 @@ def figure_table(runs: list[dict]) -> list[str]:
     by_run = [{figure_key(l): l for l in run["check"]["lines"] if (l.get("expected") or {}).get("detectable") is not None}
               for run in runs]
     keys = list(dict.fromkeys(k for lines in by_run for k in lines))
-    lines = ["| figure | " + " | ".join(f"{k}: value, grade, detectable" for k in kinds) + " | "
-             + " | ".join(f"{k}/{kinds[0]} detectable" for k in kinds[1:]) + " |",
-             "|---|" + "---|" * len(kinds) + "---:|" * (len(kinds) - 1)]
+    header = [f"{k}: value, grade, detectable" for k in kinds] + [f"{k}/{kinds[0]} detectable" for k in kinds[1:]]
+    lines = ["| figure | " + " | ".join(header) + " |", "|---|" + "---|" * len(kinds) + "---:|" * (len(kinds) - 1)]
     worst: dict[str, float] = {}
     for key in keys:
         cells, detectable = [], []
@@ -93,7 +92,7 @@ def figure_table(runs: list[dict]) -> list[str]:
             if d is not None and detectable[0]:
                 worst[kind] = max(worst.get(kind, 0), d / detectable[0])
         gpus = ",".join(str(g) for g in key[2])
-        lines.append(f"| {key[0]}: {key[1]} (GPU {gpus}) | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+        lines.append(f"| {key[0]}: {key[1]} (GPU {gpus}) | " + " | ".join(cells + ratios) + " |")
     lines.append("")
     for kind, value in worst.items():
         lines.append(f"Largest {kind}/{kinds[0]} ratio of detectable change: **{value:.2f}**.")
