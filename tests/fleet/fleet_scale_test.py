@@ -101,6 +101,24 @@ def make_fleet(members, out, nodes, gpus, seed):
     return sorted(name(n) for n in planted), sorted(name(n) for n in slow), len(figures)
 
 
+def check_textfile(path: str, nodes: int, figure_lines: int, planted: list[str]) -> None:
+    """The fleet's textfile: a verdict per node (2 exactly for the planted ones) and a grade per figure line."""
+    verdicts: dict[str, float] = {}
+    grades = 0
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("hdbench_node_grade{"):
+                verdicts[line.split('node="', 1)[1].split('"', 1)[0]] = float(line.rsplit(" ", 1)[1])
+            elif line.startswith("hdbench_figure_grade{") and 'family="health"' not in line:
+                grades += 1
+    failing = sorted(n for n, v in verdicts.items() if v == 2)
+    if len(verdicts) != nodes or failing != planted or grades != figure_lines:
+        raise SystemExit(f"FAIL: {path}: {len(verdicts)} node verdicts of {nodes}, FAIL {failing} (planted {planted}), "
+                         f"{grades} figure grades of {figure_lines}")
+    print(f"textfile: {os.path.getsize(path) / 1e6:.0f} MB, {nodes} node verdicts, the planted {len(planted)} at 2, "
+          f"{grades} figure grades")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--hdbench", required=True)
@@ -115,6 +133,9 @@ def main():
     parser.add_argument("--max-rss-mib", type=float, default=1024)
     parser.add_argument("--plots", action="store_true",
                         help="then again with the figures (timed apart, the same bounds), and check what they show")
+    parser.add_argument("--prometheus", action="store_true",
+                        help="each fleet call also writes node_exporter's textfile (--prometheus DIR), timed with it; "
+                             "the textfile must hold every node's verdict and every figure line's grade")
     parser.add_argument("--repeat", type=int, default=1,
                         help="each fleet call this many times, the least wall and CPU time and the most memory kept "
                              "(other load on the machine only adds time): for docs/fleet.md's Scale, not the CTest")
@@ -135,7 +156,11 @@ def main():
         cmd = [args.hdbench, "fleet", *hosts, "--reference", empty, "--out", out, "--format", "json"]
         if not plots:
             cmd.append("--no-plots")
-        what = "with the figures" if plots else "--no-plots"
+        textfiles = os.path.join(work, "textfiles")
+        if args.prometheus:
+            os.makedirs(textfiles, exist_ok=True)
+            cmd += ["--prometheus", textfiles]
+        what = ("with the figures" if plots else "--no-plots") + (" and --prometheus" if args.prometheus else "")
         best = None  # (wall s, CPU s or None, max RSS MiB of one process or None, PSS MiB held together)
         for attempt in range(args.repeat):
             if os.path.exists(out):
@@ -164,6 +189,8 @@ def main():
         print(f"named:   {', '.join(named)}")
         if named != planted:
             raise SystemExit(f"FAIL: named {named}, planted {planted}")
+        if args.prometheus:
+            check_textfile(os.path.join(textfiles, "hdbench.prom"), args.nodes, args.nodes * args.gpus * figures, planted)
         # Too slow only when both the wall time and the CPU time of all its processes pass the
         # bound: other load stretches wall time (3.9 s of CPU took 10.2 s of wall beside two
         # builds on CI's 2 cores), threads on many cores add CPU time (13.8 s of CPU in 7.4 s of

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <exception>
 #include <map>
 #include <numbers>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "hdb/harness/verdict/decision.hpp"
@@ -121,6 +123,34 @@ loaded_node load_node(const fs::path& given) {
     for (const auto& entry : *lines) node.lines.push_back(graded_line_from_json(entry));
   }
   if (!loaded.kind) node.lines.push_back(node_line("meta.json", "no node kind in meta.json (the probe did not run): graded alone"));
+  return loaded;
+}
+
+// Every node's files, read and parsed on up to as many threads as the machine has cores: each
+// node's read is its own (a thousand nodes' check.json are 150 MB of JSON, a quarter of a fleet's
+// time), in run_dirs' order whatever the threads. A failure rethrows the first node's in order.
+std::vector<loaded_node> load_nodes(const std::vector<fs::path>& run_dirs) {
+  std::vector<loaded_node> loaded(run_dirs.size());
+  std::vector<std::exception_ptr> failures(run_dirs.size());
+  constexpr std::size_t nodes_per_thread = 64;  // below that a thread costs more than it saves
+  const std::size_t threads =
+      std::clamp<std::size_t>(run_dirs.size() / nodes_per_thread, 1, std::max(1U, std::thread::hardware_concurrency()));
+  const auto load_every = [&](std::size_t first) {
+    for (std::size_t i = first; i < run_dirs.size(); i += threads) {
+      try {
+        loaded[i] = load_node(run_dirs[i]);
+      } catch (...) {
+        failures[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  for (std::size_t t = 1; t < threads; ++t) workers.emplace_back(load_every, t);
+  load_every(0);
+  for (auto& worker : workers) worker.join();
+  for (const auto& failure : failures) {
+    if (failure) std::rethrow_exception(failure);
+  }
   return loaded;
 }
 
@@ -362,9 +392,7 @@ std::vector<fs::path> fleet_run_dirs(const std::vector<fs::path>& args, std::vec
 
 fleet_report grade_fleet(const std::vector<fs::path>& run_dirs, const fleet_options& options) {
   if (run_dirs.empty()) throw harness_error("fleet needs at least one run directory");
-  std::vector<loaded_node> loaded;
-  loaded.reserve(run_dirs.size());
-  for (const auto& dir : run_dirs) loaded.push_back(load_node(dir));
+  std::vector<loaded_node> loaded = load_nodes(run_dirs);
 
   // A check.json of an older hdbench (no figure keys to judge its lines by) is made again by check.
   std::vector<std::string> problems;

@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <optional>
 #include <utility>
@@ -100,12 +101,15 @@ std::string gpu_label(const std::vector<int>& gpus) {
   return text;
 }
 
-using samples = std::vector<std::pair<std::string, std::string>>;  // labels, value
+// A family's samples: each series' labels are written once and shared by every family that has
+// the series (a thousand nodes x 8 GPUs x 16 figures hold 128,000 of them, in up to 8 families),
+// its numbers kept as numbers until written.
+using samples = std::vector<std::pair<const std::string*, double>>;
 
-void add_family(std::string& out, const std::string& name, std::string_view help, const samples& rows) {
+void add_family(std::string& out, std::string_view name, std::string_view help, const samples& rows) {
   if (rows.empty()) return;
-  out += "# HELP " + name + " " + std::string(help) + "\n# TYPE " + name + " gauge\n";
-  for (const auto& [labels, value] : rows) out += name + "{" + labels + "} " + value + "\n";
+  out.append("# HELP ").append(name).append(" ").append(help).append("\n# TYPE ").append(name).append(" gauge\n");
+  for (const auto& [labels, value] : rows) out.append(name).append("{").append(*labels).append("} ").append(number_text(value)).append("\n");
 }
 
 // The labels up to the closing quote of the first value: `node="gpu01"` of `node="gpu01",kind="..."`.
@@ -171,6 +175,8 @@ std::vector<figure_series> series_of(const node_view& node) {
 
 std::string render(const std::vector<node_view>& nodes, std::string_view previous_text) {
   const auto previous = read_previous(previous_text);
+  std::deque<std::string> labels_of;  // every series' labels, at addresses that stay put
+  const auto keep = [&labels_of](std::string labels) { return &labels_of.emplace_back(std::move(labels)); };
   samples node_grade, measured, line_counts, figure_grade, warn_runs, tolerance, of_peak;
   // Per measured quantity, one family per base unit: a name holds one unit.
   struct unit_families {
@@ -179,53 +185,65 @@ std::string render(const std::vector<node_view>& nodes, std::string_view previou
   };
   std::map<std::string, unit_families> by_unit;
   for (const auto& node : nodes) {
-    const auto node_labels = node_label(node.name) + ",kind=\"" + label_value(node.kind) + "\"";
-    node_grade.emplace_back(node_labels, std::to_string(prometheus_grade_value(node.verdict)));
+    const auto* node_labels = keep(node_label(node.name) + ",kind=\"" + label_value(node.kind) + "\"");
+    node_grade.emplace_back(node_labels, prometheus_grade_value(node.verdict));
     std::optional<std::int64_t> measured_before;
     if (const auto it = previous.measured.find(node_label(node.name)); it != previous.measured.end()) measured_before = it->second;
-    if (node.measured_unix_seconds) measured.emplace_back(node_labels, std::to_string(*node.measured_unix_seconds));
+    if (node.measured_unix_seconds) measured.emplace_back(node_labels, static_cast<double>(*node.measured_unix_seconds));
     const bool same_run = node.measured_unix_seconds && measured_before == node.measured_unix_seconds;
     std::map<grade, int> counts{{grade::pass, 0}, {grade::warn, 0}, {grade::fail, 0}, {grade::not_graded, 0}};
     for (const auto& line : node.lines) ++counts[line.result];
     for (const auto& [g, n] : counts) {
-      line_counts.emplace_back(node_labels + ",grade=\"" + std::string(to_string(g)) + "\"", std::to_string(n));
+      line_counts.emplace_back(keep(*node_labels + ",grade=\"" + std::string(to_string(g)) + "\""), n);
     }
-    for (const auto& s : series_of(node)) {
-      figure_grade.emplace_back(s.labels, std::to_string(prometheus_grade_value(s.worst)));
+    for (auto& s : series_of(node)) {
+      const auto* labels = keep(std::move(s.labels));
+      figure_grade.emplace_back(labels, prometheus_grade_value(s.worst));
       long runs = 0;
       if (s.worst == grade::warn) {
-        const auto it = previous.warn_runs.find(s.labels);
+        const auto it = previous.warn_runs.find(*labels);
         const long before = it == previous.warn_runs.end() ? 0 : it->second;
         runs = same_run ? std::max(before, 1L) : before + 1;
       }
-      warn_runs.emplace_back(s.labels, std::to_string(runs));
+      warn_runs.emplace_back(labels, static_cast<double>(runs));
       const auto& line = *s.line;
-      if (line.rule.tolerance) tolerance.emplace_back(s.labels, number_text(*line.rule.tolerance));
-      if (line.percent_of_peak) of_peak.emplace_back(s.labels, number_text(*line.percent_of_peak / 100));
+      if (line.rule.tolerance) tolerance.emplace_back(labels, *line.rule.tolerance);
+      if (line.percent_of_peak) of_peak.emplace_back(labels, *line.percent_of_peak / 100);
       if (!line.value) continue;
       const auto unit = unit_of(line.unit);
       auto& families = by_unit[unit.suffix];
       families.words = unit.words;
-      families.value.emplace_back(s.labels, number_text(*line.value * unit.scale));
+      families.value.emplace_back(labels, *line.value * unit.scale);
       if (const auto& band = line.band) {
-        families.low.emplace_back(s.labels, number_text(band->low * unit.scale));
-        families.high.emplace_back(s.labels, number_text(band->high * unit.scale));
-        families.centre.emplace_back(s.labels, number_text(band->centre * unit.scale));
+        families.low.emplace_back(labels, band->low * unit.scale);
+        families.high.emplace_back(labels, band->high * unit.scale);
+        families.centre.emplace_back(labels, band->centre * unit.scale);
       }
     }
   }
+  // One allocation for the text (129 MB at a thousand nodes of 8 GPUs): a sample is its labels,
+  // a name of at most 48 characters and a number of at most 24.
+  std::size_t bytes = 0;
+  const auto count = [&bytes](const samples& rows) {
+    for (const auto& [labels, value] : rows) bytes += labels->size() + 76;
+  };
+  for (const auto* rows : {&node_grade, &measured, &line_counts, &figure_grade, &warn_runs, &tolerance, &of_peak}) count(*rows);
+  for (const auto& [suffix, families] : by_unit) {
+    for (const auto* rows : {&families.value, &families.low, &families.high, &families.centre}) count(*rows);
+  }
   std::string out;
+  out.reserve(bytes + 64 * 1024);  // and the HELP and TYPE lines
   add_family(out, "hdbench_node_grade",
              "hdbench's verdict on the node: 0 PASS, 1 WARN, 2 FAIL (any FAIL line fails the node; docs/machine-output.md)",
              node_grade);
-  add_family(out, std::string(measured_name),
+  add_family(out, measured_name,
              "When the node's graded run measured (meta.json finished_utc, else started_utc), unix seconds", measured);
   add_family(out, "hdbench_node_graded_lines", "The node's graded lines (figures and health) by grade (PASS, WARN, FAIL, INFO)",
              line_counts);
   add_family(out, "hdbench_figure_grade",
              "A figure's or health item's grade on a GPU (gpu=\"\": the node): 0 PASS, 1 WARN, 2 FAIL, -1 INFO (not graded)",
              figure_grade);
-  add_family(out, std::string(warn_runs_name),
+  add_family(out, warn_runs_name,
              "Runs in a row, this one included, in which the figure graded WARN (0: not WARN now), as this textfile has "
              "counted them",
              warn_runs);
