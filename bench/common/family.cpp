@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <new>
@@ -60,11 +61,16 @@ class measured_only_reporter : public Reporter {
   }
 };
 
-enum class console_color { automatic, never };
+// How a console reporter prints: colour only on a terminal (never in a file), counters in columns
+// where --benchmark_counters_tabular asks, as Google Benchmark's own would.
+struct console_style {
+  bool color = false;
+  bool tabular = false;
+};
 
 // The reporter Google Benchmark would make for a --benchmark_format or --benchmark_out_format,
 // without the unneeded repetitions.
-std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const std::string& format, console_color color) {
+std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const std::string& format, console_style style) {
   if (format == "json") return std::make_unique<measured_only_reporter<benchmark::JSONReporter>>();
   if (format == "csv") {
     // Deprecated upstream, yet still what --benchmark_format=csv asks for.
@@ -73,9 +79,11 @@ std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const std::string
     return std::make_unique<measured_only_reporter<benchmark::CSVReporter>>();
 #pragma GCC diagnostic pop
   }
-  const bool colored = color == console_color::automatic && isatty(STDOUT_FILENO);
+  int options = benchmark::ConsoleReporter::OO_None;
+  if (style.color) options |= benchmark::ConsoleReporter::OO_Color;
+  if (style.tabular) options |= benchmark::ConsoleReporter::OO_Tabular;
   return std::make_unique<measured_only_reporter<benchmark::ConsoleReporter>>(
-      colored ? benchmark::ConsoleReporter::OO_Color : benchmark::ConsoleReporter::OO_None);
+      static_cast<benchmark::ConsoleReporter::OutputOptions>(options));
 }
 
 // Flushes after every reported case: a crash or kill later keeps every finished case on disk
@@ -610,13 +618,15 @@ int run_cases(const run_options& options, const family_declaration& schema, cons
     if (!options.user_repetitions) b->Repetitions(stopper.ceiling());
   }
 
-  const auto display = display_reporter(flag_value(options.benchmark_args, "--benchmark_format="), console_color::automatic);
+  const std::string tabular = flag_value(options.benchmark_args, "--benchmark_counters_tabular=");
+  const console_style console{isatty(STDOUT_FILENO) != 0, tabular == "true" || tabular == "1"};
+  const auto display = display_reporter(flag_value(options.benchmark_args, "--benchmark_format="), console);
   // Google Benchmark refuses a file reporter without --benchmark_out.
   std::unique_ptr<benchmark::BenchmarkReporter> file;
   if (!flag_value(options.benchmark_args, "--benchmark_out=").empty()) {
     const std::string out_format = flag_value(options.benchmark_args, "--benchmark_out_format=");
     file = out_format.empty() || out_format == "json" ? std::make_unique<flushing_json_reporter>()
-                                                      : display_reporter(out_format, console_color::never);
+                                                      : display_reporter(out_format, {false, console.tabular});
   }
   benchmark::RunSpecifiedBenchmarks(display.get(), file.get());
   benchmark::Shutdown();

@@ -237,6 +237,32 @@ TEST_CASE("only what the case kind declares becomes a row", "[collect][declarati
     CHECK(rows[0].reason.starts_with(why));
     CHECK_FALSE(rows[0].value);
   }
+  SECTION("the last repetition's label says how many the case took and why it stopped, on every row") {
+    const auto rows = rows_of_x(entry(0, label, R"("bandwidth": 2.0)") + "," +
+                                entry(1, label + ";repetitions=2;stopped_by=precise", R"("bandwidth": 4.0)"));
+    REQUIRE(rows.size() == 3);
+    for (const auto& row : rows) {
+      CHECK(row.status == hdb::row_status::ok);
+      CHECK(row.repetitions == 2);
+      CHECK(row.stopped_by == "precise");
+    }
+    CHECK(*rows[2].value == 3.0);
+    // Written before the binaries said so: unset, and the case is measured as ever.
+    const auto older = rows_of_x(entry(0, label, R"("bandwidth": 2.0)"));
+    REQUIRE(older.size() == 2);
+    CHECK_FALSE(older[1].repetitions);
+    CHECK(older[1].stopped_by.empty());
+  }
+  SECTION("a stopping word or count the binaries never write fails the case") {
+    const auto [tail, why] = GENERATE(table<std::string, std::string>({
+        {";repetitions=2;stopped_by=bored", "stopped_by 'bored' is not a stopping reason"},
+        {";repetitions=two;stopped_by=fixed", "repetitions 'two' is not a whole number"},
+    }));
+    const auto rows = rows_of_x(entry(0, label, R"("bandwidth": 2.0)") + "," + entry(1, label + tail, R"("bandwidth": 4.0)"));
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].status == hdb::row_status::failed);
+    CHECK(rows[0].reason.starts_with(why));
+  }
   SECTION("a case over several GPUs: device is the lowest, gpus the count") {
     const auto rows = rows_of_x(entry(0, "case=bw;direction=h2d;size_bytes=64;device=3,1;gpu_uuid=GPU-d,GPU-b", R"("bandwidth": 2.0)"));
     REQUIRE(rows.size() == 2);

@@ -47,6 +47,13 @@ std::string_view to_string(stop_reason reason) {
   return "fixed";
 }
 
+std::optional<stop_reason> stop_reason_from_string(std::string_view text) {
+  for (const auto reason : {stop_reason::fixed, stop_reason::precise, stop_reason::ceiling, stop_reason::time, stop_reason::failed}) {
+    if (to_string(reason) == text) return reason;
+  }
+  return std::nullopt;
+}
+
 repetition_stopper::repetition_stopper(int repetitions) {
   if (repetitions < 1) throw std::invalid_argument("repetition_stopper: at least one repetition");
   policy_.floor = policy_.ceiling = repetitions;

@@ -12,6 +12,7 @@
 #include "hdb/harness/data/meta.hpp"
 #include "hdb/util/lists.hpp"
 #include "hdb/util/stats.hpp"
+#include "hdb/util/stopping.hpp"
 
 namespace hdb {
 namespace {
@@ -77,7 +78,8 @@ parsed_label parse_label(std::string_view label, const family_declaration& decl)
       if (!all_digits(value)) parsed.problem = "repetitions '" + value + "' is not a whole number";
       else parsed.repetitions = std::stoi(value);
     } else if (key == "stopped_by") {
-      parsed.stopped_by = value;
+      if (!stop_reason_from_string(value)) parsed.problem = "stopped_by '" + value + "' is not a stopping reason";
+      else parsed.stopped_by = value;
     } else if (key == "headline") {
       for (const auto& name : split_nonempty(value)) parsed.headline.insert(name);
     } else if (key == "traffic") {
@@ -192,11 +194,13 @@ void append_case_rows(std::vector<result_row>& rows, std::string_view run_id, co
   const auto label = parse_label(labelled == c.runs.end() ? "" : (*labelled)->label, decl);
   auto base = case_row(run_id, decl.family, label);
   // The last repetition's label says how many the case took and why it stopped.
+  std::string stop_problem;
   for (auto it = c.runs.rbegin(); it != c.runs.rend(); ++it) {
     if ((*it)->aggregate || (*it)->label.empty()) continue;
     const auto last = parse_label((*it)->label, decl);
     base.repetitions = last.repetitions;
     base.stopped_by = last.stopped_by;
+    stop_problem = last.problem;
     break;
   }
   const auto one_row = [&](row_status status, std::string reason) {
@@ -214,6 +218,7 @@ void append_case_rows(std::vector<result_row>& rows, std::string_view run_id, co
     return;
   }
   if (!label.problem.empty()) return one_row(row_status::failed, label.problem + " (" + c.name + ")");
+  if (!stop_problem.empty()) return one_row(row_status::failed, stop_problem + " (" + c.name + ")");
   const case_decl& kind = *decl.case_kind(label.case_name);
   // The binary's own rule for what a finished case may write (check_outputs), so a hand-edited or
   // foreign file cannot put a number in the CSV that the binary itself would have refused.

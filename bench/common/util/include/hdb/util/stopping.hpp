@@ -30,6 +30,8 @@ enum class stop_reason {
   failed,    // a repetition failed or was skipped: repeating it again measures nothing
 };
 [[nodiscard]] std::string_view to_string(stop_reason reason);
+// The reason a word names, or nullopt for any other word.
+[[nodiscard]] std::optional<stop_reason> stop_reason_from_string(std::string_view text);
 
 // One metric a decision reads, with how narrow its median's interval must be: the half-width of
 // the interval over the median, at most `relative_half_width`.
@@ -41,7 +43,7 @@ struct precision_target {
 struct stopping_policy {
   int floor = 5;      // the smallest count whose [min, max] is a 90 % interval of the median
   int ceiling = 20;
-  double max_seconds = 4;  // no repetition starts after the case's repetitions took this long
+  double max_seconds = 4;  // past the floor, no repetition starts once the case's repetitions took this long
   double confidence = 0.9;
   // The interval's half-width against the tolerance: a quarter keeps a median within a quarter of
   // the tolerance of the truth, so only a figure that close to an edge can be graded either way.
