@@ -2,8 +2,8 @@
 // The shared main of every family binary. A family declares its parameters, metrics and case
 // kinds in its schema.json and its flags and cases here; this layer parses flags, checks the GPU,
 // places the thread on the GPU's NUMA node, records the run context, holds every case to the
-// declaration, injects default repetitions, guards every case, and streams JSON results so a
-// killed process loses nothing it finished.
+// declaration, repeats each case (a fixed count, or until precise: hdb/util/stopping.hpp), guards
+// every case, and streams JSON results so a killed process loses nothing it finished.
 #include "hdb/devices.hpp"
 #include "hdb/contract/declaration.hpp"  // the declaration, label_list, check_registration, check_outputs
 #include "hdb/options.hpp"
@@ -110,7 +110,9 @@ void set_headlines(const family_declaration& schema, std::vector<case_spec>& cas
 // declaration that breaks the contract, or a case it does not declare, ends the process with 2.
 int family_main(int argc, char** argv, const family_spec& family, std::string_view schema_json);
 
-// Repetition defaults injected when the user did not pass --benchmark_repetitions.
+// The fixed counts (--stopping=fixed, --quick, and a case no decision reads), injected when the
+// user did not pass --benchmark_repetitions; --stopping=precision takes over for what a decision
+// reads (hdb/util/stopping.hpp).
 struct repetition_policy {
   int regular = 5;
   int headline = 10;
