@@ -42,17 +42,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from hdb_test_support import Checks, plotting_python  # noqa: E402
-from slurm_cluster import SKIP, Cluster, Skip, preflight  # noqa: E402
+from slurm_cluster import SKIP, Cluster, Skip, finish, hanging_family_bin, preflight, run_on  # noqa: E402
 
 
 def write_wrapper(work: Path, args: argparse.Namespace, crash: str, hang: str) -> Path:
     """HDBENCH for the job: `run` as the node (its hostname; the crash and hang plants), the rest as is."""
-    hang_bin = work / "hang-bin"
-    shutil.copytree(args.standin_bin, hang_bin)
-    family = hang_bin / "hdbench-standin"
-    family.unlink()
-    family.write_text("#!/bin/sh\n# The family hangs, as a GPU kernel that never returns: every call sleeps.\nexec sleep 300\n")
-    family.chmod(0o755)
+    hang_bin = hanging_family_bin(args.standin_bin, work)
     wrapper = work / "hdbench-node"
     wrapper.write_text(f"""#!/bin/sh
 # hdbench as node $SLURMD_NODENAME of the test's cluster sees it (fleet_slurm_test.py).
@@ -192,33 +187,18 @@ def main() -> int:
     work.chmod(0o755)
     cluster = Cluster(work, [f"n{i}" for i in range(1, args.nodes + 1)])
     checks = Checks()
-    try:
-        cluster.start()
+    def jobs() -> None:
         print(f"ok   a private Slurm cluster of {args.nodes} node names on this host is up "
               f"({time.monotonic() - start:.1f} s; {work})")
         run_jobs(cluster, args, work, checks)
-    except Skip as e:
-        if required:
-            checks.check(False, f"HDB_SLURM_TEST_REQUIRED=1 and {e}")
-        else:
-            print(f"skip: {e}")
-            cluster.stop()
-            shutil.rmtree(work, ignore_errors=True)
-            return SKIP
-    except subprocess.TimeoutExpired as e:
-        checks.check(False, f"{' '.join(map(str, e.cmd))} did not end within {e.timeout:g} s")
-    finally:
-        cluster.stop()
+
+    if not run_on(cluster, checks, required, jobs):
+        shutil.rmtree(work, ignore_errors=True)
+        return SKIP
     print(f"wall: {time.monotonic() - start:.1f} s, services stopped")
     if checks.failures:
         print("".join(cluster.tail(name) for name, _ in cluster.procs))
-        print(f"\n{len(checks.failures)} check(s) failed (the cluster's files are kept in {work}):")
-        for failure in checks.failures:
-            print(f"  {failure}")
-        return 1
-    if not args.keep:
-        shutil.rmtree(work, ignore_errors=True)
-    return 0
+    return finish(checks, work, args.keep)
 
 
 if __name__ == "__main__":

@@ -217,6 +217,51 @@ def wait_for(ready, seconds: float, what: str, cluster: Cluster, *daemons: str) 
                + "".join(cluster.tail(d) for d in daemons))
 
 
+def hanging_family_bin(standin_bin: Path, work: Path) -> Path:
+    """A copy of the stand-in's bin directory whose family hangs, as a GPU kernel that never
+    returns: every call sleeps. A node planted to hang runs hdbench with --bin-dir at it."""
+    hang_bin = work / "hang-bin"
+    shutil.copytree(standin_bin, hang_bin)
+    family = hang_bin / "hdbench-standin"
+    family.unlink()
+    family.write_text("#!/bin/sh\n# The family hangs, as a GPU kernel that never returns: every call sleeps.\nexec sleep 300\n")
+    family.chmod(0o755)
+    return hang_bin
+
+
+def finish(checks, work: Path, keep: bool) -> int:
+    """The test's exit status: 1 with every failed check listed and WORK kept to look into, else
+    0 with WORK removed (unless `keep`)."""
+    if checks.failures:
+        print(f"\n{len(checks.failures)} check(s) failed (the files are kept in {work}):")
+        for failure in checks.failures:
+            print(f"  {failure}")
+        return 1
+    if not keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def run_on(cluster: Cluster, checks, required: bool, body, skip_note: str = "", **start) -> bool:
+    """Start `cluster` (`start`: Cluster.start's arguments), run body(), and stop the cluster
+    whatever happens. Slurm's daemons not starting (Skip) fails a check where the test is required
+    (HDB_SLURM_TEST_REQUIRED=1) and is otherwise a skip: False, after one line saying why. A
+    command past its timeout fails a check. True: the body ran, or failed its checks."""
+    try:
+        cluster.start(**start)
+        body()
+    except Skip as e:
+        if not required:
+            print(f"skip{skip_note}: {e}")
+            return False
+        checks.check(False, f"HDB_SLURM_TEST_REQUIRED=1 and {e}")
+    except subprocess.TimeoutExpired as e:
+        checks.check(False, f"{' '.join(map(str, e.cmd))} did not end within {e.timeout:g} s")
+    finally:
+        cluster.stop()
+    return True
+
+
 def preflight() -> None:
     missing = [p for p in (*DAEMONS, *CLIENTS, "munge") if shutil.which(p) is None
                and not any(Path(d, p).is_file() for d in ("/usr/sbin", "/sbin"))]

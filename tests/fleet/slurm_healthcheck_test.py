@@ -48,7 +48,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from hdb_test_support import Checks  # noqa: E402
-from slurm_cluster import SKIP, Cluster, Skip, preflight  # noqa: E402
+from slurm_cluster import SKIP, Cluster, Skip, finish, hanging_family_bin, preflight, run_on  # noqa: E402
 
 NODES = ["n1", "n2", "n3"]
 # The drain reason of a slow stand-in node: the count of FAIL lines, then the first one's GPUs,
@@ -59,12 +59,7 @@ RUN_TIMEOUT = 180  # any one command of the test: a hang guard, never a measurem
 
 def write_hdbench_wrapper(work: Path, args: argparse.Namespace) -> Path:
     """HDBENCH: `run` on the stand-in family with this node's plant, the rest as is."""
-    hang_bin = work / "hang-bin"
-    shutil.copytree(args.standin_bin, hang_bin)
-    family = hang_bin / "hdbench-standin"
-    family.unlink()
-    family.write_text("#!/bin/sh\n# The family hangs, as a GPU kernel that never returns.\nexec sleep 300\n")
-    family.chmod(0o755)
+    hang_bin = hanging_family_bin(args.standin_bin, work)
     wrapper = work / "hdbench-node"
     wrapper.write_text(f"""#!/bin/sh
 # hdbench as node $SLURMD_NODENAME of the test's cluster sees it (slurm_healthcheck_test.py).
@@ -288,9 +283,9 @@ def slurmd_cases(root: Path, work: Path, args: argparse.Namespace, hdbench: Path
     wrapper = write_healthcheck_wrapper(work, cluster, args, hdbench, set_dir)
     cluster.extra_conf = [f"HealthCheckProgram={wrapper}", "HealthCheckInterval=10", "HealthCheckNodeState=IDLE"]
     plant(work, "slow", "n2", True)
-    try:
-        start = time.monotonic()
-        cluster.start(wait_idle=False)
+    start = time.monotonic()
+
+    def cases() -> None:
         state, reason = wait_state(cluster, "n2", drained, 90)
         checks.check(drained(state) and SLOW_REASON.match(reason) is not None,
                      f"slurmd's health check drained the slow n2 as it started ({time.monotonic() - start:.1f} s): {state} {reason!r}")
@@ -304,21 +299,14 @@ def slurmd_cases(root: Path, work: Path, args: argparse.Namespace, hdbench: Path
         failed = [line for line in cluster.log("slurmd-n2.log").read_text(errors="replace").splitlines() if "health_check" in line]
         print("    slurmd-n2.log: " + (failed[0] if failed else "(no health_check line)"))
         plant(work, "slow", "n2", False)
-        start = time.monotonic()
+        healthy_at = time.monotonic()
         state, reason = wait_state(cluster, "n2", lambda s, r: not drained(s), 120)
         checks.check(state.startswith("idle") and reason == "none",
-                     f"slurmd's next health check resumed n2 once healthy ({time.monotonic() - start:.1f} s): {state} {reason!r}")
-    except Skip as e:
-        if required:
-            checks.check(False, f"HDB_SLURM_TEST_REQUIRED=1 and {e}")
-        else:
-            print(f"skip (the HealthCheckProgram cluster): {e}")
-    except subprocess.TimeoutExpired as e:
-        checks.check(False, f"{' '.join(map(str, e.cmd))} did not end within {e.timeout:g} s")
-    finally:
-        cluster.stop()
-        if checks.failures:
-            print(cluster.tail("slurmd-n2", 30))
+                     f"slurmd's next health check resumed n2 once healthy ({time.monotonic() - healthy_at:.1f} s): {state} {reason!r}")
+
+    run_on(cluster, checks, required, cases, skip_note=" (the HealthCheckProgram cluster)", wait_idle=False)
+    if checks.failures:
+        print(cluster.tail("slurmd-n2", 30))
 
 
 def main() -> int:
@@ -352,36 +340,20 @@ def main() -> int:
     print(f"ok   a stand-in reference set of 3 verdict runs ({time.monotonic() - start:.1f} s)")
     (work / "direct").mkdir()
     cluster = Cluster(work / "direct", NODES)
-    try:
-        cluster.start()
+    def cases() -> None:
         print(f"ok   a private Slurm cluster of {NODES} on this host is up ({time.monotonic() - start:.1f} s; {work})")
         fleet_job(cluster, args, work, hdbench, set_dir, checks)
         direct_cases(cluster, work, write_healthcheck_wrapper(work, cluster, args, hdbench, set_dir), checks)
-    except Skip as e:
-        if required:
-            checks.check(False, f"HDB_SLURM_TEST_REQUIRED=1 and {e}")
-        else:
-            print(f"skip: {e}")
-            cluster.stop()
-            shutil.rmtree(work, ignore_errors=True)
-            return SKIP
-    except subprocess.TimeoutExpired as e:
-        checks.check(False, f"{' '.join(map(str, e.cmd))} did not end within {e.timeout:g} s")
-    finally:
-        cluster.stop()
+
+    if not run_on(cluster, checks, required, cases):
+        shutil.rmtree(work, ignore_errors=True)
+        return SKIP
     if checks.failures:
         print("".join(cluster.tail(name) for name, _ in cluster.procs))
     print(f"{time.monotonic() - start:.1f} s: the HealthCheckProgram cluster")
     slurmd_cases(work / "slurmd", work, args, hdbench, set_dir, checks, required)
     print(f"wall: {time.monotonic() - start:.1f} s, services stopped")
-    if checks.failures:
-        print(f"\n{len(checks.failures)} check(s) failed (the files are kept in {work}):")
-        for failure in checks.failures:
-            print(f"  {failure}")
-        return 1
-    if not args.keep:
-        shutil.rmtree(work, ignore_errors=True)
-    return 0
+    return finish(checks, work, args.keep)
 
 
 if __name__ == "__main__":
