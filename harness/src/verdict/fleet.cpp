@@ -89,8 +89,8 @@ loaded_node load_node(const fs::path& given) {
     node.run = meta.value("run_id", node.run);
     node.measured_unix_seconds = measured_unix_seconds(meta);
     node.hostname = hostname_of(meta).value_or(node.hostname);
-    if (const auto h = meta.find("host"); h != meta.end() && h->is_object()) {
-      if (const auto s = h->find("slurm_node_name"); s != h->end() && s->is_string()) node.slurm_node_name = s->get<std::string>();
+    if (const auto& slurm = field(field(meta, "host"), "slurm_node_name"); slurm.is_string()) {
+      node.slurm_node_name = slurm.get<std::string>();
     }
     try {
       loaded.kind = kind_of(meta);
