@@ -5,6 +5,7 @@
 #include <map>
 
 #include "hdb/harness/verdict/check.hpp"
+#include "hdb/harness/verdict/compare.hpp"
 #include "hdb/harness/verdict/comparison.hpp"
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/verdict/reference_set.hpp"
@@ -42,8 +43,11 @@ struct tally {
     for (const auto& c : set.compared) {
       if (!c.gates()) continue;
       auto& entry = at(c);
-      const auto v = c.decision.against_band;  // the band's verdict: what check WARNs at
+      // compare's verdict against the set, the one a user acts on: a healthy run outside the band
+      // but within the figure's tolerance is SAME there (check's WARN), counted apart as information.
+      const auto v = c.decision.result;
       (v == verdict::slower ? entry.false_slower : v == verdict::faster ? entry.false_faster : entry.same)++;
+      if (v == verdict::same && c.decision.against_band != verdict::same) ++entry.outside_band;
     }
   }
   void planted(const comparison_set& set) {
@@ -164,7 +168,7 @@ validation validate_reference_set(const fs::path& set_dir, const std::vector<fs:
   for (std::size_t i = 0; i < members.size(); ++i) {
     const auto others = all_but(members, i);
     const auto model = learn_noise_model(others, set.model.kind);
-    counts.healthy(build_comparisons(others, members[i], options, &model));
+    counts.healthy(compare_held_to_node_rule(others, members[i], options, options.schema_dir, &model));
     if (options.plant && extra_runs.empty()) {
       counts.planted(build_comparisons(others, index_run(planted_copy(members[i].run, *options.plant)), options, &model));
     }
@@ -179,7 +183,7 @@ validation validate_reference_set(const fs::path& set_dir, const std::vector<fs:
     if (!run.meta || kind_of(*run.meta) != set.model.kind) {
       throw harness_error(path.string() + ": not a run of the set's kind (" + describe(set.model.kind) + ")");
     }
-    counts.healthy(build_comparisons(members, index_run(run), options, &set.model));
+    counts.healthy(compare_held_to_node_rule(members, index_run(run), options, options.schema_dir, &set.model));
     if (options.plant) counts.planted(build_comparisons(members, index_run(planted_copy(run, *options.plant)), options, &set.model));
     result.checks.push_back(summarise(run.name, checked(run, set, options)));
     if (options.plant && result.planted_checks.empty()) result.planted_checks = check_planted_faults(run, set, options);
@@ -238,7 +242,8 @@ std::string render_validation(const validation& result) {
     std::vector<std::string> row = {h.key.family + " " + h.key.case_name, describe_parameters(h.key), h.key.metric,
                                     std::to_string(h.runs), percent_or_dash(h.runs >= 2 ? std::optional(h.spread) : std::nullopt),
                                     h.inflation ? format_figure(*h.inflation) : "-", percent_or_dash(h.detectable),
-                                    std::to_string(h.same), std::to_string(h.false_slower), std::to_string(h.false_faster)};
+                                    std::to_string(h.same), std::to_string(h.outside_band), std::to_string(h.false_slower),
+                                    std::to_string(h.false_faster)};
     if (result.plant) {
       row.push_back(std::to_string(h.caught));
       row.push_back(std::to_string(h.missed));
@@ -246,7 +251,7 @@ std::string render_validation(const validation& result) {
     rows.push_back(std::move(row));
   }
   std::vector<std::string> header = {"headline", "parameters", "metric", "runs", "spread", "lambda", "detectable",
-                                     "SAME", "false SLOWER", "false FASTER"};
+                                     "SAME", "of them outside the band", "false SLOWER", "false FASTER"};
   if (result.plant) {
     header.push_back("planted caught");
     header.push_back("planted missed");

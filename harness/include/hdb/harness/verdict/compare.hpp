@@ -57,6 +57,13 @@ struct compare_result {
 
 // Never throws for bad input: that is exit code 2 with `error` set. Needs >= 1 baseline; a
 // baseline that is a reference set (reference_set.hpp) stands for all its member runs.
+// build_comparisons holding each figure to the node rule check grades it by (its tolerance and host
+// flag: the declarations in `schema_dir`, else the current run's), as compare does against a
+// reference set: compare_runs and `hdbench reference validate` decide alike.
+[[nodiscard]] comparison_set compare_held_to_node_rule(const std::vector<indexed_run>& baselines, const indexed_run& current,
+                                                       comparison_options options, const std::filesystem::path& schema_dir,
+                                                       const noise_model* model);
+
 [[nodiscard]] compare_result compare_runs(const std::vector<std::filesystem::path>& baselines,
                                           const std::filesystem::path& current, const compare_options& options);
 

@@ -105,7 +105,9 @@ struct headline_validation {
   double spread = 0;                  // between-run SD of ln(median) in the set (about the CV)
   std::optional<double> inflation;    // the group's lambda = between / within
   std::optional<double> detectable;   // against the whole set (band_for)
-  int same = 0, false_slower = 0, false_faster = 0;  // leave-one-out and extra runs
+  // Leave-one-out and extra runs, by compare's verdict against the set (what exits 1); of the SAME,
+  // those outside the band within the figure's tolerance (check's WARN): information, no verdict.
+  int same = 0, outside_band = 0, false_slower = 0, false_faster = 0;
   int caught = 0, missed = 0;                         // planted changes
 };
 
