@@ -68,6 +68,7 @@ struct parsed_cli {
   std::string check_prometheus;                         // hdbench check --prometheus DIR
   bool check_no_files = false;                          // hdbench check --no-files
   std::string run_reference;                            // hdbench run --plan --reference
+  std::string run_confirm{default_confirm};             // hdbench run --confirm
   bool per_gpu_plots = false;                           // hdbench run / plot
   // hdbench reference add|learn|validate
   std::string set_dir, plant;
@@ -223,6 +224,7 @@ int dispatch(const CLI::App& app, parsed_cli& cli) {
     cli.run.plots = plot_options_from_environment();
     cli.run.plots.per_gpu = cli.per_gpu_plots;
     if (!cli.run_reference.empty()) cli.run.reference = fs::path(cli.run_reference);
+    cli.run.confirm_pauses = parse_confirm_pauses(cli.run_confirm);
     if (cli.run.assume_gpus > 0 && !cli.run.plan_only) throw harness_error("--assume-gpus plans a node: add --plan");
     if (cli.run.plan_only) return print_plan(cli.run, std::cout);
     return run_suite(cli.run, std::cerr);
@@ -290,6 +292,10 @@ void add_run(CLI::App& app, parsed_cli& cli) {
                   "how each case's repetitions end: precision (what check and compare read repeats until its median is "
                   "sure enough: docs/methodology.md), fixed, or auto (precision with --verdict, else fixed)")
       ->check(CLI::IsMember({"auto", "precision", "fixed"}));
+  run->add_option("--confirm", cli.run_confirm,
+                  "seconds to pause before each further try of the cases behind a FAIL (a figure FAILs only when it fails "
+                  "on every try), or off to measure once")
+      ->capture_default_str();
   run->add_flag("--plan", cli.run.plan_only, "print each family's cases and estimated time, measure nothing");
   run->add_option("--assume-gpus", cli.run.assume_gpus, "with --plan: plan for this many GPUs of this node's (or --reference's) kind")
       ->check(CLI::Range(1, 1024));

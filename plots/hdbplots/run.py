@@ -184,6 +184,19 @@ class Run:
         return "  ·  ".join(parts)
 
 
+def last_attempts(rows: Sequence[Row]) -> list[Row]:
+    """Each case's rows of its last attempt: what the harness's verdict read (a run measures the
+    cases behind a FAIL again, and results.csv keeps every try in its `attempt` column). A family's
+    own row (no case) is always kept; a file without the column is one attempt."""
+    def case_of(row: Row) -> tuple:
+        return (row.family, row.case, row.device, row.gpus, tuple(sorted(row.params().items())))
+    last: dict[tuple, int] = {}
+    for row in rows:
+        if row.case:
+            last[case_of(row)] = max(last.get(case_of(row), 1), row.get("attempt", 1))
+    return [row for row in rows if not row.case or row.get("attempt", 1) == last[case_of(row)]]
+
+
 def load_run(directory: Path) -> tuple[Run, list[str]]:
     """Read DIR/results.csv and DIR/meta.json (which must record results.csv's core columns:
     core_columns()); return the run and warnings."""
@@ -202,6 +215,7 @@ def load_run(directory: Path) -> tuple[Run, list[str]]:
     declarations, notes = family_declarations(meta, families)
     params, column_notes = parameter_columns(header, declarations, core)
     run_id, rows = parse_rows(csv_path, header, records, params, core)
+    rows = last_attempts(rows)
     run_id = run_id or str(meta.get("run_id") or directory.name)
     statistics = sorted({r.statistic for r in rows if r.statistic and r.statistic not in core.statistics})
     if statistics:

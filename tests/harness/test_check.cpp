@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <regex>
 #include <string>
@@ -47,6 +48,9 @@ struct run_spec {
   double shift = 0;  // this run's level shift of every figure (relative)
   std::vector<hdb::compute_process> others;  // seen on the GPUs around the copy family
   bool health = true;  // meta.json has the link counters
+  // meta.json's health.processes_end: unset, none (a run that did not look); else whether `others`
+  // were still on the GPUs as the run ended.
+  std::optional<bool> others_at_end;
 };
 
 std::string uuid(std::size_t gpu) { return "GPU-0000000" + std::to_string(gpu); }
@@ -165,6 +169,11 @@ json make_meta(const run_spec& spec) {
                 {{"copy", {{"status", "ok"}, {"schema", declaration("copy")}, {"activity", hdb::to_json(copy_activity)}}},
                  {"p2p", {{"status", "ok"}, {"schema", declaration("p2p")}, {"activity", hdb::to_json(quiet)}}}}}};
   if (spec.health) meta["health"] = {{"start", hdb::to_json(health_start)}, {"end", hdb::to_json(health_end)}};
+  if (spec.others_at_end) {
+    auto at_end = end;
+    if (!*spec.others_at_end) at_end.processes.clear();
+    meta["health"]["processes_end"] = hdb::to_json(at_end);
+  }
   return meta;
 }
 
@@ -588,6 +597,111 @@ TEST_CASE("check: another process on the GPU during a family FAILs, naming it an
     const auto again = hdb::check_run(write_run(f.dir.path(), spec), against(f.set));
     CHECK(again.failed == 0);
     CHECK(find_line(again, "other processes", 0)->result == hdb::grade::warn);
+  }
+}
+
+TEST_CASE("check: another process that had left by the end of the run WARNs, one still there FAILs", "[check]") {
+  const fixture_set f;
+  run_spec spec;
+  hdb::compute_process other;
+  other.pid = 4242;
+  other.name = "pcie-copy-load";
+  other.gpu_uuid = uuid(0);
+  spec.others = {other};
+  spec.others_at_end = false;
+  const auto left = hdb::check_run(write_run(f.dir.path(), spec), against(f.set));
+  INFO(describe_lines(left));
+  CHECK(left.failed == 0);
+  CHECK(find_line(left, "other processes", 0)->result == hdb::grade::warn);
+  CHECK_THAT(find_line(left, "other processes", 0)->reason, hdb_test::contains_text("had left by the end of the run"));
+  spec.others_at_end = true;
+  spec.run_id = "current-stayed";
+  const auto stayed = hdb::check_run(write_run(f.dir.path(), spec), against(f.set));
+  CHECK(find_line(stayed, "other processes", 0)->result == hdb::grade::fail);
+  CHECK_THAT(find_line(stayed, "other processes", 0)->reason, hdb_test::contains_text("still on it as the run ended"));
+}
+
+namespace {
+
+// A run whose pinned h2d 1 GiB case of GPU 0 was measured `tries.size()` times, the k-th at
+// `tries[k]` times a healthy GPU's rate, each later attempt only that case (as hdbench run's
+// confirmations measure).
+fs::path write_attempts(const fs::path& parent, const std::string& run_id, const std::vector<double>& tries) {
+  std::vector<hdb::result_row> rows;
+  for (std::size_t k = 0; k < tries.size(); ++k) {
+    run_spec spec;
+    spec.run_id = run_id;
+    spec.gpus[0].pinned_h2d *= tries[k];
+    for (auto& row : make_rows(spec)) {
+      const bool pinned_h2d = row.family == "copy" && row.param("host_kind") == "pinned" && row.param("direction") == "h2d" &&
+                              row.param("size_bytes") == "1073741824";
+      if (k > 0 && !pinned_h2d) continue;
+      row.attempt = static_cast<int>(k) + 1;
+      rows.push_back(std::move(row));
+    }
+  }
+  run_spec spec;
+  spec.run_id = run_id;
+  const auto dir = parent / run_id;
+  fs::create_directories(dir);
+  hdb::atomic_write_file(dir / "results.csv", hdb::write_results_csv(rows, columns));
+  hdb::write_meta(dir / "meta.json", make_meta(spec));
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("check: a FAIL stands only when it failed on every try, a transient is a WARN naming both readings", "[check]") {
+  const fixture_set f;
+  const auto graded = [&](const std::string& run_id, const std::vector<double>& tries) {
+    const auto report = hdb::check_run(write_attempts(f.dir.path(), run_id, tries), against(f.set));
+    UNSCOPED_INFO(describe_lines(report));
+    return std::pair{report, *find_line(report, "pinned h2d 1 GiB", 0)};
+  };
+  SECTION("measured once: FAIL, not confirmed") {
+    const auto [report, line] = graded("once", {0.9});
+    CHECK(line.result == hdb::grade::fail);
+    CHECK(line.confirmed == hdb::confirmation::unconfirmed);
+    CHECK(line.attempts.empty());
+    CHECK_THAT(line.reason, hdb_test::contains_text("not confirmed: measured once"));
+    CHECK(report.exit_code() == 1);
+  }
+  SECTION("slow on the first try only: WARN, graded on the last try, both readings in words") {
+    const auto [report, line] = graded("transient", {0.9, 1.0});
+    CHECK(line.result == hdb::grade::warn);
+    CHECK(line.confirmed == hdb::confirmation::transient);
+    CHECK(*line.value == hdb_test::Approx(55.3).epsilon(1e-3));
+    REQUIRE(line.attempts.size() == 2);
+    CHECK(line.attempts[0].attempt == 1);
+    CHECK(line.attempts[0].result == hdb::grade::fail);
+    CHECK(line.attempts[1].attempt == 2);
+    CHECK(line.attempts[1].result == hdb::grade::pass);
+    CHECK_THAT(line.reason, hdb_test::contains_text("first try 49.8 GB/s, confirmed 55.3 GB/s: a transient, not the node"));
+    CHECK(report.failed == 0);
+    CHECK(report.exit_code() == 0);
+  }
+  SECTION("slow on every try: FAIL, confirmed, every reading named") {
+    const auto [report, line] = graded("persistent", {0.9, 0.91, 0.9});
+    CHECK(line.result == hdb::grade::fail);
+    CHECK(line.confirmed == hdb::confirmation::confirmed);
+    REQUIRE(line.attempts.size() == 3);
+    CHECK(line.attempts[2].attempt == 3);
+    CHECK_THAT(line.reason, hdb_test::contains_text("confirmed: failed on every try (49.8 GB/s, 50.3 GB/s, 49.8 GB/s)"));
+    CHECK(report.exit_code() == 1);
+  }
+  SECTION("slow on the last try but not on every one: WARN, unsteady") {
+    const auto [report, line] = graded("unsteady", {1.0, 0.9});
+    CHECK(line.result == hdb::grade::warn);
+    CHECK(line.confirmed == hdb::confirmation::unsteady);
+    CHECK(report.exit_code() == 0);
+  }
+  SECTION("check.json carries the confirmation and every attempt, and fleet reads them back") {
+    const auto [report, line] = graded("json", {0.9, 1.0});
+    const auto back = hdb::graded_line_from_json(hdb::to_json(line));
+    CHECK(back.confirmed == hdb::confirmation::transient);
+    REQUIRE(back.attempts.size() == 2);
+    CHECK(back.attempts[0].result == hdb::grade::fail);
+    CHECK(*back.attempts[1].value == hdb_test::Approx(*line.value));
   }
 }
 

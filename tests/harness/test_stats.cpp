@@ -143,6 +143,7 @@ hdb::result_row every_field_row() {
   sample.value = 52.123456789;
   sample.repetitions = 7;
   sample.stopped_by = "precise";
+  sample.attempt = 2;
   return sample;
 }
 
@@ -164,7 +165,7 @@ TEST_CASE("results.csv round trip", "[csv]") {
   const std::vector<std::string> columns = {"direction", "host_kind", "size_bytes"};
   const auto text = hdb::write_results_csv(rows, columns);
   CHECK(text.starts_with("schema_version,run_id,family,case,device,gpus,gpu_uuid,direction,host_kind,size_bytes,metric,unit,"
-                         "better,headline,traffic,statistic,sample_index,value,status,reason,repetitions,stopped_by\n"));
+                         "better,headline,traffic,statistic,sample_index,value,status,reason,repetitions,stopped_by,attempt\n"));
   const auto back = hdb::read_results_csv(text);
   CHECK(back.param_columns == columns);
   REQUIRE(back.rows.size() == 3);
@@ -178,7 +179,9 @@ TEST_CASE("results.csv round trip", "[csv]") {
   CHECK(back.rows[0].headline);
   CHECK(back.rows[0].repetitions == 7);
   CHECK(back.rows[0].stopped_by == "precise");
+  CHECK(back.rows[0].attempt == 2);
   CHECK_FALSE(back.rows[1].repetitions);
+  CHECK(back.rows[1].attempt == 1);
   CHECK(back.rows[1].reason == skipped.reason);
   CHECK_FALSE(back.rows[1].value);
   CHECK_FALSE(back.rows[1].device);
@@ -186,7 +189,7 @@ TEST_CASE("results.csv round trip", "[csv]") {
   CHECK(hdb::write_results_csv(back.rows, back.param_columns) == text);
   CHECK(hdb::format_value(52.1) == "52.1");
   CHECK(hdb::describe_case(sample) == "device=1 gpus=2 direction=h2d size_bytes=1048576");
-  SECTION("a file written before repetitions and stopped_by reads them as unset") {
+  SECTION("a file written before repetitions, stopped_by and attempt reads them as unset, one attempt") {
     const std::string header = "schema_version,run_id,family,case,device,gpus,gpu_uuid,direction,metric,unit,better,headline,"
                                "traffic,statistic,sample_index,value,status,reason\n";
     const auto older = hdb::read_results_csv(header + "3,r,copy,bandwidth,0,1,GPU-a,h2d,bandwidth,GB/s,higher,yes,-,sample,0,"
@@ -195,6 +198,7 @@ TEST_CASE("results.csv round trip", "[csv]") {
     CHECK(older.param_columns == std::vector<std::string>{"direction"});
     CHECK_FALSE(older.rows[0].repetitions);
     CHECK(older.rows[0].stopped_by.empty());
+    CHECK(older.rows[0].attempt == 1);
     CHECK(older.rows[0].value == 52.1);
     // Any other core column is still required.
     CHECK_THROWS_WITH(hdb::read_results_csv("schema_version,run_id\n3,r\n"), "missing column 'family'");
@@ -246,7 +250,8 @@ TEST_CASE("results_csv: the writer's core columns, the types its fields hold, an
   }
   CHECK(record.at("statistics").get<std::vector<std::string>>() == statistics);
   CHECK(hdb::core_column_type("repetitions") == hdb::column_type::integer);
-  CHECK(record.at("later_columns") == nlohmann::json::array({"repetitions", "stopped_by"}));
+  CHECK(hdb::core_column_type("attempt") == hdb::column_type::integer);
+  CHECK(record.at("later_columns") == nlohmann::json::array({"repetitions", "stopped_by", "attempt"}));
 }
 
 TEST_CASE("meta.json records results_csv and the link rates the plots read", "[meta][peaks]") {

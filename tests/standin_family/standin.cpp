@@ -23,6 +23,8 @@
 //   region after the triad): the regression `hdbench compare` must call SLOWER. The loop then also
 //   runs with twice the lanes, so the neutral lanes_used doubles: a change compare must not judge,
 //   and one the family's report rules flag (report.cpp).
+// --slow-while=FILE: --slowdown applies only while FILE exists, and the run that measures removes it:
+//   a transient, slow on the run's first try and not on its confirmation (hdbench run --confirm).
 // --plant=undeclared_counter | undeclared_traffic: every case also sets a counter, or picks a
 //   traffic class for a metric, that schema.json does not declare, which family_main must turn
 //   into a failed case (check_declared); undeclared_parameter: every case carries a label
@@ -34,6 +36,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -104,7 +107,9 @@ void register_cases(const run_options& options, family_env& env, case_registry& 
   for (const std::size_t bytes : sizes) {
     if (bytes % sizeof(double) != 0) throw usage_error("--sizes: " + std::to_string(bytes) + " is not a whole number of doubles");
   }
-  const double slowdown = parse_slowdown(options.value("slowdown")) / 100;
+  const std::string slow_while = options.value("slow-while");
+  const bool transient = !slow_while.empty();
+  const double slowdown = transient && !std::filesystem::exists(slow_while) ? 0 : parse_slowdown(options.value("slowdown")) / 100;
   const std::string plant = options.value("plant");
   auto work = std::make_shared<workspace>();
   for (const char* access : {"linear", "strided"}) {
@@ -117,7 +122,11 @@ void register_cases(const run_options& options, family_env& env, case_registry& 
         if (plant == "undeclared_traffic") spec.traffic["triad_time"] = "standin_triad_link";
         const std::size_t stride = std::string_view(access) == "strided" ? strided_sweeps : 1;
         const int ran_lanes = slowdown > 0 ? 2 * lanes : lanes;
-        spec.body = [work, bytes, stride, ran_lanes, slowdown, plant](benchmark::State& state) {
+        spec.body = [work, bytes, stride, ran_lanes, slowdown, plant, transient, slow_while](benchmark::State& state) {
+          if (transient && slowdown > 0) {
+            std::error_code ignored;  // gone already: an earlier case of this run removed it
+            std::filesystem::remove(slow_while, ignored);
+          }
           const std::size_t n = bytes / sizeof(double);
           work->ensure(n);
           double fastest = 0;  // of the iteration (one: family_main fixes the count)
@@ -180,6 +189,10 @@ family_spec family() {
       {{"sizes", "64K,512K,4M", "", "triad output array sizes (K,M,G binary; whole doubles)", flag_checks::size_list},
        {"slowdown", "0", "", "planted regression: every timed pass lasts PERCENT longer, with twice the lanes (tests)",
         [](const std::string&, const std::string& value) { static_cast<void>(parse_slowdown(value)); }},
+       {"slow-while", "", "",
+        "planted transient (tests): --slowdown applies only while this file exists, and the first run that measures "
+        "removes it, so that hdbench run's confirmation measures the node at its usual speed",
+        {}},
        {"plant", "", "",
         "planted declaration break (tests): undeclared_counter, undeclared_traffic or undeclared_parameter",
         [](const std::string& flag, const std::string& value) {

@@ -332,7 +332,7 @@ const std::vector<std::string>& leading_columns() {
 
 const std::vector<std::string>& trailing_columns() {
   static const std::vector<std::string> names = {"metric",       "unit",  "better", "headline",    "traffic",   "statistic",
-                                                 "sample_index", "value", "status", "reason", "repetitions", "stopped_by"};
+                                                 "sample_index", "value", "status", "reason", "repetitions", "stopped_by", "attempt"};
   return names;
 }
 

@@ -10,6 +10,7 @@
 #include "hdb/harness/data/fit.hpp"
 #include "hdb/harness/data/manifest.hpp"
 #include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/data/metric_key.hpp"
 #include "hdb/util/lists.hpp"
 #include "hdb/util/stats.hpp"
 #include "hdb/util/stopping.hpp"
@@ -432,7 +433,46 @@ collected_run collect_run(const fs::path& run_dir, const collect_sources& source
     auto rows = family_rows(run.run_id, raws[i], declaration ? &*declaration : nullptr);
     run.rows.insert(run.rows.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
   }
+  // The confirmations, each family's rows built by the declaration its first try's were.
+  for (const auto& [attempt, dir] : attempt_dirs(run_dir / "raw")) {
+    for (const auto& family : families_in(dir)) {
+      const auto first = std::find_if(run.families.begin(), run.families.end(),
+                                      [&](const collected_family& f) { return f.status.family == family; });
+      const family_declaration* declaration = first != run.families.end() && first->declaration ? &*first->declaration : nullptr;
+      for (auto& row : family_rows(run.run_id, load_family_raw(dir, family), declaration)) {
+        row.attempt = attempt;
+        run.rows.push_back(std::move(row));
+      }
+    }
+  }
   return run;
+}
+
+std::vector<std::pair<int, fs::path>> attempt_dirs(const fs::path& raw_dir) {
+  std::vector<std::pair<int, fs::path>> dirs;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(raw_dir, ec)) {
+    const auto name = entry.path().filename().string();
+    const std::string_view digits = std::string_view(name).substr(std::min(name.size(), attempt_dir_prefix.size()));
+    if (!entry.is_directory() || !name.starts_with(attempt_dir_prefix) || digits.empty() || !all_digits(std::string(digits))) continue;
+    dirs.emplace_back(std::stoi(std::string(digits)), entry.path());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+fs::path attempt_dir(const fs::path& raw_dir, int attempt) { return raw_dir / (std::string(attempt_dir_prefix) + std::to_string(attempt)); }
+
+std::vector<std::string> run_names_of(const raw_family_output& output, const family_declaration& declaration,
+                                      const std::set<metric_key>& cases) {
+  std::vector<std::string> names;
+  for (const auto& c : group_by_case(output.runs)) {
+    const auto labelled = std::find_if(c.runs.begin(), c.runs.end(), [](const raw_run* r) { return !r->label.empty(); });
+    if (labelled == c.runs.end()) continue;
+    const auto label = parse_label((*labelled)->label, declaration);
+    if (cases.contains(case_key_of(case_row("", declaration.family, label)))) names.push_back(c.name);
+  }
+  return names;
 }
 
 collected_run collect_and_write(const fs::path& run_dir, const collect_sources& sources) {

@@ -17,14 +17,15 @@ constexpr std::array<std::string_view, 8> statistic_names = {"sample", "median",
 constexpr std::array<std::string_view, 3> status_names = {"ok", "skipped", "failed"};
 constexpr std::array<std::string_view, 3> column_type_names = {"int", "float", "text"};
 // The core columns to_fields writes as numbers; the others are text (not_applicable when unset).
-constexpr std::array<std::pair<std::string_view, column_type>, 6> number_columns = {{{"schema_version", column_type::integer},
+constexpr std::array<std::pair<std::string_view, column_type>, 7> number_columns = {{{"schema_version", column_type::integer},
                                                                                     {"device", column_type::integer},
                                                                                     {"gpus", column_type::integer},
                                                                                     {"sample_index", column_type::integer},
                                                                                     {"value", column_type::number},
-                                                                                    {"repetitions", column_type::integer}}};
+                                                                                    {"repetitions", column_type::integer},
+                                                                                    {"attempt", column_type::integer}}};
 // Core columns added within schema_version 3: a file written before them reads them as unset.
-constexpr std::array<std::string_view, 2> later_columns = {"repetitions", "stopped_by"};
+constexpr std::array<std::string_view, 3> later_columns = {"repetitions", "stopped_by", "attempt"};
 
 template <typename Enum, std::size_t N>
 Enum parse_enum(std::string_view text, const std::array<std::string_view, N>& names, std::string_view what) {
@@ -86,6 +87,7 @@ std::vector<std::string> to_fields(const result_row& row, const std::vector<std:
   fields.push_back(text_field(row.reason));
   fields.push_back(optional_int(row.repetitions));
   fields.push_back(text_field(row.stopped_by));
+  fields.push_back(std::to_string(row.attempt));
   return fields;
 }
 
@@ -152,6 +154,7 @@ result_row from_fields(const std::vector<std::string>& record, const column_inde
   row.reason = read_text(col.at(record, "reason"));
   if (const auto& r = col.at(record, "repetitions"); !r.empty()) row.repetitions = parse_number<int>(r, "repetitions");
   row.stopped_by = read_text(col.at(record, "stopped_by"));
+  if (const auto& a = col.at(record, "attempt"); !a.empty()) row.attempt = parse_number<int>(a, "attempt");
   return row;
 }
 

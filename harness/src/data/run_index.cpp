@@ -40,12 +40,29 @@ indexed_run index_run(loaded_run run) {
   return {std::move(run), std::move(index)};
 }
 
+attempt_split split_attempts(std::vector<result_row> rows) {
+  std::map<metric_key, int> last_attempt;
+  for (const auto& row : rows) {
+    if (row.case_name.empty()) continue;
+    auto& attempt = last_attempt[case_key_of(row)];
+    attempt = std::max(attempt, row.attempt);
+  }
+  attempt_split split;
+  for (auto& row : rows) {
+    const bool last = row.case_name.empty() || row.attempt == last_attempt[case_key_of(row)];
+    (last ? split.last : split.superseded).push_back(std::move(row));
+  }
+  return split;
+}
+
 loaded_run load_run(const fs::path& path) {
   loaded_run run;
   run.csv_path = fs::is_directory(path) ? path / "results.csv" : path;
   if (!fs::exists(run.csv_path)) throw harness_error(run.csv_path.string() + ": no such file");
   try {
-    run.rows = read_results_csv(read_text_file(run.csv_path)).rows;
+    auto split = split_attempts(read_results_csv(read_text_file(run.csv_path)).rows);
+    run.rows = std::move(split.last);
+    run.superseded = std::move(split.superseded);
   } catch (const harness_error& e) {
     throw harness_error(run.csv_path.string() + ": " + e.what());
   }

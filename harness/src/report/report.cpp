@@ -15,6 +15,7 @@
 #include "hdb/harness/data/gpu_activity.hpp"
 #include "hdb/harness/data/meta.hpp"
 #include "hdb/harness/report/family_rules.hpp"
+#include "hdb/harness/data/run_index.hpp"
 #include "hdb/util/stats.hpp"
 #include "hdb/harness/common/tables.hpp"
 #include "hdb/harness/data/traffic.hpp"
@@ -396,7 +397,7 @@ void write_report(const fs::path& run_dir) {
   const auto csv_path = run_dir / "results.csv";
   std::vector<result_row> rows;
   try {
-    rows = read_results_csv(read_text_file(csv_path)).rows;
+    rows = split_attempts(read_results_csv(read_text_file(csv_path)).rows).last;  // what the verdict read
   } catch (const harness_error& e) {
     throw harness_error(csv_path.string() + ": " + e.what());
   }

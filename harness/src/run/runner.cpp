@@ -6,12 +6,15 @@
 #include <chrono>
 #include <thread>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
 
 #include "hdb/harness/verdict/check.hpp"
 #include "hdb/harness/data/collect.hpp"
+#include "hdb/harness/data/metric_key.hpp"
+#include "hdb/harness/data/run_index.hpp"
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/files.hpp"
 #include "hdb/harness/data/gpu_activity.hpp"
@@ -19,6 +22,7 @@
 #include "hdb/harness/run/plan.hpp"
 #include "hdb/harness/verdict/reference_set.hpp"
 #include "hdb/harness/run/tiers.hpp"
+#include "hdb/util/lists.hpp"
 #include "hdb/util/process.hpp"
 #include "hdb/harness/report/report.hpp"
 #include "hdb/harness/data/run_dir.hpp"
@@ -284,7 +288,125 @@ std::optional<std::string> routed_family(const std::string& flag) {
   return flag.substr(2, dot - 2);
 }
 
+// A regular expression that matches `text` alone in Google Benchmark's filter (POSIX extended or
+// ECMAScript: a backslash makes each special character literal in both).
+std::string regex_literal(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (std::string_view("\\.^$|?*+()[]{}").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// The cases behind the figures check FAILs and has not let go: measured once, or failed on every
+// try so far. By family, case keys (metric empty).
+std::map<std::string, std::set<metric_key>> failing_cases(const check_report& report) {
+  std::map<std::string, std::set<metric_key>> cases;
+  for (const auto& line : report.lines) {
+    const bool undecided = line.confirmed == confirmation::unconfirmed || line.confirmed == confirmation::confirmed;
+    if (line.result != grade::fail || !line.is_figure() || !line.key || !undecided) continue;
+    auto key = *line.key;
+    key.metric.clear();
+    cases[key.family].insert(std::move(key));
+  }
+  return cases;
+}
+
+// Sleeps `seconds`, waking early when the run is cancelled.
+void pause_for(double seconds, const suite_run_options& options) {
+  using clock = std::chrono::steady_clock;
+  const auto until = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds));
+  while (!cancelled(options) && clock::now() < until) {
+    std::this_thread::sleep_for(std::min<clock::duration>(std::chrono::milliseconds(100), until - clock::now()));
+  }
+}
+
+struct confirmations {
+  std::vector<family_status> statuses;  // every family run of every further try
+  nlohmann::json record = nlohmann::json::array();  // meta.json "confirmation"'s "attempts"
+};
+
+// Confirms the run's FAILs (suite_run_options::confirm_pauses): after each pause, measures again
+// the cases behind the figures that still FAIL, into raw/attempt<N>/, and collects the run again,
+// so that results.csv holds every try and check grades each figure on its last. Stops early when
+// nothing FAILs. A crash while confirming is a crash: its status is among those returned.
+confirmations confirm_failures(const fs::path& run_dir, const std::vector<family_entry>& families,
+                                            const suite_run_options& options, const std::vector<std::string>& selection,
+                                            const collected_run& first, std::ostream& log) {
+  confirmations done;
+  const auto raw_dir = run_dir / "raw";
+  const int tries = static_cast<int>(options.confirm_pauses.size()) + 1;
+  for (int attempt = 2; attempt <= tries && !cancelled(options); ++attempt) {
+    std::map<std::string, std::set<metric_key>> cases;
+    try {
+      cases = failing_cases(check_run(run_dir, check_options{}));
+    } catch (const harness_error&) {
+      break;  // nothing to grade: write_check says why
+    }
+    if (cases.empty()) break;
+    std::size_t count = 0;
+    for (const auto& [family, keys] : cases) count += keys.size();
+    const double pause = options.confirm_pauses[static_cast<std::size_t>(attempt - 2)];
+    log << "hdbench: " << count << (count == 1 ? " case behind a FAIL" : " cases behind FAILs") << ": measuring "
+        << (count == 1 ? "it" : "them") << " again in " << format_figure(pause) << " s (try " << attempt << " of " << tries
+        << "), so that only a FAIL that persists stands\n";
+    pause_for(pause, options);
+    done.record.push_back({{"attempt", attempt}, {"pause_s", pause}, {"cases", count},
+                           {"started_utc", utc_timestamp(std::chrono::system_clock::now())}});
+    const auto dir = attempt_dir(raw_dir, attempt);
+    fs::create_directories(dir);
+    for (const auto& family : families) {
+      const auto wanted = cases.find(family.name);
+      const auto collected = std::find_if(first.families.begin(), first.families.end(),
+                                          [&](const collected_family& f) { return f.status.family == family.name; });
+      if (wanted == cases.end() || collected == first.families.end() || !collected->declaration || cancelled(options)) continue;
+      const auto raw = load_family_raw(raw_dir, family.name);
+      if (!raw.output) continue;
+      std::string filter;
+      for (const auto& name : run_names_of(*raw.output, *collected->declaration, wanted->second)) {
+        filter += (filter.empty() ? "" : "|") + regex_literal(name);
+      }
+      if (filter.empty()) continue;
+      auto flags = selection;
+      flags.push_back("--benchmark_filter=^(" + filter + ")$");
+      done.statuses.push_back(run_family(family, options, flags, nullptr, dir, log));
+    }
+    (void)collect_and_write(run_dir, {options.manifest, options.bin_dir / "schema"});
+  }
+  return done;
+}
+
+// What a confirmation may add to the plan: nothing on a healthy node.
+std::string confirmation_note(const suite_run_options& options) {
+  if (options.confirm_pauses.empty()) return "confirmation off (--confirm=off): a FAIL is measured once";
+  double pauses = 0;
+  std::string list;
+  for (const double p : options.confirm_pauses) {
+    pauses += p;
+    list += (list.empty() ? "" : " + ") + format_figure(p) + " s";
+  }
+  return "confirmation: nothing on a healthy node; a figure that FAILs against the set is measured again up to " +
+         std::to_string(options.confirm_pauses.size()) + " more time" + (options.confirm_pauses.size() == 1 ? "" : "s") +
+         ", after " + list + " of pauses (" + minutes_seconds(pauses) + " and its cases again)";
+}
+
 }  // namespace
+
+std::vector<double> parse_confirm_pauses(const std::string& text) {
+  if (text == "off") return {};
+  std::vector<double> pauses;
+  for (const auto& item : split_list(text)) {
+    char* end = nullptr;
+    const double seconds = std::strtod(item.c_str(), &end);
+    if (item.empty() || end != item.c_str() + item.size() || !(seconds >= 0 && seconds <= 600)) {
+      throw harness_error("--confirm: '" + item + "' is not a pause in seconds from 0 to 600 (--confirm=10,30, or off)");
+    }
+    pauses.push_back(seconds);
+  }
+  if (pauses.empty() || pauses.size() > 5) throw harness_error("--confirm: give 1 to 5 pauses in seconds (--confirm=10,30), or off");
+  return pauses;
+}
 
 std::vector<std::string> family_flags(const family_entry& family, const suite_run_options& options) {
   auto flags = family.flags;
@@ -423,6 +545,7 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
     }
     log << ", plots and report " << minutes_seconds(plan.harness_s);
     log << "; `hdbench run --plan` for the detail)\n";
+    log << "hdbench: " << confirmation_note(options) << "\n";
   } catch (const harness_error& e) {
     log << "hdbench: no plan: " << e.what() << "\n";
   }
@@ -447,6 +570,18 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
   write_meta(run_dir / "meta.json", meta);
   // results.csv, and each family's status, declaration and plot module into meta.json
   const auto collected = collect_and_write(run_dir, {options.manifest, options.bin_dir / "schema"});
+  const auto confirmed = confirm_failures(run_dir, families, options, selection, collected, log);
+  // Who else was on the GPUs as the run ended: a neighbour still there is a fault, one that had
+  // left is named and the figures measured after it decide (check_health.cpp).
+  if (auto ended = read_meta(run_dir / "meta.json")) {
+    (*ended)["confirmation"] = {{"pauses_s", options.confirm_pauses}, {"attempts", confirmed.record}};
+    if (!confirmed.record.empty()) {
+      (*ended)["finished_utc"] = utc_timestamp(std::chrono::system_clock::now());
+      (*ended)["health"]["end"] = to_json(take_link_health_snapshot());
+    }
+    (*ended)["health"]["processes_end"] = to_json(settled_activity_snapshot());
+    write_meta(run_dir / "meta.json", *ended);
+  }
   const auto after_families = std::chrono::steady_clock::now();
   write_check(run_dir, log);
   if (!cancelled(options)) draw_plots(run_dir, options.plots, log);
@@ -459,11 +594,21 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
 
   std::size_t failed = 0;
   for (const auto& family : collected.families) failed += family.status.state != family_state::ok ? 1 : 0;
-  const std::string headlines = headline_summary(collected.rows, read_meta(run_dir / "meta.json").value_or(nlohmann::json::object()));
+  std::size_t failed_confirming = 0;
+  for (const auto& status : confirmed.statuses) {
+    if (status.state == family_state::ok) continue;
+    ++failed_confirming;
+    log << "hdbench: [" << status.family << "] failed while confirming a FAIL: " << failure_reason(status) << "\n";
+  }
+  const auto final_rows = confirmed.record.empty()
+                              ? collected.rows
+                              : split_attempts(collect_run(run_dir, {options.manifest, options.bin_dir / "schema"}).rows).last;
+  const std::string headlines = headline_summary(final_rows, read_meta(run_dir / "meta.json").value_or(nlohmann::json::object()));
   log << "hdbench: headline figures (median)\n" << (headlines.empty() ? "  none\n" : headlines);
   log << "hdbench: " << collected.families.size() - failed << " of " << collected.families.size()
-      << " families ok. Results in " << run_dir.string() << "/: results.csv, meta.json, report.md, plots/, raw/\n";
-  return failed == 0 ? 0 : 1;
+      << " families ok" << (failed_confirming > 0 ? " (" + std::to_string(failed_confirming) + " failed while confirming)" : "")
+      << ". Results in " << run_dir.string() << "/: results.csv, meta.json, report.md, plots/, raw/\n";
+  return failed + failed_confirming == 0 ? 0 : 1;
 }
 
 void write_check(const fs::path& run_dir, std::ostream& log) {
@@ -531,6 +676,7 @@ int print_plan(const suite_run_options& options, std::ostream& out) {
                                   : "collect, check, plots, report"});
   rows.push_back({"total", "", minutes_seconds(plan.total_s), "the run without the build"});
   out << text_table({"family", "cases", "estimate", "basis"}, rows);
+  out << confirmation_note(options) << "\n";
   const bool by_family_mean = std::any_of(plan.families.begin(), plan.families.end(),
                                           [](const family_plan& f) { return f.cases > 0 && f.cases_costed == 0; });
   if (by_family_mean && tiers.gpus.size() > 1) {

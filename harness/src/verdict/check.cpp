@@ -156,8 +156,9 @@ std::optional<reference_set> degraded_set(const node_kind& kind, const fs::path&
 }
 
 void count(check_report& report) {
-  report.passed = report.warned = report.failed = report.not_graded = 0;
+  report.passed = report.warned = report.failed = report.not_graded = report.unconfirmed = 0;
   for (const auto& line : report.lines) {
+    if (line.result == grade::fail && line.confirmed == confirmation::unconfirmed) ++report.unconfirmed;
     switch (line.result) {
       case grade::pass: ++report.passed; break;
       case grade::warn: ++report.warned; break;
@@ -167,7 +168,74 @@ void count(check_report& report) {
   }
 }
 
+// An earlier attempt's value, graded as the line's last attempt was: against the same band.
+grade earlier_grade(const graded_line& line, double value) {
+  return decide_figure(value, *line.band, line.direction.value_or(better::higher), line.rule).result;
+}
+
+std::string reading_text(const attempt_reading& a, const std::string& unit) {
+  return a.value ? format_figure(*a.value) + " " + unit : std::string("failed");
+}
+
 }  // namespace
+
+void weigh_attempts(std::vector<graded_line>& lines, const std::vector<result_row>& rows, const std::vector<result_row>& superseded) {
+  std::map<metric_key, int> last_attempt;
+  for (const auto& row : rows) {
+    if (row.stat == statistic::median) last_attempt[key_of(row)] = row.attempt;
+  }
+  std::map<metric_key, std::vector<attempt_reading>> earlier;  // by figure
+  for (const auto& row : superseded) {
+    if (row.status == row_status::ok && row.stat == statistic::median && row.value) {
+      earlier[key_of(row)].push_back({row.attempt, row.value, grade::not_graded});
+    } else if (row.status == row_status::failed && !row.case_name.empty()) {
+      // A case that failed on an earlier attempt failed every figure it would have given.
+      for (const auto& line : lines) {
+        if (!line.key) continue;
+        auto case_key = *line.key;
+        case_key.metric.clear();
+        if (case_key == case_key_of(row)) earlier[*line.key].push_back({row.attempt, std::nullopt, grade::fail});
+      }
+    }
+  }
+  for (auto& line : lines) {
+    const bool graded = line.basis == grade_basis::set && line.key && line.value && line.band;
+    if (!graded) continue;
+    const auto found = earlier.find(*line.key);
+    if (found == earlier.end()) {
+      if (line.result == grade::fail) {
+        line.confirmed = confirmation::unconfirmed;
+        line.reason += "; not confirmed: measured once (hdbench run measures a FAIL again before it stands; check cannot)";
+      }
+      continue;
+    }
+    line.attempts = found->second;
+    std::sort(line.attempts.begin(), line.attempts.end(), [](const auto& a, const auto& b) { return a.attempt < b.attempt; });
+    for (auto& a : line.attempts) {
+      if (a.value) a.result = earlier_grade(line, *a.value);
+    }
+    const auto last = last_attempt.find(*line.key);
+    line.attempts.push_back({last == last_attempt.end() ? line.attempts.back().attempt + 1 : last->second, line.value, line.result});
+    const bool every_try_failed =
+        std::all_of(line.attempts.begin(), line.attempts.end(), [](const attempt_reading& a) { return a.result == grade::fail; });
+    std::string tries;
+    for (const auto& a : line.attempts) tries += (tries.empty() ? "" : ", ") + reading_text(a, line.unit);
+    const auto& first = line.attempts.front();
+    if (every_try_failed) {
+      line.confirmed = confirmation::confirmed;
+      line.reason += "; confirmed: failed on every try (" + tries + ")";
+    } else if (line.result == grade::fail) {
+      line.confirmed = confirmation::unsteady;
+      line.result = grade::warn;
+      line.reason = "failed on its last try but not on every one (" + tries + "): the node was not steady; re-run it; " + line.reason;
+    } else if (std::any_of(line.attempts.begin(), line.attempts.end(), [](const attempt_reading& a) { return a.result == grade::fail; })) {
+      line.confirmed = confirmation::transient;
+      line.result = grade::warn;
+      line.reason = "first try " + reading_text(first, line.unit) + ", confirmed " + reading_text(line.attempts.back(), line.unit) +
+                    ": a transient, not the node (tries: " + tries + "); " + line.reason;
+    }
+  }
+}
 
 std::vector<graded_line> grade_figures(const std::vector<result_row>& rows, const json& meta, const reference_set* set,
                                       double alpha, const fs::path& schema_dir) {
@@ -338,6 +406,7 @@ check_report check_run(const fs::path& run_dir, const check_options& options) {
                            " %, FAIL below, of the traffic class's theoretical rate); figures without a peak are not graded");
   }
   report.lines = grade_figures(run.rows, meta, set ? &*set : nullptr, options.alpha, options.schema_dir);
+  weigh_attempts(report.lines, run.rows, run.superseded);
   auto health = health_lines(meta, set ? &set->model.kind : nullptr, report.lines);
   report.lines.insert(report.lines.end(), std::make_move_iterator(health.begin()), std::make_move_iterator(health.end()));
   count(report);

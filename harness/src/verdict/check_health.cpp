@@ -268,9 +268,12 @@ void clocks(const node_gpu& gpu, const std::vector<family_moment>& families, std
   }
 }
 
-// Other compute processes on this GPU while a family measured it, each pid its own line.
-void processes(const node_gpu& gpu, const std::vector<family_moment>& families, const std::vector<graded_line>& figures,
-               std::vector<graded_line>& out) {
+// Other compute processes on this GPU while a family measured it, each pid its own line. One still
+// on the GPU as the run ended (`at_end`; nullptr in a run that did not look) is a FAIL: it shared
+// every figure measured while it ran. One that had left by then is a WARN: it came and went, and
+// the figures measured after it left (hdbench run measures a FAIL again) decide.
+void processes(const node_gpu& gpu, const std::vector<family_moment>& families, const activity_snapshot* at_end,
+               const std::vector<graded_line>& figures, std::vector<graded_line>& out) {
   struct sighting {
     std::string name;
     std::optional<double> memory_mib;
@@ -326,9 +329,17 @@ void processes(const node_gpu& gpu, const std::vector<family_moment>& families, 
                                 "another hdbench run used this GPU during " + when +
                                     "; the per-GPU lock keeps hdbench binaries from measuring at once, so this run may "
                                     "only have waited"));
+    } else if (at_end != nullptr && std::none_of(at_end->processes.begin(), at_end->processes.end(), [&](const compute_process& p) {
+                 return p.pid == pid && p.gpu_uuid == gpu.uuid;
+               })) {
+      out.push_back(health_line(grade::warn, {gpu.index}, "other processes", reading,
+                                "used this GPU during " + when + " and had left by the end of the run: the figures measured "
+                                "after it left decide, and a FAIL measured while it ran stood only if it failed again" +
+                                    (overlapped.empty() ? std::string() : " (" + overlapped + ")")));
     } else {
       out.push_back(health_line(grade::fail, {gpu.index}, "other processes", reading,
-                                "used this GPU during " + when + "; figures measured while it ran are not this GPU's alone" +
+                                "used this GPU during " + when + (at_end != nullptr ? " and was still on it as the run ended" : "") +
+                                    "; figures measured while it ran are not this GPU's alone" +
                                     (overlapped.empty() ? std::string() : ": " + overlapped)));
     }
   }
@@ -350,13 +361,18 @@ std::vector<graded_line> health_lines(const json& meta, const node_kind* kind, c
     out.push_back(health_line(grade::warn, {}, "health not read", "-", "PCIe replay counters not read " + why));
   }
   const auto families = activities(meta);
+  std::optional<activity_snapshot> at_end;
+  if (const auto& end = field(health, "processes_end"); end.is_object()) {
+    at_end = activity_snapshot_from_json(end);
+    if (!at_end->available) at_end.reset();  // not read: as a run that did not look
+  }
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     const auto& gpu = gpus[i];
     pcie_link(gpu, kind, i, out);
     if (counters_read) pcie_replays(gpu, start, end, out);
     nvlinks(gpu, kind, i, health.is_object() ? &start : nullptr, health.is_object() ? &end : nullptr, out);
     clocks(gpu, families, out);
-    processes(gpu, families, figures, out);
+    processes(gpu, families, at_end ? &*at_end : nullptr, figures, out);
   }
   return out;
 }

@@ -92,6 +92,7 @@ std::string render_json(const check_report& report) {
                       {"pass", report.passed},
                       {"warn", report.warned},
                       {"fail", report.failed},
+                      {"unconfirmed", report.unconfirmed},
                       {"not_graded", report.not_graded}}},
                     {"exit_code", report.exit_code()}};
   return out.dump(2) + "\n";

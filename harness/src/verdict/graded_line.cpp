@@ -18,6 +18,12 @@ constexpr std::array<std::pair<grade_basis, std::string_view>, 6> basis_names{{{
                                                                               {grade_basis::health, "health"},
                                                                               {grade_basis::node, "node"}}};
 
+constexpr std::array<std::pair<confirmation, std::string_view>, 5> confirmation_names{{{confirmation::none, "none"},
+                                                                                      {confirmation::unconfirmed, "unconfirmed"},
+                                                                                      {confirmation::confirmed, "confirmed"},
+                                                                                      {confirmation::transient, "transient"},
+                                                                                      {confirmation::unsteady, "unsteady"}}};
+
 json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 std::string text_at(const json& object, const char* key) {
@@ -41,6 +47,20 @@ std::optional<grade_basis> grade_basis_from_string(std::string_view text) {
   return std::nullopt;
 }
 
+std::string_view to_string(confirmation value) {
+  for (const auto& [c, name] : confirmation_names) {
+    if (c == value) return name;
+  }
+  return "?";
+}
+
+std::optional<confirmation> confirmation_from_string(std::string_view text) {
+  for (const auto& [c, name] : confirmation_names) {
+    if (name == text) return c;
+  }
+  return std::nullopt;
+}
+
 json to_json(const graded_line& line) {
   json expected = nullptr;
   if (const auto& band = line.band) {
@@ -49,6 +69,10 @@ json to_json(const graded_line& line) {
   } else if (const auto& peak = line.peak) {
     expected = {{"peak", peak->value}, {"basis", peak->basis}, {"traffic_factor", peak->traffic_factor},
                 {"percent_of_peak", optional_number(line.percent_of_peak)}};
+  }
+  json attempts = json::array();
+  for (const auto& a : line.attempts) {
+    attempts.push_back({{"attempt", a.attempt}, {"value", optional_number(a.value)}, {"grade", to_string(a.result)}});
   }
   return {{"grade", to_string(line.result)},
           {"basis", to_string(line.basis)},
@@ -64,7 +88,9 @@ json to_json(const graded_line& line) {
           {"host_bound", line.rule.host_bound},
           {"key", line.key ? to_json(*line.key) : json(nullptr)},
           {"check", line.check ? json(*line.check) : json(nullptr)},
-          {"reason", line.reason}};
+          {"reason", line.reason},
+          {"confirmation", to_string(line.confirmed)},
+          {"attempts", std::move(attempts)}};
 }
 
 graded_line graded_line_from_json(const json& value) {
@@ -93,6 +119,15 @@ graded_line graded_line_from_json(const json& value) {
   }
   if (const auto key = value.find("key"); key != value.end()) line.key = metric_key_from_json(*key);
   if (const auto check = text_at(value, "check"); !check.empty()) line.check = check;
+  line.confirmed = confirmation_from_string(text_at(value, "confirmation")).value_or(confirmation::none);
+  if (const auto attempts = value.find("attempts"); attempts != value.end() && attempts->is_array()) {
+    for (const auto& a : *attempts) {
+      if (!a.is_object()) continue;
+      const auto attempt = number_field(a, "attempt");
+      line.attempts.push_back({attempt ? static_cast<int>(*attempt) : 1, number_field(a, "value"),
+                               grade_from_string(text_at(a, "grade")).value_or(grade::not_graded)});
+    }
+  }
   if (const auto expected = value.find("expected"); expected != value.end() && expected->is_object()) {
     const auto low = number_field(*expected, "low"), high = number_field(*expected, "high"), centre = number_field(*expected, "centre");
     if (low && high && centre) {

@@ -4,12 +4,14 @@
 // gives the same bytes every time.
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "hdb/harness/data/family_status.hpp"
+#include "hdb/harness/data/metric_key.hpp"
 #include "hdb/harness/data/raw_json.hpp"
 #include "hdb/harness/data/results.hpp"
 #include "hdb/contract/declaration.hpp"
@@ -74,6 +76,17 @@ struct collect_sources {
   std::filesystem::path manifest;
   std::filesystem::path schema_dir;
 };
+
+// A run's confirmations (runner.hpp): raw/attempt<N>/ holds what the N-th measurement of the
+// re-measured cases left, as raw/ holds the first's. Sorted by N.
+inline constexpr std::string_view attempt_dir_prefix = "attempt";
+[[nodiscard]] std::vector<std::pair<int, std::filesystem::path>> attempt_dirs(const std::filesystem::path& raw_dir);
+[[nodiscard]] std::filesystem::path attempt_dir(const std::filesystem::path& raw_dir, int attempt);
+
+// The Google Benchmark run names of the cases in `output` whose case key (case_key_of) is among
+// `cases`: what --benchmark_filter must select to measure exactly those cases again.
+[[nodiscard]] std::vector<std::string> run_names_of(const raw_family_output& output, const family_declaration& declaration,
+                                                    const std::set<metric_key>& cases);
 
 // The manifest and declarations installed beside hdbench: <bin_dir>/suite.json, <bin_dir>/schema/.
 [[nodiscard]] collect_sources installed_sources(const std::filesystem::path& bin_dir);

@@ -49,6 +49,9 @@ struct result_row {
   // ceiling, time, failed); unset in a file written before the binaries said so.
   std::optional<int> repetitions;
   std::string stopped_by;
+  // Which measurement of the case the row is: 1 the run's, 2 and on the confirmations `hdbench run`
+  // measured after a figure of the case FAILed (runner.hpp); 1 in a file written before them.
+  int attempt = 1;
 
   [[nodiscard]] const std::string& param(std::string_view key) const;  // "" when unset
 };

@@ -19,9 +19,21 @@ namespace hdb {
 struct loaded_run {
   std::string name;  // run id
   std::filesystem::path csv_path;
-  std::vector<result_row> rows;
+  std::vector<result_row> rows;  // each case's last attempt: what every verdict reads
+  // The earlier attempts of the cases `hdbench run` measured again, which check names beside the
+  // figure its last attempt decided.
+  std::vector<result_row> superseded;
   std::optional<nlohmann::json> meta;
 };
+
+// Splits a run's rows into each case's last attempt (kept, in file order) and the earlier
+// attempts of the cases measured again. A family's own row (no case: it failed, crashed or timed
+// out) is never superseded: a family that failed on any attempt failed.
+struct attempt_split {
+  std::vector<result_row> last;
+  std::vector<result_row> superseded;
+};
+[[nodiscard]] attempt_split split_attempts(std::vector<result_row> rows);
 
 // Throws harness_error naming the file: missing, malformed, other schema version, or no ok rows.
 [[nodiscard]] loaded_run load_run(const std::filesystem::path& path);

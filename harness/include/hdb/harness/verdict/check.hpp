@@ -44,6 +44,7 @@ struct check_report {
   std::vector<std::string> notes;     // how the node was matched to a set, or why it was not
   std::vector<graded_line> lines;     // figures, then health
   int passed = 0, warned = 0, failed = 0, not_graded = 0;
+  int unconfirmed = 0;  // of the FAILs: figures measured once (weigh_attempts), which `hdbench run` would measure again
 
   [[nodiscard]] grade overall() const { return failed > 0 ? grade::fail : warned > 0 ? grade::warn : grade::pass; }
   [[nodiscard]] int exit_code() const { return failed > 0 ? 1 : 0; }
@@ -59,6 +60,16 @@ struct check_report {
 [[nodiscard]] std::vector<graded_line> grade_figures(const std::vector<result_row>& rows, const nlohmann::json& meta,
                                                     const reference_set* set, double alpha,
                                                     const std::filesystem::path& schema_dir = {});
+
+// The figures' confirmations: each figure line graded against the set on its case's last attempt
+// (`rows`) is weighed with the earlier attempts `superseded` holds (load_run's), each graded by the
+// same band. A figure graded by peak (a kind without a set) is not confirmed: % of peak is no
+// band of healthy nodes, and a transient has nothing to be told apart from. A
+// FAIL stands (confirmed) only when every attempt failed; a figure that failed earlier and not on
+// its last attempt is a WARN that names both readings (transient); one that failed on its last
+// attempt but not on every one is a WARN (unsteady). A FAIL measured once says it is not confirmed.
+void weigh_attempts(std::vector<graded_line>& lines, const std::vector<result_row>& rows,
+                    const std::vector<result_row>& superseded);
 
 // The node's health from meta.json (check_health.cpp): PCIe link trained below its maximum or
 // below the kind's (`kind`: the set's, nullptr without one), PCIe replays or NVLink error counters

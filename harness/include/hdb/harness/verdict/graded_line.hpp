@@ -28,6 +28,22 @@ enum class grade_basis { set, peers, peak, none, health, node };
 // "version") is read, and fleet grades it again from its run's results.csv where it can.
 inline constexpr int check_json_version = 2;
 
+// How a figure's grade stands against `hdbench run`'s confirmations (runner.hpp): none, measured
+// once and not a FAIL; unconfirmed, a FAIL measured once (check cannot measure again); confirmed, a
+// FAIL on every try; transient, a FAIL on an earlier try and not on the last, which decides (a WARN
+// at least); unsteady, a FAIL on the last try but not on every one (a WARN).
+enum class confirmation { none, unconfirmed, confirmed, transient, unsteady };
+
+[[nodiscard]] std::string_view to_string(confirmation value);
+[[nodiscard]] std::optional<confirmation> confirmation_from_string(std::string_view text);
+
+// One measurement of a figure: the run's (attempt 1) or a confirmation's.
+struct attempt_reading {
+  int attempt = 1;
+  std::optional<double> value;  // none: the case failed on this attempt
+  grade result = grade::not_graded;
+};
+
 struct graded_line {
   grade result = grade::not_graded;
   grade_basis basis = grade_basis::none;
@@ -45,6 +61,8 @@ struct graded_line {
   std::optional<metric_key> key;          // the row it grades
   std::optional<std::string> check;       // the label of the declared check that selected it
   std::string reason;
+  confirmation confirmed = confirmation::none;
+  std::vector<attempt_reading> attempts;  // every attempt, the deciding one last; empty: measured once
 
   [[nodiscard]] bool is_figure() const { return family != "health" && family != "node"; }
 };

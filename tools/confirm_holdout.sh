@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The confirmation's holdout on a GPU node (docs/evidence.md): what a node's first minutes and a
+# real fault look like to `./run_all.sh --verdict`.
+#
+#   tools/confirm_holdout.sh OUT boot     the run straight after the build on a bare machine, then once more
+#   tools/confirm_holdout.sh OUT faults   a co-tenant copying over the link for the whole run, for its
+#                                         first 10 s only, and steadily for 30 % of every 10 ms
+#
+# Each run's directory is copied to OUT/<scenario>/, its console to OUT/<scenario>.log; OUT/summary.txt
+# gets one line per run: scenario, exit status, wall seconds, check's summary line.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: tools/confirm_holdout.sh OUT boot|faults}
+mode=${2:?usage: tools/confirm_holdout.sh OUT boot|faults}
+mkdir -p "$out"
+
+verdict_run() {  # NAME [run_all.sh arguments...]
+  local name=$1 started status run_dir
+  shift
+  started=$(date +%s%N)
+  ./run_all.sh --verdict "$@" >"$out/$name.log" 2>&1
+  status=$?
+  run_dir=$(sed -n 's/^hdbench: run //p' "$out/$name.log" | tail -n 1)
+  [ -n "$run_dir" ] && cp -r "$run_dir" "$out/$name"
+  printf '%s exit=%s wall=%ss %s\n' "$name" "$status" "$(( ($(date +%s%N) - started) / 1000000000 ))" \
+    "$(tail -n 1 "$run_dir/check.txt" 2>/dev/null)" | tee -a "$out/summary.txt"
+}
+
+case "$mode" in
+  boot)
+    verdict_run first
+    verdict_run second
+    ;;
+  faults)
+    preset=${HDBENCH_PRESET:-native}
+    cmake --build --preset "$preset" --target pcie-copy-load >"$out/build-load.log" 2>&1 || { echo "no pcie-copy-load" >&2; exit 2; }
+    load=build/$preset/tests/pcie-copy-load
+    "$load" --seconds=600 >"$out/load-whole.log" 2>&1 &
+    pid=$!
+    sleep 1
+    verdict_run cotenant-whole-run
+    kill "$pid"; wait "$pid" 2>/dev/null
+    sleep 5
+    "$load" --seconds=10 >"$out/load-first-10s.log" 2>&1 &
+    verdict_run cotenant-first-10s
+    wait
+    sleep 5
+    "$load" --seconds=600 --duty=0.3 --period-ms=10 >"$out/load-steady-30pc.log" 2>&1 &
+    pid=$!
+    sleep 1
+    verdict_run cotenant-steady-30pc
+    kill "$pid"; wait "$pid" 2>/dev/null
+    ;;
+  *) echo "confirm_holdout.sh: unknown mode '$mode' (boot or faults)" >&2; exit 2 ;;
+esac
