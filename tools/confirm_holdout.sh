@@ -6,7 +6,7 @@
 #   tools/confirm_holdout.sh OUT faults   a co-tenant copying over the link for the whole run, for its
 #                                         first 10 s only, and steadily for 30 % of every 10 ms
 #
-# Each run's directory is copied to OUT/<scenario>/, its console to OUT/<scenario>.log; OUT/summary.txt
+# Each run's verdict files go to OUT/<scenario>.tgz, its console to OUT/<scenario>.log; OUT/summary.txt
 # gets one line per run: scenario, exit status, wall seconds, check's summary line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,9 @@ verdict_run() {  # NAME [run_all.sh arguments...]
   ./run_all.sh --verdict "$@" >"$out/$name.log" 2>&1
   status=$?
   run_dir=$(sed -n 's/^hdbench: run //p' "$out/$name.log" | tail -n 1)
-  [ -n "$run_dir" ] && cp -r "$run_dir" "$out/$name"
+  # What a verdict is read from, not the figures or raw/ (hundreds of files): one archive a run.
+  [ -n "$run_dir" ] && tar -czf "$out/$name.tgz" -C "$(dirname "$run_dir")" \
+    "$(basename "$run_dir")"/{check.txt,check.json,meta.json,results.csv,report.md} 2>/dev/null
   printf '%s exit=%s wall=%ss %s\n' "$name" "$status" "$(( ($(date +%s%N) - started) / 1000000000 ))" \
     "$(tail -n 1 "$run_dir/check.txt" 2>/dev/null)" | tee -a "$out/summary.txt"
 }
