@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The verdict run against the full run, measured on this node in one call (docs/verdict-benchmark.md):
+# The verdict run against the full run, measured on this node in one call (docs/evidence.md):
 #   tools/verdict_benchmark.sh [OUT_DIR [KIND...]]
 # runs ./run_all.sh once per KIND (default all three), each judged against the reference set of this node's kind:
 #   full       the default run (every sweep, fixed repetitions)

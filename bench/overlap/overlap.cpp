@@ -8,7 +8,7 @@
 //   at the pass's chunk size on the same buffers, and the case that gates also runs the one-stream
 //   one-chunk pass: that repetition's ideal time, speedup and efficiency come from them.
 // - timeline: one pass with an event before and after every operation, read against one origin
-//   event; every chunk of one configuration is its own case (its start/end metrics, docs/overlap.md).
+//   event; every chunk of one configuration is its own case (its start/end metrics, docs/methodology.md).
 // - movement_tax: one call of the kernel with or without the data movement around it.
 // - calibration: the start-up measurements that choose each regime's kernel work, as reported numbers.
 // - host_fill: not a GPU operation. The movement tax's host_generated input (its --tax-size bytes of
@@ -21,7 +21,7 @@
 // the threads' start, a warm-up fill and the verification).
 // Bytes: throughput = N / pipeline time (each byte is copied in, transformed and copied out once).
 // Derived: serial time (the measured one-stream one-chunk pass), ideal time (overlap_model.hpp),
-// speedup and overlap efficiency; every formula is in docs/overlap.md.
+// speedup and overlap efficiency; the model is summarised in docs/methodology.md; its formulas were derived in docs/overlap.md (git show 47ce745:docs/overlap.md).
 #include "overlap.hpp"
 
 #include "overlap_model.hpp"
@@ -275,7 +275,7 @@ void run_pipeline_case(benchmark::State& state, case_context& ctx, const pipelin
   });
   // Per iteration: the timed pass, then its bound measured at once (pass, probe, pass, probe, ...),
   // then the serial twin where the case has one. The pass goes first so that what is timed is the
-  // same pass as before the probe existed; the probe follows within milliseconds (docs/overlap.md).
+  // same pass as before the probe existed; the probe follows within milliseconds (docs/methodology.md).
   pass_totals totals;
   for (auto _ : state) {
     const double us = fx.timed.run(gate);

@@ -3,7 +3,7 @@
 // buffer splits into chunks and chunks onto streams, the serial and ideal pipeline times from
 // measured stage rates, the probe that measures those rates beside every pass and how its times
 // become rates, speedup and overlap efficiency, the kernel's work per byte for a regime, and which
-// output words are checked. docs/overlap.md derives every formula.
+// output words are checked. docs/methodology.md summarises the model (the derivation: git show 47ce745:docs/overlap.md).
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -89,7 +89,7 @@ struct stage_rates {
 // over the same buffers, with operations the size of the pass's chunks: H2D alone, D2H alone, both
 // at once on two streams, and the regime's kernel on resident data. A batch moves about this many
 // bytes per direction: enough that the gate's release and the events are < 0.5 % of it, few enough
-// that the probe costs a fraction of a pass (docs/overlap.md gives the budget).
+// that the probe costs a fraction of a pass (the budget: git show 47ce745:docs/overlap.md).
 inline constexpr std::size_t probe_batch_bytes = std::size_t{64} << 20;
 // Chunks so small that a batch would need more operations than this are probed with this many.
 inline constexpr int max_probe_ops = 64;

@@ -206,7 +206,7 @@ std::string section(const median_index& m) {
   }
   std::string out =
       "\nOverlap: median speedup over one stream in one chunk, best chunk count (@C), overlap efficiency in "
-      "parentheses (docs/overlap.md).\n\n" +
+      "parentheses (docs/methodology.md).\n\n" +
       markdown_table(header, table);
 
   table_rows tax;
@@ -248,7 +248,7 @@ family_rules overlap_report_rules() {
       "overlap", {overlap_anomalies, semantics_anomalies, calibration_anomalies}, section,
       "Only the start-up calibration's copy rates have a peak (traffic: the GPU's PCIe link per direction, twice "
       "that for both at once). Pipeline speedup and efficiency are measured against the family's own bound, from link "
-      "and kernel rates probed right after each pass in the same repetition (docs/overlap.md).");
+      "and kernel rates probed right after each pass in the same repetition (docs/methodology.md).");
 }
 
 }  // namespace hdb

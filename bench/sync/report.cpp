@@ -233,7 +233,7 @@ std::string sync_section(const median_index& m) {
       trap.push_back(std::move(trap_line));
     }
   }
-  std::string out = "\nLaunch cost, host clock (medians; reported, not gated: docs/sync.md).\n\n" +
+  std::string out = "\nLaunch cost, host clock (medians; reported, not gated: docs/methodology.md).\n\n" +
                     markdown_table(launch_header, launches);
   if (!trap.empty()) {
     out += "\nSync trap: how much slower a loop of small kernels runs than the same loop that never reads back.\n\n" +
@@ -252,7 +252,7 @@ family_rules sync_report_rules() {
                              never_loop_anomalies, dependency_anomalies},
                             sync_section,
                             "Sync figures are host-clock times (median call) and ratios; none has a theoretical peak. "
-                            "Wake-up latencies map the kernel's %globaltimer stamp to the host clock (see docs/sync.md).");
+                            "Wake-up latencies map the kernel's %globaltimer stamp to the host clock (see docs/methodology.md).");
 }
 
 }  // namespace hdb

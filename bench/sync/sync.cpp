@@ -1,6 +1,6 @@
 // hdbench-sync: what waiting costs.
 //
-// Timed, per case kind (docs/sync.md derives every metric):
+// Timed, per case kind (docs/methodology.md summarises them; every metric was derived in git show 47ce745:docs/sync.md):
 // - sync_cost: host clock around one sync call on work that already finished (seen only by stream
 //   syncs, and after a device sync retired it); median (and p10/p90) of --sync-calls calls after a
 //   warm-up; the same calls in three bare child processes beside it (sync_cost.cpp).

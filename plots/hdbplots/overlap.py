@@ -8,7 +8,7 @@ Figures (FIGURES at the end says when each is drawn; one set per GPU when a run 
   overlap_movement_tax      one kernel call with and without the data movement around it
   overlap_stream_semantics  the same two-stream pipeline under four stream semantics, and a CUDA graph
 
-How the family writes timelines into results.csv (docs/overlap.md): case `timeline`, one case per
+How the family writes timelines into results.csv (docs/methodology.md): case `timeline`, one case per
 chunk (parameters chunk, chunks, regime, host_kind, streams), metrics h2d_start … d2h_end in µs
 after the pass's origin event; repetition r of every chunk case is pass r. Chunk i ran on stream
 i mod streams.

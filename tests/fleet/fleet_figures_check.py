@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the user sees in `hdbench fleet`'s figures (docs/fleet.md, "Tests"), for a fleet's --out.
+"""What the user sees in `hdbench fleet`'s figures (docs/evidence.md, "Fleet, Slurm and Prometheus tested"), for a fleet's --out.
 
     <python with matplotlib> fleet_figures_check.py OUT [--plots plots/]
 

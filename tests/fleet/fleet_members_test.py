@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Done-when of issue 31 on the committed h200 members as a fleet (docs/fleet.md, "Tests").
+"""Done-when of issue 31 on the committed h200 members as a fleet (docs/evidence.md, "Fleet, Slurm and Prometheus tested").
 
 --mode peer: each member's check.json made against peaks only (--reference an empty directory), so
 fleet grades every figure against the member's peers; --mode set: check.json against the h200 set

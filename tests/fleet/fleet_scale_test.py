@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Scale of `hdbench fleet` (issue 31 item 5; docs/fleet.md, "Scale").
+"""Scale of `hdbench fleet` (issue 31 item 5; docs/evidence.md, "Scale of hdbench fleet").
 
 Makes a synthetic fleet of N nodes x G GPUs from the committed h200 members: each member's
 check.json (`hdbench check --reference <empty>`, peaks only, into a copy), then per figure the
@@ -11,7 +11,7 @@ within --max-seconds (of wall time or of its processes' CPU time) and --max-rss-
 /usr/bin/time -v where it exists); with
 --plots it runs again drawing the figures, within the same bounds, and the figures must show the 5
 slow nodes named on their dot plots and the 10 planted nodes as the heatmap's first rows
-(fleet_figures_check.py). The measured numbers of docs/fleet.md's Scale come from this script
+(fleet_figures_check.py). The measured numbers of docs/evidence.md (Scale of hdbench fleet) come from this script
 (--nodes 1000 --plots), not from a timed test: the CTest's bounds are a generous hang guard.
 """
 import argparse
@@ -138,7 +138,7 @@ def main():
                              "the textfile must hold every node's verdict and every figure line's grade")
     parser.add_argument("--repeat", type=int, default=1,
                         help="each fleet call this many times, the least wall and CPU time and the most memory kept "
-                             "(other load on the machine only adds time): for docs/fleet.md's Scale, not the CTest")
+                             "(other load on the machine only adds time): for docs/evidence.md (Scale of hdbench fleet), not the CTest")
     args = parser.parse_args()
     work = os.path.join(args.workdir, f"scale{args.nodes}")
     empty = os.path.join(work, "no-sets")

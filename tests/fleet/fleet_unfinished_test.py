@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A fleet in which no node finished, as its operator sees it (docs/fleet.md, "Tests").
+"""A fleet in which no node finished, as its operator sees it (docs/evidence.md, "Fleet, Slurm and Prometheus tested").
 
 The 12 committed h200 members copied as run directories with meta.json and results.csv but no
 check.json (each run stopped before its check), hostnames gpu01..gpu12, then `hdbench fleet` with

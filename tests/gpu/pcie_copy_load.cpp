@@ -1,5 +1,5 @@
 // pcie-copy-load: another tenant of a GPU's PCIe link, for the fault tests that a verdict must
-// catch (docs/harness.md, "Validation"): pinned 256 MiB copies h2d and d2h on two streams, back to
+// catch (docs/testing.md, "GPU tests"): pinned 256 MiB copies h2d and d2h on two streams, back to
 // back, for --seconds on --device. Its name does not start with "hdbench-" on purpose: check
 // names any other program on a measured GPU as a FAIL, but only warns about another hdbench run.
 // --duty=F (0 < F < 1) makes it a steady partial load: in every --period-ms it copies 16 MiB
