@@ -21,10 +21,6 @@ and the program returns, in situations run here without a GPU, the status the ta
 bad usage or input (2), a FAIL line (1), a healthy run checked and compared against its set (0),
 and a family binary's bad usage (2).
 
-PENDING lists flags documented ahead of the code that adds them (another branch): each is left
-unchecked while its command's help lacks it, and fails here once the help has it, so the entry
-is removed then.
-
 Exit 0 = the docs agree, 1 = they do not (each problem printed), 2 = bad input.
 """
 from __future__ import annotations
@@ -37,7 +33,6 @@ from pathlib import Path
 
 SUBCOMMANDS = ("run", "check", "compare", "fleet", "plot", "collect", "report", "convert", "schema-doc",
                "reference add", "reference learn", "reference validate")
-PENDING = {("run", "--confirm")}  # `hdbench run --confirm`: the FAIL confirmation, on its own branch
 FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9_.-]*)")
 COMMAND = re.compile(r"(?:^|[\s`(/])(?:hdbench|\./run_all\.sh)\s+(run|check|compare|fleet|plot|collect|report|convert|"
                      r"schema-doc|reference(?:\s+(?:add|learn|validate))?)\b(.*)")
@@ -104,8 +99,6 @@ class Programs:
 
 def check_flag(programs: Programs, command: str, flag: str, where: str, problems: list[str]) -> None:
     command = " ".join(command.split())
-    if (command, flag) in PENDING:
-        return
     if flag not in programs.help[command]:
         problems.append(f"{where}: `hdbench {command}` has no flag {flag} (not in `hdbench {command} --help`)")
 
@@ -162,9 +155,6 @@ def check_docs(root: Path, programs: Programs) -> list[str]:
         if command and cell:
             for flag in flags_of(cell.group(1)):
                 check_flag(programs, command, flag, f"docs/harness.md:{number}", problems)
-    for command, flag in sorted(PENDING):
-        if flag in programs.help[command]:
-            problems.append(f"PENDING: `hdbench {command} --help` has {flag} now: remove it from PENDING in {__file__}")
     return problems
 
 
