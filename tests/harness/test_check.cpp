@@ -623,6 +623,15 @@ TEST_CASE("check: another process that had left by the end of the run WARNs, one
 
 namespace {
 
+// The fleet of one node: `run_dir`, graded as `hdbench fleet` grades it, against `set`'s parent.
+hdb::fleet_report fleet_of(const fs::path& run_dir, const fs::path& set, const fs::path& schema_dir) {
+  hdb::fleet_options options;
+  options.reference = set.parent_path();
+  options.plots = false;
+  options.schema_dir = schema_dir;
+  return hdb::grade_fleet({run_dir}, options);
+}
+
 // A run whose pinned h2d 1 GiB case of GPU 0 was measured `tries.size()` times, the k-th at
 // `tries[k]` times a healthy GPU's rate, each later attempt only that case (as hdbench run's
 // confirmations measure).
@@ -695,13 +704,23 @@ TEST_CASE("check: a FAIL stands only when it failed on every try, a transient is
     CHECK(line.confirmed == hdb::confirmation::unsteady);
     CHECK(report.exit_code() == 0);
   }
-  SECTION("check.json carries the confirmation and every attempt, and fleet reads them back") {
-    const auto [report, line] = graded("json", {0.9, 1.0});
-    const auto back = hdb::graded_line_from_json(hdb::to_json(line));
-    CHECK(back.confirmed == hdb::confirmation::transient);
-    REQUIRE(back.attempts.size() == 2);
-    CHECK(back.attempts[0].result == hdb::grade::fail);
-    CHECK(*back.attempts[1].value == hdb_test::Approx(*line.value));
+  SECTION("check.json carries the confirmation and every attempt, and fleet decides each line as check did") {
+    for (const auto& [run_id, tries] : {std::pair{"fleet-transient", std::vector<double>{0.9, 1.0}},
+                                        std::pair{"fleet-persistent", std::vector<double>{0.9, 0.9}},
+                                        std::pair{"fleet-once", std::vector<double>{0.9}}}) {
+      const auto [report, line] = graded(run_id, tries);
+      const auto back = hdb::graded_line_from_json(hdb::to_json(line));
+      CHECK(back.confirmed == line.confirmed);
+      REQUIRE(back.attempts.size() == line.attempts.size());
+      hdb::write_check_files(f.dir.path() / run_id, report);
+      const auto fleet = fleet_of(f.dir.path() / run_id, f.set, HDB_TEST_SCHEMA_DIR);
+      const auto in_fleet = std::find_if(fleet.nodes[0].lines.begin(), fleet.nodes[0].lines.end(),
+                                         [](const hdb::graded_line& l) { return l.figure == "pinned h2d 1 GiB"; });
+      REQUIRE(in_fleet != fleet.nodes[0].lines.end());
+      CHECK(in_fleet->result == line.result);
+      CHECK(in_fleet->confirmed == line.confirmed);
+      CHECK(in_fleet->reason == line.reason);
+    }
   }
 }
 
@@ -789,7 +808,7 @@ TEST_CASE("check: without a reference set of this kind, figures are graded again
   // Pageable copies are declared not gradeable by peak; latencies have none.
   const auto* pageable = find_line(report, "pageable h2d 1 GiB", 0);
   CHECK(pageable->result == hdb::grade::not_graded);
-  CHECK_THAT(pageable->reason, hdb_test::contains_text("staging"));
+  CHECK_THAT(pageable->reason, hdb_test::contains_text("stages pageable memory"));
   CHECK(find_line(report, "h2d 1 B latency (device-timed)", 0)->result == hdb::grade::not_graded);
   CHECK(report.exit_code() == 1);
   const auto text = hdb::render_check(report, hdb::output_format::text);
@@ -920,15 +939,6 @@ fs::path schema_with_tolerance(const fs::path& dir, double tolerance) {
   copy["metrics"]["bandwidth"]["tolerance"] = tolerance;
   hdb::atomic_write_file(dir / "copy.json", copy.dump(2));
   return dir;
-}
-
-// The fleet of one node: `run_dir`, graded as `hdbench fleet` grades it, against `set`'s parent.
-hdb::fleet_report fleet_of(const fs::path& run_dir, const fs::path& set, const fs::path& schema_dir) {
-  hdb::fleet_options options;
-  options.reference = set.parent_path();
-  options.plots = false;
-  options.schema_dir = schema_dir;
-  return hdb::grade_fleet({run_dir}, options);
 }
 
 // Every figure line's grade, by GPU and figure, as check and fleet print them.

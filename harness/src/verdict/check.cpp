@@ -168,15 +168,6 @@ void count(check_report& report) {
   }
 }
 
-// An earlier attempt's value, graded as the line's last attempt was: against the same band.
-grade earlier_grade(const graded_line& line, double value) {
-  return decide_figure(value, *line.band, line.direction.value_or(better::higher), line.rule).result;
-}
-
-std::string reading_text(const attempt_reading& a, const std::string& unit) {
-  return a.value ? format_figure(*a.value) + " " + unit : std::string("failed");
-}
-
 }  // namespace
 
 void weigh_attempts(std::vector<graded_line>& lines, const std::vector<result_row>& rows, const std::vector<result_row>& superseded) {
@@ -199,41 +190,15 @@ void weigh_attempts(std::vector<graded_line>& lines, const std::vector<result_ro
     }
   }
   for (auto& line : lines) {
-    const bool graded = line.basis == grade_basis::set && line.key && line.value && line.band;
-    if (!graded) continue;
+    if (line.basis != grade_basis::set || !line.key || !line.value || !line.band) continue;
     const auto found = earlier.find(*line.key);
-    if (found == earlier.end()) {
-      if (line.result == grade::fail) {
-        line.confirmed = confirmation::unconfirmed;
-        line.reason += "; not confirmed: measured once (hdbench run measures a FAIL again before it stands; check cannot)";
-      }
-      continue;
+    if (found != earlier.end()) {
+      line.attempts = found->second;
+      std::sort(line.attempts.begin(), line.attempts.end(), [](const auto& a, const auto& b) { return a.attempt < b.attempt; });
+      const auto last = last_attempt.find(*line.key);
+      line.attempts.push_back({last == last_attempt.end() ? line.attempts.back().attempt + 1 : last->second, line.value, line.result});
     }
-    line.attempts = found->second;
-    std::sort(line.attempts.begin(), line.attempts.end(), [](const auto& a, const auto& b) { return a.attempt < b.attempt; });
-    for (auto& a : line.attempts) {
-      if (a.value) a.result = earlier_grade(line, *a.value);
-    }
-    const auto last = last_attempt.find(*line.key);
-    line.attempts.push_back({last == last_attempt.end() ? line.attempts.back().attempt + 1 : last->second, line.value, line.result});
-    const bool every_try_failed =
-        std::all_of(line.attempts.begin(), line.attempts.end(), [](const attempt_reading& a) { return a.result == grade::fail; });
-    std::string tries;
-    for (const auto& a : line.attempts) tries += (tries.empty() ? "" : ", ") + reading_text(a, line.unit);
-    const auto& first = line.attempts.front();
-    if (every_try_failed) {
-      line.confirmed = confirmation::confirmed;
-      line.reason += "; confirmed: failed on every try (" + tries + ")";
-    } else if (line.result == grade::fail) {
-      line.confirmed = confirmation::unsteady;
-      line.result = grade::warn;
-      line.reason = "failed on its last try but not on every one (" + tries + "): the node was not steady; re-run it; " + line.reason;
-    } else if (std::any_of(line.attempts.begin(), line.attempts.end(), [](const attempt_reading& a) { return a.result == grade::fail; })) {
-      line.confirmed = confirmation::transient;
-      line.result = grade::warn;
-      line.reason = "first try " + reading_text(first, line.unit) + ", confirmed " + reading_text(line.attempts.back(), line.unit) +
-                    ": a transient, not the node (tries: " + tries + "); " + line.reason;
-    }
+    weigh_tries(line);
   }
 }
 

@@ -187,9 +187,11 @@ void decide_line(graded_line& line, const figure_band& band, band_source source,
   const auto decided = decide_figure(*line.value, band, *line.direction, line.rule);
   line.result = decided.result;
   line.reason = decision_reason(decided, *line.value, band, line.rule, source, line.unit);
-  if (judged.installed || line.result == grade::pass) return;
-  line.reason += "; " + (line.key ? not_installed_note(line.family, "its check.json holds")
-                                  : std::string("judged by the tolerance its check.json holds (an older hdbench's, naming no row)"));
+  if (!judged.installed && line.result != grade::pass) {
+    line.reason += "; " + (line.key ? not_installed_note(line.family, "its check.json holds")
+                                    : std::string("judged by the tolerance its check.json holds (an older hdbench's, naming no row)"));
+  }
+  weigh_tries(line);  // the run's confirmation, as check weighed it: its earlier tries against this band
 }
 
 // A figure line the decision can grade: a positive value and a direction.

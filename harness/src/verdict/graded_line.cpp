@@ -1,7 +1,9 @@
 #include "hdb/harness/verdict/graded_line.hpp"
 
+#include "hdb/harness/common/tables.hpp"
 #include "hdb/harness/data/meta.hpp"
 
+#include <algorithm>
 #include <array>
 #include <exception>
 #include <utility>
@@ -45,6 +47,41 @@ std::optional<grade_basis> grade_basis_from_string(std::string_view text) {
     if (name == text) return b;
   }
   return std::nullopt;
+}
+
+void weigh_tries(graded_line& line) {
+  line.confirmed = confirmation::none;
+  if (line.attempts.size() < 2) {
+    line.attempts.clear();
+    if (line.result == grade::fail) {
+      line.confirmed = confirmation::unconfirmed;
+      line.reason += "; not confirmed: measured once (hdbench run measures a FAIL again before it stands; check cannot)";
+    }
+    return;
+  }
+  line.attempts.back().value = line.value;
+  line.attempts.back().result = line.result;
+  for (auto it = line.attempts.begin(); it + 1 != line.attempts.end(); ++it) {
+    it->result = it->value ? decide_figure(*it->value, *line.band, line.direction.value_or(better::higher), line.rule).result
+                           : grade::fail;
+  }
+  const auto reading = [&](const attempt_reading& a) { return a.value ? format_figure(*a.value) + " " + line.unit : "failed"; };
+  std::string tries;
+  for (const auto& a : line.attempts) tries += (tries.empty() ? "" : ", ") + reading(a);
+  const auto failed = [](const attempt_reading& a) { return a.result == grade::fail; };
+  if (std::all_of(line.attempts.begin(), line.attempts.end(), failed)) {
+    line.confirmed = confirmation::confirmed;
+    line.reason += "; confirmed: failed on every try (" + tries + ")";
+  } else if (line.result == grade::fail) {
+    line.confirmed = confirmation::unsteady;
+    line.result = grade::warn;
+    line.reason = "failed on its last try but not on every one (" + tries + "): the node was not steady; re-run it; " + line.reason;
+  } else if (std::any_of(line.attempts.begin(), line.attempts.end(), failed)) {
+    line.confirmed = confirmation::transient;
+    line.result = grade::warn;
+    line.reason = "first try " + reading(line.attempts.front()) + ", confirmed " + reading(line.attempts.back()) +
+                  ": a transient, not the node (tries: " + tries + "); " + line.reason;
+  }
 }
 
 std::string_view to_string(confirmation value) {

@@ -67,6 +67,14 @@ struct graded_line {
   [[nodiscard]] bool is_figure() const { return family != "health" && family != "node"; }
 };
 
+// The confirmation rule on a figure line just decided against its band on its last try (check's
+// and fleet's one rule): line.attempts holds every try, the last one the line's value; the earlier
+// ones are graded against the same band. A FAIL stands only when every try failed (confirmed); a
+// line that failed earlier and not on its last try is a WARN naming both readings (transient); one
+// that failed on its last try but not on every one is a WARN (unsteady); a FAIL with no earlier try
+// says it is not confirmed. The reason gets the words.
+void weigh_tries(graded_line& line);
+
 [[nodiscard]] nlohmann::json to_json(const graded_line& line);
 // Any version of check.json's line, and fleet.json's; fields it does not have stay empty. A
 // version-1 line's basis is read from what it holds (a band: set; a peak: peak; health).
