@@ -49,6 +49,8 @@ COLLECT = ("test_harness", "[collect]")
 # A CTest test instead of a Catch2 binary: (the target it needs built, "ctest:" + a -R regex).
 STANDIN_DECLARED = ("hdbench-standin", "ctest:standin_family: family_main fails each case")
 TEACHING = ("test_teaching", "")
+# The stand-in's runs through `hdbench run`'s confirmation (a transient, a FAIL on every try, --confirm=off).
+CONFIRM = ("hdbench", "ctest:standin_family: hdbench run confirms a FAIL")
 
 
 @dataclass
@@ -74,6 +76,9 @@ FLEET_CPP = "harness/src/verdict/fleet.cpp"
 FLEET_RENDER_CPP = "harness/src/verdict/fleet_render.cpp"
 GRADED_LINE_CPP = "harness/src/verdict/graded_line.cpp"
 JUDGING_CPP = "harness/src/verdict/judging.cpp"
+RUN_INDEX_CPP = "harness/src/data/run_index.cpp"
+RUNNER_CPP = "harness/src/run/runner.cpp"
+HEALTH_CPP = "harness/src/verdict/check_health.cpp"
 OVERLAP_CPP = "bench/overlap/report.cpp"
 P2P_CPP = "bench/p2p/report.cpp"
 TEACHING_CPP = "tests/teaching/teaching_check.cpp"
@@ -327,6 +332,24 @@ MUTATIONS = [
     Mutation("teaching-title-division", "titles: a ratio's range divides by one end of the divisor only (16.2 falls outside)",
              TEACHING_CPP, "        right = {1 / right.high, 1 / right.low};", "        right = {1 / right.high, 1 / right.high};",
              [TEACHING]),
+    # --- confirmation: a FAIL stands only when every try failed --------------------------------
+    Mutation("confirm-any-try", "a FAIL stands when any try failed, not every one (a transient FAILs)",
+             GRADED_LINE_CPP, "  if (std::all_of(line.attempts.begin(), line.attempts.end(), failed)) {",
+             "  if (std::any_of(line.attempts.begin(), line.attempts.end(), failed)) {", [CHECK]),
+    Mutation("confirm-transient-pass", "a transient is a PASS, not a WARN (no one hears of it)",
+             GRADED_LINE_CPP, '    line.result = grade::warn;\n    line.reason = "first try "',
+             '    line.result = grade::pass;\n    line.reason = "first try "', [CHECK]),
+    Mutation("confirm-unconfirmed-silent", "a FAIL measured once is not marked unconfirmed (the health check drains it)",
+             GRADED_LINE_CPP, "      line.confirmed = confirmation::unconfirmed;", "      line.confirmed = confirmation::none;", [CHECK]),
+    Mutation("confirm-first-attempt-read", "readers take each case's first try instead of its last",
+             RUN_INDEX_CPP, "row.attempt == last_attempt[case_key_of(row)];", "row.attempt == 1;", [CHECK]),
+    Mutation("confirm-stops-after-one", "hdbench run measures a FAIL again only once (a FAIL on every try of two stands)",
+             RUNNER_CPP, "line.confirmed == confirmation::unconfirmed || line.confirmed == confirmation::confirmed;",
+             "line.confirmed == confirmation::unconfirmed;", [CONFIRM]),
+    Mutation("cotenant-gone-fails", "a co-tenant that had left by the run's end still FAILs the node",
+             HEALTH_CPP, "} else if (at_end != nullptr && std::none_of(", "} else if (at_end != nullptr && std::any_of(", [CHECK]),
+    Mutation("validate-band-verdict", "validate counts a healthy run outside the band within its tolerance as a false SLOWER",
+             VALIDATE_CPP, "      const auto v = c.decision.result;", "      const auto v = c.decision.against_band;", [REFERENCE]),
 ]
 
 
