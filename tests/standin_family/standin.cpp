@@ -34,8 +34,8 @@
 //   failed_cases: the strided 4-lane cases fail (an exception), the others run and the binary exits 1.
 // --memory=SIZE: a case whose three arrays need more than SIZE is registered skipped "for memory",
 //   as a GPU family skips a size its GPU cannot hold, so --verdict must gate the largest that fits.
-// --bandwidth=GBPS: every repetition reports that triad bandwidth instead of a measured one, so a
-//   test can hold a verdict or a stopping rule to exact numbers on a loaded machine; with
+// --bandwidth=GBPS: every repetition reports that triad bandwidth and runs no triad, so a test can
+//   hold a verdict or a stopping rule to exact numbers on a loaded machine; with
 //   --spread=PERCENT the repetitions alternate that far above and below it (+, -, +, ...).
 // --repetition-seconds=S: every repetition lasts at least S seconds (the host sleeps in it): the
 //   stopping rule's time ceiling, in seconds, reached after a known count.
@@ -183,21 +183,23 @@ void register_cases(const run_options& options, family_env& env, case_registry& 
         spec.body = [work, bytes, stride, access, lanes, ran_lanes, slowdown, planted, repetition](benchmark::State& state) {
           planted_failure(planted.plant, access, lanes, bytes);
           const std::size_t n = bytes / sizeof(double);
-          work->ensure(n);
+          if (planted.bandwidth == 0) work->ensure(n);
           double fastest = 0;  // of the iteration (one: family_main fixes the count)
           for (auto _ : state) {
             if (planted.repetition_seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(planted.repetition_seconds));
-            triad_pass(work->a.data(), work->b.data(), work->c.data(), scale, n, stride, ran_lanes);  // warm-up
-            std::fill(work->a.begin(), work->a.begin() + static_cast<std::ptrdiff_t>(n), 0.0);  // the check sees the timed passes
-            fastest = timed_pass(*work, n, stride, ran_lanes, slowdown);
-            for (int p = 1; p < passes; ++p) fastest = std::min(fastest, timed_pass(*work, n, stride, ran_lanes, slowdown));
             if (planted.bandwidth > 0) {
               const double side = (*repetition)++ % 2 == 0 ? 1 : -1;
               fastest = static_cast<double>(bytes) / (planted.bandwidth * (1 + side * planted.spread) * 1e9);
+            } else {
+              triad_pass(work->a.data(), work->b.data(), work->c.data(), scale, n, stride, ran_lanes);  // warm-up
+              std::fill(work->a.begin(), work->a.begin() + static_cast<std::ptrdiff_t>(n), 0.0);  // the check sees the timed passes
+              fastest = timed_pass(*work, n, stride, ran_lanes, slowdown);
+              for (int p = 1; p < passes; ++p) fastest = std::min(fastest, timed_pass(*work, n, stride, ran_lanes, slowdown));
             }
             state.SetIterationTime(fastest);
           }
-          if (const std::size_t wrong = first_wrong(work->a.data(), work->b.data(), work->c.data(), scale, n); wrong != n) {
+          const std::size_t wrong = planted.bandwidth > 0 ? n : first_wrong(work->a.data(), work->b.data(), work->c.data(), scale, n);
+          if (wrong != n) {
             throw std::runtime_error("triad output element " + std::to_string(wrong) + " is " + std::to_string(work->a[wrong]) +
                                      ", not b + s * c");
           }
