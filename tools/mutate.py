@@ -49,8 +49,8 @@ COLLECT = ("test_harness", "[collect]")
 # A CTest test instead of a Catch2 binary: (the target it needs built, "ctest:" + a -R regex).
 STANDIN_DECLARED = ("hdbench-standin", "ctest:standin_family: family_main fails each case")
 # The exits a user acts on, on the real entry points (tests/standin_family/exits_test.py).
-EXITS_HDBENCH = ("hdbench-standin", "ctest:standin_family: exits of hdbench ")
-EXITS_RUN_ALL = ("hdbench-standin", "ctest:standin_family: exits of run_all ")
+EXITS_HDBENCH = ("hdbench", "ctest:standin_family: exits of hdbench ")
+EXITS_RUN_ALL = ("hdbench", "ctest:standin_family: exits of run_all ")
 # The verdict run's stopping rule and gate where they act (tests/standin_family/verdict_run_test.py).
 VERDICT_RUN = ("hdbench-standin", "ctest:standin_family: a verdict run stops each case")
 # The health check on a private Slurm (about 90 s; it skips, and so cannot kill, without Slurm and root).
