@@ -11,15 +11,17 @@ WARN on the good side) and only one that lost three quarters of its speed to the
 load could FAIL. HDBENCH is a wrapper around the real hdbench that runs `hdbench run` on the
 stand-in family (no GPU; no figures drawn: HDBENCH_PLOTS_DIR empty), planted per node by a file:
 plant/slow.<node> (every timed pass 900 % longer: the triad 80 % under the set's centre, beyond
-its 50 % tolerance), plant/hang.<node> (the family never returns) or plant/late.<node> (the run writes
-a clean check.json, then its plot step never returns). The health check is started through the documented wrapper shape (a script that
+its 50 % tolerance), plant/crash.<node> (the family aborts in the checked case), plant/failed.<node>
+(its strided 4-lane cases fail), plant/hang.<node> (the family never returns) or plant/late.<node>
+(the run writes a clean check.json, then its plot step never returns). The health check is started through the documented wrapper shape (a script that
 exports the knobs and execs hdbench-healthcheck), the way slurmd starts it.
 
 1. A private cluster of n1..n3 (slurm_cluster.py) without a health check in slurm.conf:
    - the batch script on all three, n2 slow: each node's meta.json has host.slurm_node_name (its
      hostname is this host's, not the node name), and the failing-nodes line is `n2`;
    - the script started as slurmd starts it (only SLURMD_NODENAME in its environment): healthy n1
-     not drained; slow n2 drained with reason "hdbench: ..."; n2 healthy again, its name found by
+     not drained; slow n2 drained with reason "hdbench: ...", then again for a crashed family and for
+     failed cases; n2 healthy again, its name found by
      its hostname (a UTS namespace whose hostname is n2, no SLURMD_NODENAME), resumed; n3 drained
      by an operator ("maintenance") left alone both when it passes and when it fails (hangs); n1 hung past
      HDBENCH_HEALTHCHECK_TIMEOUT drained ("did not finish"), kept drained by a late run (a clean
@@ -50,13 +52,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-from hdb_test_support import Checks  # noqa: E402
-from slurm_cluster import SKIP, Cluster, Skip, finish, hanging_family_bin, preflight, run_on  # noqa: E402
+from hdb_test_support import Checks, finish  # noqa: E402
+from slurm_cluster import SKIP, Cluster, Skip, hanging_family_bin, preflight, run_on  # noqa: E402
 
 NODES = ["n1", "n2", "n3"]
 # The drain reason of a slow stand-in node: the count of FAIL lines, then the first one's GPUs,
 # family and figure (how many of the four triad cases FAIL depends on how far the load moved them).
 SLOW_REASON = re.compile(r"hdbench: [1-4] FAIL, GPU 0,1 standin (strided )?triad")
+# A family that crashed or failed cases: its own FAIL line (check.txt's first) is the reason.
+FAMILY_REASON = re.compile(r"hdbench: [0-9]+ FAIL, node standin family .*")
 RUN_TIMEOUT = 180  # any one command of the test: a hang guard, never a measurement
 # slurmd (22.05) kills a HealthCheckProgram after 60 s; the health check's defaults must leave it
 # time to drain: its SIGKILL 5 s after the timeout (HDBENCH_HEALTHCHECK_KILL_AFTER), and at most
@@ -83,6 +87,8 @@ if [ "$1" = run ]; then
   if [ -e '{work}/plant/hang.'"$node" ]; then exec '{args.hdbench}' run --bin-dir '{hang_bin}' "$@"; fi
   slow=''
   [ -e '{work}/plant/slow.'"$node" ] && slow='-- --slowdown=900'
+  [ -e '{work}/plant/crash.'"$node" ] && slow='-- --plant=crash'
+  [ -e '{work}/plant/failed.'"$node" ] && slow='-- --plant=failed_cases'
   plots='{work}/no-plots'
   [ -e '{work}/plant/late.'"$node" ] && plots='{hanging_plots}'
   # The nodes share this machine's cores: the measuring runs take turns (one lock, taken here and
@@ -239,6 +245,15 @@ def direct_cases(cluster: Cluster, work: Path, wrapper: Path, checks: Checks) ->
                  "the script printed the scontrol command it ran, with that reason")
     show_sinfo(cluster)
 
+    # A family that crashes, or fails some cases: drained again, the family's FAIL line its reason.
+    for kind, what in (("crash", "crashed"), ("failed", "failed cases")):
+        plant(work, kind, "n2", True)
+        status, out, _ = healthcheck(wrapper, "n2")
+        plant(work, kind, "n2", False)
+        state, reason = wait_state(cluster, "n2", lambda s, r: drained(s) and FAMILY_REASON.fullmatch(r) is not None, 30)
+        checks.check(status == 1 and drained(state) and FAMILY_REASON.fullmatch(reason) is not None,
+                     f"n2 {what}: exit 1, drained for its family's FAIL line: {state} {reason!r} (exit {status})")
+
     # Healthy again, its name found by its hostname: resumed.
     plant(work, "slow", "n2", False)
     status, out, _ = healthcheck(wrapper, None, hostname="n2")
@@ -333,7 +348,7 @@ def slurmd_cases(root: Path, work: Path, args: argparse.Namespace, hdbench: Path
         # n3's verdict run hangs; the health check runs with its defaults (no timeout knob), and
         # slurmd kills a HealthCheckProgram at 60 s: the timeout, the SIGKILL after it and the
         # drain's scontrol must all fit in that, or a hung node is never drained.
-        state, reason = wait_state(cluster, "n3", drained, 150)
+        state, reason = wait_state(cluster, "n3", drained, 100)
         hung = HUNG_REASON.fullmatch(reason)
         checks.check(drained(state) and hung is not None,
                      f"slurmd's health check drained the hung n3 with the default timeout ({time.monotonic() - start:.1f} s): "

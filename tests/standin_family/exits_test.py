@@ -37,7 +37,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-from hdb_test_support import Checks  # noqa: E402
+from hdb_test_support import Checks, finish  # noqa: E402
 
 HANG_GUARD = 240  # any one command: a hang guard, never a measurement
 TIMEOUT_SCALE = "0.1"  # the stand-in's 120 s family timeout: 12 s, past any loaded run of its 11 cases before the hang
@@ -280,13 +280,7 @@ def main() -> int:
         (work / empty).mkdir()
     env = environment(args, work, fake_tools(work))
     checks = hdbench_entry(args, work, env) if args.entry == "hdbench" else run_all_entry(args, work, env)
-    if checks.failures:
-        print(f"\n{len(checks.failures)} check(s) failed (files kept in {work}):")
-        for failure in checks.failures:
-            print(f"  {failure}")
-        return 1
-    shutil.rmtree(work, ignore_errors=True)
-    return 0
+    return finish(checks, work)
 
 
 if __name__ == "__main__":

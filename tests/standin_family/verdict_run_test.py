@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-from hdb_test_support import Checks  # noqa: E402
+from hdb_test_support import Checks, finish  # noqa: E402
 
 HANG_GUARD = 240  # any one command: a hang guard, never a measurement
 MIB = 1 << 20
@@ -125,13 +125,7 @@ def main() -> int:
         why == "not enough memory: its three arrays need 24 MiB, 20 MiB free (--memory)" for why in skipped.values()),
                  f"and the four 8 MiB cases are skipped rows saying why ({sorted(set(skipped.values()))})")
 
-    if checks.failures:
-        print(f"\n{len(checks.failures)} check(s) failed (files kept in {args.workdir}):")
-        for failure in checks.failures:
-            print(f"  {failure}")
-        return 1
-    shutil.rmtree(args.workdir, ignore_errors=True)
-    return 0
+    return finish(checks, args.workdir)
 
 
 if __name__ == "__main__":
