@@ -48,6 +48,15 @@ P2P = ("p2p_report_tests", "")
 COLLECT = ("test_harness", "[collect]")
 # A CTest test instead of a Catch2 binary: (the target it needs built, "ctest:" + a -R regex).
 STANDIN_DECLARED = ("hdbench-standin", "ctest:standin_family: family_main fails each case")
+# The exits a user acts on, on the real entry points (tests/standin_family/exits_test.py).
+EXITS_HDBENCH = ("hdbench", "ctest:standin_family: exits of hdbench ")
+EXITS_RUN_ALL = ("hdbench", "ctest:standin_family: exits of run_all ")
+# The verdict run's stopping rule and gate where they act (tests/standin_family/verdict_run_test.py).
+VERDICT_RUN = ("hdbench-standin", "ctest:standin_family: a verdict run stops each case")
+# The health check on a private Slurm (about 90 s; it skips, and so cannot kill, without Slurm and root).
+HEALTHCHECK = ("hdbench", "ctest:fleet: health check on Slurm")
+PLAN = ("test_harness", "plan:*")
+PROMETHEUS = ("test_prometheus", "")
 TEACHING = ("test_teaching", "")
 # The stand-in's runs through `hdbench run`'s confirmation (a transient, a FAIL on every try, --confirm=off).
 CONFIRM = ("hdbench", "ctest:standin_family: hdbench run confirms a FAIL")
@@ -82,6 +91,15 @@ HEALTH_CPP = "harness/src/verdict/check_health.cpp"
 OVERLAP_CPP = "bench/overlap/report.cpp"
 P2P_CPP = "bench/p2p/report.cpp"
 TEACHING_CPP = "tests/teaching/teaching_check.cpp"
+RUNNER_CPP = "harness/src/run/runner.cpp"
+PLAN_CPP = "harness/src/run/plan.cpp"
+PLOTS_CPP = "harness/src/report/plots.cpp"
+PROMETHEUS_CPP = "harness/src/verdict/prometheus_render.cpp"
+COMPARE_HPP = "harness/include/hdb/harness/verdict/compare.hpp"
+FAMILY_CPP = "bench/common/family.cpp"
+STOPPING_HPP = "bench/common/util/include/hdb/util/stopping.hpp"
+DECLARATION_CPP = "bench/common/contract/declaration.cpp"
+HEALTHCHECK_SH = "share/hdbench/hdbench-healthcheck"
 
 MUTATIONS = [
     # --- check: peaks-only grading -------------------------------------------------------------
@@ -288,6 +306,60 @@ MUTATIONS = [
              "of the CPU stand-in must fail its cases",
              "bench/common/family.cpp", "    if (!state.error_occurred()) check_declared(state, spec, schema, record);",
              "    if (false && !state.error_occurred()) check_declared(state, spec, schema, record);", [STANDIN_DECLARED]),
+    # --- the exits a user acts on (issue 46) --------------------------------------------------
+    Mutation("run-all-exit-0", "./run_all.sh exits 0 on a node that check FAILs",
+             "run_all.sh", 'exit "$check_status"', "exit 0", [EXITS_RUN_ALL]),
+    Mutation("run-crashed-ok", "hdbench run counts a family that crashed (a signal) as ok: exit 0, all families ok",
+             RUNNER_CPP, "    case child_end::signalled:\n      status.state = family_state::crashed;",
+             "    case child_end::signalled:\n      status.state = family_state::ok;", [EXITS_HDBENCH]),
+    Mutation("run-timed-out-ok", "hdbench run counts a family its timeout ended as ok: exit 0, all families ok",
+             RUNNER_CPP, "    case child_end::timed_out:\n      status.state = family_state::timed_out;",
+             "    case child_end::timed_out:\n      status.state = family_state::ok;", [EXITS_HDBENCH]),
+    Mutation("check-failed-row-warns", "check grades a failed case or a crashed family WARN, not FAIL (so check, fleet "
+             "and Prometheus call the node fine)",
+             CHECK_CPP, "      line.result = grade::fail;\n      line.gpus = gpus_of(row, meta);",
+             "      line.result = grade::warn;\n      line.gpus = gpus_of(row, meta);", [EXITS_HDBENCH]),
+    Mutation("compare-missing-passes", "compare exits 0 with a gated headline MISSING (lost to a failure)",
+             COMPARE_HPP, "return set.slower > 0 || !set.missing.empty() ? 1 : 0;", "return set.slower > 0 ? 1 : 0;",
+             [COMPARE, EXITS_HDBENCH]),
+    Mutation("compare-family-failure-ignored", "compare lists a headline its crashed or timed-out family lost as only in "
+             "the baseline (JUnit skipped, exit 0)",
+             COMPARISON_CPP, "  if (current.failed.contains(family_key)) return current.not_ok.at(family_key);",
+             "  if (false) return current.not_ok.at(family_key);", [COMPARE, EXITS_HDBENCH]),
+    Mutation("healthcheck-timeout-60", "the health check's default timeout reaches slurmd's own 60 s (slurmd kills a "
+             "hung check before it drains)",
+             HEALTHCHECK_SH, 'echo 1800 || echo 40)', 'echo 1800 || echo 60)', [HEALTHCHECK]),
+    Mutation("healthcheck-resume-failed-run", "the health check resumes a node whose run failed after writing a clean check.json",
+             HEALTHCHECK_SH, 'if [ -n "$verdict" ] && [ "$verdict" -eq 0 ] && [ "$run_status" -eq 0 ]; then',
+             'if [ -n "$verdict" ] && [ "$verdict" -eq 0 ]; then', [HEALTHCHECK]),
+    Mutation("plots-orphaned", "a run killed while it draws leaves its plot step running (holding the health check's lock)",
+             PLOTS_CPP, "  spec.die_with_parent = true;", "  spec.die_with_parent = false;", [HEALTHCHECK]),
+    Mutation("stopping-width-eighth", "the stopping rule's interval against an eighth of the tolerance, not a quarter",
+             STOPPING_HPP, "static constexpr double tolerance_fraction = 0.25;", "static constexpr double tolerance_fraction = 0.125;",
+             [VERDICT_RUN]),
+    Mutation("stopping-width-half", "the stopping rule's interval against half the tolerance",
+             STOPPING_HPP, "static constexpr double tolerance_fraction = 0.25;", "static constexpr double tolerance_fraction = 0.5;",
+             [VERDICT_RUN]),
+    Mutation("stopping-check-tolerance-metric", "the stopping rule reads a check's case by its metric's tolerance, not the check's own",
+             FAMILY_CPP, "add(check.metric, schema.tolerance(&check, check.metric));",
+             "add(check.metric, schema.tolerance(nullptr, check.metric));", [VERDICT_RUN]),
+    Mutation("stopping-time-milliseconds", "the stopping rule's time ceiling counted in milliseconds",
+             FAMILY_CPP, "stopper.add(counter_values(state), std::chrono::duration<double>(took).count());",
+             "stopper.add(counter_values(state), std::chrono::duration<double, std::milli>(took).count());", [VERDICT_RUN]),
+    Mutation("stopping-time-4000", "the stopping rule's time ceiling written as 4000 (milliseconds' number, read as seconds)",
+             STOPPING_HPP, "double max_seconds = 4;", "double max_seconds = 4000;", [VERDICT_RUN]),
+    Mutation("verdict-keeps-unrunnable-gate", "--verdict keeps the gated case that cannot run, not the largest one that can",
+             DECLARATION_CPP, "if (gated[i] || (candidates[i].skipped && would_gate[i])) keep[i] = true;",
+             "if (would_gate[i]) keep[i] = true;", [VERDICT_RUN]),
+    Mutation("plan-price-summed-over-gpus", "a case's price in the plan summed over the GPUs a member ran it on (8x on eight)",
+             PLAN_CPP, "costs.by_case[key].push_back(seconds / count[key]);", "costs.by_case[key].push_back(seconds);", [PLAN]),
+    Mutation("prometheus-ms-scale", "Prometheus: a value in ms scaled as us",
+             PROMETHEUS_CPP, '{"ms", "_seconds", 1e-3, "in seconds"},', '{"ms", "_seconds", 1e-6, "in seconds"},', [PROMETHEUS]),
+    Mutation("prometheus-percent-scale", "Prometheus: a percentage written as it is, not as a ratio",
+             PROMETHEUS_CPP, '{"%", "_ratio", 0.01, "as a ratio"},', '{"%", "_ratio", 1, "as a ratio"},', [PROMETHEUS]),
+    Mutation("fleet-heatmap-merges-tolerances", "fleet_plot.json merges the rules of lines with different tolerances",
+             FLEET_RENDER_CPP, "return other->direction == line.direction && other->rule.tolerance == line.rule.tolerance &&",
+             "return other->direction == line.direction &&", [FLEET]),
     # --- docs/teaching.md's checker: reasons and titles --------------------------------------------
     Mutation("teaching-cause-because", "reasons: 'because' is no causal word (a planted 'because' sentence passes)",
              TEACHING_CPP, 'R"(\\b(because|since|', 'R"(\\b(since|', [TEACHING]),
@@ -504,7 +576,8 @@ def main():
         print(f"{verdict:<12} {m.name:<{width}}  {m.why}")
     killed = sum(1 for _, v in results if v == "KILLED")
     survived = sum(1 for _, v in results if v == "SURVIVED")
-    print(f"mutate.py: {len(results)} mutations, {killed} KILLED, {survived} SURVIVED")
+    rate = f", kill rate {100 * killed / len(results):.0f} %" if results else ""
+    print(f"mutate.py: {len(results)} mutations, {killed} KILLED, {survived} SURVIVED{rate}")
     if broken:
         return 2
     return 1 if survived else 0

@@ -41,8 +41,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-from hdb_test_support import Checks, plotting_python  # noqa: E402
-from slurm_cluster import SKIP, Cluster, Skip, finish, hanging_family_bin, preflight, run_on  # noqa: E402
+from hdb_test_support import Checks, finish, plotting_python  # noqa: E402
+from slurm_cluster import SKIP, Cluster, Skip, hanging_family_bin, preflight, run_on  # noqa: E402
 
 
 def write_wrapper(work: Path, args: argparse.Namespace, crash: str, hang: str) -> Path:

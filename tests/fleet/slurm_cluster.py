@@ -229,19 +229,6 @@ def hanging_family_bin(standin_bin: Path, work: Path) -> Path:
     return hang_bin
 
 
-def finish(checks, work: Path, keep: bool) -> int:
-    """The test's exit status: 1 with every failed check listed and WORK kept to look into, else
-    0 with WORK removed (unless `keep`)."""
-    if checks.failures:
-        print(f"\n{len(checks.failures)} check(s) failed (the files are kept in {work}):")
-        for failure in checks.failures:
-            print(f"  {failure}")
-        return 1
-    if not keep:
-        shutil.rmtree(work, ignore_errors=True)
-    return 0
-
-
 def run_on(cluster: Cluster, checks, required: bool, body, skip_note: str = "", **start) -> bool:
     """Start `cluster` (`start`: Cluster.start's arguments), run body(), and stop the cluster
     whatever happens. Slurm's daemons not starting (Skip) fails a check where the test is required

@@ -11,7 +11,9 @@ WARN on the good side) and only one that lost three quarters of its speed to the
 load could FAIL. HDBENCH is a wrapper around the real hdbench that runs `hdbench run` on the
 stand-in family (no GPU; no figures drawn: HDBENCH_PLOTS_DIR empty), planted per node by a file:
 plant/slow.<node> (every timed pass 900 % longer: the triad 80 % under the set's centre, beyond
-its 50 % tolerance) or plant/hang.<node> (the family never returns). The health check is started through the documented wrapper shape (a script that
+its 50 % tolerance), plant/crash.<node> (the family aborts in the checked case), plant/failed.<node>
+(its strided 4-lane cases fail), plant/hang.<node> (the family never returns) or plant/late.<node>
+(the run writes a clean check.json, then its plot step never returns). The health check is started through the documented wrapper shape (a script that
 exports the knobs and execs hdbench-healthcheck), the way slurmd starts it.
 
 1. A private cluster of n1..n3 (slurm_cluster.py) without a health check in slurm.conf:
@@ -19,15 +21,17 @@ exports the knobs and execs hdbench-healthcheck), the way slurmd starts it.
      hostname is this host's, not the node name), and the failing-nodes line is `n2`;
    - the script started as slurmd starts it (only SLURMD_NODENAME in its environment): healthy n1
      not drained; slow n2 not drained by its first check (a FAIL measured once is not confirmed)
-     and drained by its second with reason "hdbench: ..."; n2 healthy again, its name found by
+     and drained by its second with reason "hdbench: ...", then at once for a crashed family and
+     for failed cases; n2 healthy again, its name found by
      its hostname (a UTS namespace whose hostname is n2, no SLURMD_NODENAME), resumed; n3 drained
      by an operator ("maintenance") left alone both when it passes and when it fails (hangs); n1 hung past
-     HDBENCH_HEALTHCHECK_TIMEOUT drained ("did not finish"), then resumed by --detach; bad input
-     exit 2 with one line.
+     HDBENCH_HEALTHCHECK_TIMEOUT drained ("did not finish"), kept drained by a late run (a clean
+     check.json, the run not finished), then resumed by --detach; bad input exit 2 with one line.
 2. A second cluster whose slurm.conf names the wrapper as HealthCheckProgram (HealthCheckInterval,
    HealthCheckNodeState=IDLE): slurmd's own runs drain the slow n2 as it starts (its second
-   check, one interval after the first, confirms the first's FAIL), leave n1 idle,
-   and resume n2 once its plant is gone; the environment slurmd gave the program is recorded.
+   check, one interval after the first, confirms the first's FAIL), leave n1 idle, drain the hung
+   n3 with the health check's default timeout (no knob set) before slurmd's own 60 s end it, and
+   resume n2 once its plant is gone; the environment slurmd gave the program is recorded.
 Node states are read back with `sinfo -h -N -o "%N|%T|%E"`, polled with generous deadlines.
 
 Exit 0 = passed, 1 = a check failed, 77 = skipped (as fleet_slurm_test.py: no Slurm or munge, not
@@ -49,19 +53,32 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-from hdb_test_support import Checks  # noqa: E402
-from slurm_cluster import SKIP, Cluster, Skip, finish, hanging_family_bin, preflight, run_on  # noqa: E402
+from hdb_test_support import Checks, finish  # noqa: E402
+from slurm_cluster import SKIP, Cluster, Skip, hanging_family_bin, preflight, run_on  # noqa: E402
 
 NODES = ["n1", "n2", "n3"]
 # The drain reason of a slow stand-in node: the count of FAIL lines, then the first one's GPUs,
 # family and figure (how many of the four triad cases FAIL depends on how far the load moved them).
 SLOW_REASON = re.compile(r"hdbench: [1-4] FAIL, GPU 0,1 standin (strided )?triad")
+# A family that crashed or failed cases: its own FAIL line (check.txt's first) is the reason.
+FAMILY_REASON = re.compile(r"hdbench: [0-9]+ FAIL, node standin family .*")
 RUN_TIMEOUT = 180  # any one command of the test: a hang guard, never a measurement
+# slurmd (22.05) kills a HealthCheckProgram after 60 s; the health check's defaults must leave it
+# time to drain: its SIGKILL 5 s after the timeout (HDBENCH_HEALTHCHECK_KILL_AFTER), and at most
+# 10 s for the scontrol that drains (its sctl).
+SLURMD_HEALTH_CHECK_LIMIT = 60
+KILL_AFTER_DEFAULT = 5
+SCONTROL_BOUND = 10
+HUNG_REASON = re.compile(r"hdbench: verdict run did not finish in ([0-9]+) s")
 
 
 def write_hdbench_wrapper(work: Path, args: argparse.Namespace) -> Path:
-    """HDBENCH: `run` on the stand-in family with this node's plant, the rest as is."""
+    """HDBENCH: `run` on the stand-in family with this node's plant, the rest as is. plant/late.<node>:
+    the run writes its check.json, then its plot step never returns (a plot_run.py that sleeps)."""
     hang_bin = hanging_family_bin(args.standin_bin, work)
+    hanging_plots = work / "hanging-plots"
+    hanging_plots.mkdir()
+    (hanging_plots / "plot_run.py").write_text("import time\ntime.sleep(3600)  # a plot step that never returns\n")
     wrapper = work / "hdbench-node"
     wrapper.write_text(f"""#!/bin/sh
 # hdbench as node $SLURMD_NODENAME of the test's cluster sees it (slurm_healthcheck_test.py).
@@ -71,8 +88,15 @@ if [ "$1" = run ]; then
   if [ -e '{work}/plant/hang.'"$node" ]; then exec '{args.hdbench}' run --bin-dir '{hang_bin}' "$@"; fi
   slow=''
   [ -e '{work}/plant/slow.'"$node" ] && slow='-- --slowdown=900'
-  # The nodes share this machine's cores: the measuring runs take turns (one lock).
-  HDBENCH_PLOTS_DIR='{work}/no-plots' exec flock '{work}/measure.lock' '{args.hdbench}' run --bin-dir '{args.standin_bin}' "$@" $slow
+  [ -e '{work}/plant/crash.'"$node" ] && slow='-- --plant=crash'
+  [ -e '{work}/plant/failed.'"$node" ] && slow='-- --plant=failed_cases'
+  plots='{work}/no-plots'
+  [ -e '{work}/plant/late.'"$node" ] && plots='{hanging_plots}'
+  # The nodes share this machine's cores: the measuring runs take turns (one lock, taken here and
+  # held by hdbench itself, which a timeout then signals as it signals hdbench on a node).
+  exec 8>'{work}/measure.lock'
+  flock 8
+  HDBENCH_PLOTS_DIR="$plots" exec '{args.hdbench}' run --bin-dir '{args.standin_bin}' "$@" $slow
 fi
 exec '{args.hdbench}' "$@"
 """)
@@ -228,6 +252,15 @@ def direct_cases(cluster: Cluster, work: Path, wrapper: Path, checks: Checks) ->
                  "the script printed the scontrol command it ran, with that reason")
     show_sinfo(cluster)
 
+    # A family that crashes, or fails some cases: drained again, the family's FAIL line its reason.
+    for kind, what in (("crash", "crashed"), ("failed", "failed cases")):
+        plant(work, kind, "n2", True)
+        status, out, _ = healthcheck(wrapper, "n2")
+        plant(work, kind, "n2", False)
+        state, reason = wait_state(cluster, "n2", lambda s, r: drained(s) and FAMILY_REASON.fullmatch(r) is not None, 30)
+        checks.check(status == 1 and drained(state) and FAMILY_REASON.fullmatch(reason) is not None,
+                     f"n2 {what}: exit 1, drained for its family's FAIL line: {state} {reason!r} (exit {status})")
+
     # Healthy again, its name found by its hostname: resumed.
     plant(work, "slow", "n2", False)
     status, out, _ = healthcheck(wrapper, None, hostname="n2")
@@ -259,6 +292,17 @@ def direct_cases(cluster: Cluster, work: Path, wrapper: Path, checks: Checks) ->
     state, reason = wait_state(cluster, "n1", drained, 30)
     checks.check(status == 1 and took < 60, f"hung n1: exit 1 in {took:.1f} s, under slurmd's 60 s (got exit {status})")
     checks.check(drained(state) and reason == "hdbench: verdict run did not finish in 3 s", f"hung n1 drained: {state} {reason!r}")
+
+    # A run that wrote a clean check.json, then did not finish (its plot step hung past the
+    # timeout): a failed run, so the node it drained stays drained, never resumed.
+    plant(work, "late", "n1", True)
+    status, out, _ = healthcheck(wrapper, "n1", HDBENCH_HEALTHCHECK_TIMEOUT="20", HDBENCH_HEALTHCHECK_KILL_AFTER="2")
+    plant(work, "late", "n1", False)
+    verdicts = [json.loads(p.read_text()).get("exit_code") for p in (cluster.root / "hc" / "n1" / "runs").glob("*/check.json")]
+    state, reason = cluster.states()["n1"]
+    checks.check(verdicts == [0], f"late n1: its run wrote a clean check.json (exit_code {verdicts})")
+    checks.check(status == 1 and "resumed" not in out and drained(state) and reason == "hdbench: verdict run did not finish in 20 s",
+                 f"late n1: exit 1 and still drained, never resumed: {state} {reason!r} (exit {status})")
     status, out, _ = healthcheck(wrapper, "n1", "--detach")
     checks.check(status == 0 and "started in the background" in out, "--detach: exit 0 at once, the check in the background")
     state, reason = wait_state(cluster, "n1", lambda s, r: not drained(s), 90)
@@ -283,14 +327,16 @@ def direct_cases(cluster: Cluster, work: Path, wrapper: Path, checks: Checks) ->
 
 def slurmd_cases(root: Path, work: Path, args: argparse.Namespace, hdbench: Path, set_dir: Path, checks: Checks,
                  required: bool) -> None:
-    """slurm.conf's HealthCheckProgram: slurmd's own runs drain n2 and resume it."""
+    """slurm.conf's HealthCheckProgram: slurmd's own runs drain n2 and resume it, and drain the
+    hung n3 with the default settings, inside slurmd's own 60 s."""
     root.mkdir()
     root.chmod(0o755)
-    nodes = ["n1", "n2"]
+    nodes = ["n1", "n2", "n3"]
     cluster = Cluster(root, nodes)
     wrapper = write_healthcheck_wrapper(work, cluster, args, hdbench, set_dir)
     cluster.extra_conf = [f"HealthCheckProgram={wrapper}", "HealthCheckInterval=10", "HealthCheckNodeState=IDLE"]
     plant(work, "slow", "n2", True)
+    plant(work, "hang", "n3", True)
     start = time.monotonic()
 
     def cases() -> None:
@@ -306,6 +352,20 @@ def slurmd_cases(root: Path, work: Path, args: argparse.Namespace, hdbench: Path
                      f"slurmd gave it SLURMD_NODENAME and no PATH or SLURM_CONF: {sorted(given)}")
         failed = [line for line in cluster.log("slurmd-n2.log").read_text(errors="replace").splitlines() if "health_check" in line]
         print("    slurmd-n2.log: " + (failed[0] if failed else "(no health_check line)"))
+        # n3's verdict run hangs; the health check runs with its defaults (no timeout knob), and
+        # slurmd kills a HealthCheckProgram at 60 s: the timeout, the SIGKILL after it and the
+        # drain's scontrol must all fit in that, or a hung node is never drained.
+        state, reason = wait_state(cluster, "n3", drained, 100)
+        hung = HUNG_REASON.fullmatch(reason)
+        checks.check(drained(state) and hung is not None,
+                     f"slurmd's health check drained the hung n3 with the default timeout ({time.monotonic() - start:.1f} s): "
+                     f"{state} {reason!r}")
+        if hung is not None:
+            budget = int(hung.group(1)) + KILL_AFTER_DEFAULT + SCONTROL_BOUND
+            checks.check(budget < SLURMD_HEALTH_CHECK_LIMIT,
+                         f"its default timeout {hung.group(1)} s + {KILL_AFTER_DEFAULT} s to SIGKILL + {SCONTROL_BOUND} s for scontrol "
+                         f"= {budget} s, under slurmd's {SLURMD_HEALTH_CHECK_LIMIT} s")
+        plant(work, "hang", "n3", False)
         plant(work, "slow", "n2", False)
         healthy_at = time.monotonic()
         state, reason = wait_state(cluster, "n2", lambda s, r: not drained(s), 120)

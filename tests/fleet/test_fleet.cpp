@@ -414,6 +414,31 @@ TEST_CASE("fleet_plot.json: what the figures draw, per figure one entry per node
   CHECK(fails == 1);
 }
 
+TEST_CASE("fleet_plot.json: lines of one figure judged by different tolerances keep a rule each") {
+  // Nodes whose check.json froze other rules (hdbench versions that declared other tolerances):
+  // the heatmap weighs each line by its own rule, so no two of these may merge.
+  hdb::fleet_report report;
+  const std::vector<std::pair<std::optional<double>, bool>> rules = {{0.03, false}, {0.05, false}, {0.03, true}, {std::nullopt, false},
+                                                                    {0.03, false}};
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    hdb::fleet_node node;
+    node.name = "gpu0" + std::to_string(i + 1);
+    auto line = hdb::graded_line_from_json(figure_line(0, 55.3));
+    line.band = hdb::figure_band{54.7, 56.2, 55.4, 6, 0.01};
+    line.rule = {rules[i].first, rules[i].second};
+    node.lines.push_back(line);
+    report.nodes.push_back(std::move(node));
+  }
+  const auto plot = hdb::fleet_plot_json(report);
+  REQUIRE(plot["figures"].size() == 1);
+  const auto& figure = plot["figures"][0];
+  CHECK(figure["rule"] == json({0, 1, 2, 3, 0}));
+  REQUIRE(figure["rules"].size() == 4);
+  CHECK(figure["rules"][1]["tolerance"] == 0.05);
+  CHECK(figure["rules"][2]["host_bound"] == true);
+  CHECK(figure["rules"][3]["tolerance"].is_null());
+}
+
 TEST_CASE("fleet: the spread floor and the band's k, pinned by value") {
   // Identical values: the default floor (0.1 %) is the spread, exactly.
   const auto flat = hdb::leave_one_out_bands(std::vector<double>(6, 4.0), 2.0);

@@ -632,6 +632,91 @@ TEST_CASE("compare --format json: the text's verdicts and exit status, as one ob
   }
 }
 
+namespace {
+
+// The current run's rows without the bidirectional case, and in its place what the run says of it.
+std::vector<hdb::result_row> without_bidir(const std::string& said, hdb::row_status status) {
+  auto rows = make_rows({"current", {}});
+  std::erase_if(rows, [](const hdb::result_row& row) { return row.param("direction") == "bidir"; });
+  if (said.empty()) return rows;
+  hdb::result_row row = rows.front();
+  row.status = status;
+  row.reason = said;
+  row.metric.clear();
+  row.unit.clear();
+  row.value.reset();
+  row.sample_index.reset();
+  row.better_direction.reset();
+  row.headline = false;
+  if (said.starts_with("crashed")) {  // a family's own row: no case
+    row.case_name.clear();
+    row.params.clear();
+    row.device.reset();
+    row.gpus.reset();
+  } else {
+    row.params["direction"] = "bidir";
+  }
+  rows.push_back(row);
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("compare fails closed: a gated headline the current run lost to a failure is MISSING, exit 1", "[compare]") {
+  const hdb_test::temp_dir dir;
+  const auto baseline = write_run(dir, make_rows({"base", {}}));
+  const std::string bidir = "copy bandwidth [device=0 direction=bidir host_kind=pinned] bandwidth";
+  SECTION("its case failed, or its family crashed before it: MISSING in text, JSON and JUnit") {
+    const auto [said, expected_why] = GENERATE(table<std::string, std::string>({
+        {"cudaErrorIllegalAddress: an illegal memory access", "(current run: failed: cudaErrorIllegalAddress"},
+        {"crashed (SIGABRT) after 2 cases", "(current run: failed: crashed (SIGABRT) after 2 cases)"}}));
+    INFO(said);
+    const auto current = write_run(dir, without_bidir(said, hdb::row_status::failed));
+    const auto text = hdb::compare_runs({baseline}, current, {});
+    INFO(text.output);
+    CHECK(text.exit_code == 1);
+    CHECK(hdb_test::contains(text.output, "\nMISSING  " + bidir + " " + expected_why));
+    CHECK(hdb_test::contains(text.output, "0 slower, 0 faster, 6 same (headline metrics); 1 MISSING (failed in the current run); "
+                                          "HEADLINES MISSING\n"));
+    CHECK_FALSE(hdb_test::contains(text.output, "only in baseline"));
+    const auto doc = json_agrees_with_text({baseline}, current);
+    CHECK(doc["exit_code"] == 1);
+    CHECK(doc["counts"]["missing"] == 1);
+    REQUIRE(doc["missing"].size() == 1);
+    CHECK(doc["missing"][0].get<std::string>().starts_with(bidir + " " + expected_why));
+    CHECK(doc["only_baseline"].empty());
+    hdb::compare_options junit;
+    junit.format = hdb::output_format::junit;
+    const auto xml = hdb::compare_runs({baseline}, current, junit);
+    CHECK(xml.exit_code == 1);
+    CHECK(hdb_test::contains(xml.output, "tests=\"7\" failures=\"1\""));
+    CHECK(hdb_test::contains(xml.output, "<failure message=\"MISSING: failed in the current run\"/>"));
+    CHECK_FALSE(hdb_test::contains(xml.output, "<skipped"));
+  }
+  SECTION("not asked for (another family only, a verdict run's selection) or skipped where it cannot run: listed, exit 0") {
+    const auto [said, status] = GENERATE(table<std::string, hdb::row_status>({
+        {"", hdb::row_status::ok}, {"needs 2 GPUs, this node has 1", hdb::row_status::skipped}}));
+    INFO(said);
+    const auto current = write_run(dir, without_bidir(said, status));
+    const auto result = hdb::compare_runs({baseline}, current, {});
+    INFO(result.output);
+    CHECK(result.exit_code == 0);
+    CHECK(hdb_test::contains(result.output, "only in baseline (1):\n  " + bidir));
+    CHECK_FALSE(hdb_test::contains(result.output, "MISSING"));
+    hdb::compare_options junit;
+    junit.format = hdb::output_format::junit;
+    CHECK(hdb_test::contains(hdb::compare_runs({baseline}, current, junit).output, "<skipped message=\"only in baseline\"/>"));
+  }
+  SECTION("a failed case whose baseline figure does not gate (not a headline) is listed, exit 0") {
+    auto base = make_rows({"base2", {}});
+    for (auto& row : base) row.headline = row.param("direction") != "bidir";
+    const auto result = hdb::compare_runs({write_run(dir, base)},
+                                          write_run(dir, without_bidir("an illegal memory access", hdb::row_status::failed)), {});
+    CHECK(result.exit_code == 0);
+    CHECK_FALSE(hdb_test::contains(result.output, "MISSING"));
+  }
+}
+
 TEST_CASE("compare --format json on the golden run against itself: exit 0, every row SAME", "[compare][json]") {
   const auto doc = json_agrees_with_text({hdb_test::golden_run()}, hdb_test::golden_run() / "results.csv");
   CHECK(doc["exit_code"] == 0);

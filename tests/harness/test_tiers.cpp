@@ -128,6 +128,18 @@ TEST_CASE("plan: a case is priced by the same case on any GPU, the others by the
         hdb_test::Approx(defaults.overhead_s + 10 * defaults.case_s));
 }
 
+TEST_CASE("plan: a case's price is one GPU's, whatever number of GPUs its set member ran it on") {
+  // An 8-GPU member ran the same case on each GPU, 2 s each: one case costs 2 s, not 16.
+  json costs = json::object();
+  for (int gpu = 0; gpu < 8; ++gpu) costs["copy/a/gpu:" + std::to_string(gpu)] = 2.0;
+  const auto model = hdb::learn_costs({json{{"families",
+      {{"copy", {{"status", "ok"}, {"elapsed_s", 17.0}, {"cases", 8}, {"case_costs", costs}}}}}}});
+  const auto plan = hdb::plan_family("copy", {"copy/a/gpu:0", "copy/a/gpu:5"}, {"h200-x8 (1 run)", model}, {}, {});
+  CHECK(plan.cases_costed == 2);
+  CHECK(plan.prices.at("copy/a/gpu:5") == hdb_test::Approx(2));
+  CHECK(plan.seconds == hdb_test::Approx(2 + 2 + 1));  // and the member's overhead, 17 - 16
+}
+
 TEST_CASE("plan: cases a one-GPU set never ran are priced by the wider reference of the same GPU") {
   // The one-GPU set: a loopback case at 1 s, overhead 1. The two-GPU run: no case costs, 10 s
   // over 4 cases (2.5 s each), and a pair case it did record at 3 s in the second model.

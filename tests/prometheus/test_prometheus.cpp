@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -135,6 +136,24 @@ TEST_CASE("prometheus: a check's figures in base units, its band, tolerance, gra
   CHECK_THAT(text, !contains_text("a reason"));
   CHECK_THAT(text, !contains_text("20261201T160834Z"));
   CHECK_THAT(text, !contains_text("Gen5 x16\"}"));
+}
+
+TEST_CASE("prometheus: every declared unit in its base unit, by its own factor", "[prometheus]") {
+  // A figure of 2.5 in each unit a family declares: the series name's base unit and the value in it.
+  const std::vector<std::tuple<std::string, std::string, std::string>> units = {
+      {"GB/s", "bytes_per_second", "2500000000"}, {"us", "seconds", "2.5e-06"}, {"ms", "seconds", "0.0025"},
+      {"ns", "seconds", "2.5e-09"},               {"s", "seconds", "2.5"},        {"B", "bytes", "2.5"},
+      {"us/MiB", "seconds_per_byte", "2.38418579101562e-12"},                      {"ratio", "ratio", "2.5"},
+      {"%", "ratio", "0.025"},                    {"count", "", "2.5"}};
+  std::vector<hdb::graded_line> lines;
+  for (const auto& [unit, base, value] : units) lines.push_back(figure("in " + unit, 0, 2.5, grade::pass, unit));
+  const auto text = hdb::render_prometheus(report_of(lines));
+  INFO(text);
+  for (const auto& [unit, base, value] : units) {
+    const std::string series = "hdbench_figure_value" + (base.empty() ? "" : "_" + base) +
+                               R"({node="gpu01",family="copy",figure="in )" + unit + R"(",gpu="0"})";
+    CHECK(sample(text, series) == value);
+  }
 }
 
 TEST_CASE("prometheus: every family has one HELP and one TYPE gauge line, before its samples, which are contiguous", "[prometheus]") {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 
 def plotting_python(imports: str = "matplotlib") -> str | None:
@@ -27,3 +28,16 @@ class Checks:
         if not condition:
             self.failures.append(what)
         return condition
+
+
+def finish(checks: Checks, work: Path, keep: bool = False) -> int:
+    """The test's exit status: 1 with every failed check listed and WORK kept to look into, else
+    0 with WORK removed (unless `keep`)."""
+    if checks.failures:
+        print(f"\n{len(checks.failures)} check(s) failed (the files are kept in {work}):")
+        for failure in checks.failures:
+            print(f"  {failure}")
+        return 1
+    if not keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0

@@ -29,18 +29,34 @@
 //   traffic class for a metric, that schema.json does not declare, which family_main must turn
 //   into a failed case (check_declared); undeclared_parameter: every case carries a label
 //   parameter the declaration lacks, which family_main must refuse before measuring.
+// Failures as real runs have them (a GPU family's crash, hang or failed kernel), in the case
+// check's own check grades (strided, 8 lanes, 4 MiB), the last of a default run:
+// --plant=crash: the process aborts there (SIGABRT), after every other case was written;
+//   hang: that case never returns, so the harness's timeout ends the family;
+//   failed_cases: the strided 4-lane cases fail (an exception), the others run and the binary exits 1.
+// --memory=SIZE: a case whose three arrays need more than SIZE is registered skipped "for memory",
+//   as a GPU family skips a size its GPU cannot hold, so --verdict must gate the largest that fits.
+// --bandwidth=GBPS: every repetition reports that triad bandwidth and runs no triad, so a test can
+//   hold a verdict or a stopping rule to exact numbers on a loaded machine; with
+//   --spread=PERCENT the repetitions alternate that far above and below it (+, -, +, ...).
+// --repetition-seconds=S: every repetition lasts at least S seconds (the host sleeps in it): the
+//   stopping rule's time ceiling, in seconds, reached after a known count.
 #include "standin.hpp"
 
 #include "hdb/sizes.hpp"
+#include "hdb/util/units.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace hdb::standin {
@@ -81,13 +97,54 @@ struct workspace {
   }
 };
 
-double parse_slowdown(const std::string& text) {
+double parse_non_negative(const std::string& flag, const std::string& text, const char* what) {
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size() || !(value >= 0)) {
-    throw usage_error("bad value for --slowdown: '" + text + "' (a percentage >= 0)");
+    throw usage_error("bad value for --" + flag + ": '" + text + "' (" + what + ")");
   }
   return value;
+}
+
+double parse_slowdown(const std::string& text) { return parse_non_negative("slowdown", text, "a percentage >= 0"); }
+
+constexpr std::array<std::string_view, 6> plants = {"undeclared_counter", "undeclared_traffic", "undeclared_parameter",
+                                                    "crash", "hang", "failed_cases"};
+
+// The planted changes of one run, read once from the flags.
+struct planted_changes {
+  std::string plant;
+  std::optional<std::size_t> memory;  // bytes the three arrays of a case may take
+  double bandwidth = 0;               // GB/s reported instead of measured; 0: measured
+  double spread = 0;                  // fraction above and below `bandwidth`
+  double repetition_seconds = 0;
+};
+
+planted_changes read_planted(const run_options& options) {
+  planted_changes p;
+  p.plant = options.value("plant");
+  if (const auto& memory = options.value("memory"); !memory.empty()) p.memory = parse_size(memory);
+  p.bandwidth = parse_non_negative("bandwidth", options.value("bandwidth"), "GB/s >= 0");
+  p.spread = parse_non_negative("spread", options.value("spread"), "a percentage >= 0") / 100;
+  p.repetition_seconds = parse_non_negative("repetition-seconds", options.value("repetition-seconds"), "seconds >= 0");
+  return p;
+}
+
+// The case the declaration's check grades (schema.json, "checks").
+bool checked_case(std::string_view access, int lanes, std::size_t bytes) {
+  return access == "strided" && lanes == 8 && bytes == std::size_t{4} << 20;
+}
+
+// What the planted failure does to this case when it runs; returns normally where it plants none.
+void planted_failure(const std::string& plant, std::string_view access, int lanes, std::size_t bytes) {
+  if (plant == "failed_cases" && access == "strided" && lanes == 4) {
+    throw std::runtime_error("planted failure of the strided 4-lane cases (--plant=failed_cases)");
+  }
+  if (!checked_case(access, lanes, bytes)) return;
+  if (plant == "crash") std::abort();
+  if (plant == "hang") {
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+  }
 }
 
 // One timed pass, lasting (1 + slowdown) times the triad's own time at least.
@@ -110,7 +167,8 @@ void register_cases(const run_options& options, family_env& env, case_registry& 
   const std::string slow_while = options.value("slow-while");
   const bool transient = !slow_while.empty();
   const double slowdown = transient && !std::filesystem::exists(slow_while) ? 0 : parse_slowdown(options.value("slowdown")) / 100;
-  const std::string plant = options.value("plant");
+  const planted_changes planted = read_planted(options);
+  const std::string& plant = planted.plant;
   auto work = std::make_shared<workspace>();
   for (const char* access : {"linear", "strided"}) {
     for (const int lanes : {4, 8}) {
@@ -122,29 +180,43 @@ void register_cases(const run_options& options, family_env& env, case_registry& 
         if (plant == "undeclared_traffic") spec.traffic["triad_time"] = "standin_triad_link";
         const std::size_t stride = std::string_view(access) == "strided" ? strided_sweeps : 1;
         const int ran_lanes = slowdown > 0 ? 2 * lanes : lanes;
-        spec.body = [work, bytes, stride, ran_lanes, slowdown, plant, transient, slow_while](benchmark::State& state) {
+        if (planted.memory && 3 * bytes > *planted.memory) {
+          spec.skip_reason = "not enough memory: its three arrays need " + format_size(3 * bytes) + ", " +
+                             format_size(*planted.memory) + " free (--memory)";
+        }
+        auto repetition = std::make_shared<int>(0);
+        spec.body = [work, bytes, stride, access, lanes, ran_lanes, slowdown, planted, repetition, transient,
+                     slow_while](benchmark::State& state) {
           if (transient && slowdown > 0) {
             std::error_code ignored;  // gone already: an earlier case of this run removed it
             std::filesystem::remove(slow_while, ignored);
           }
+          planted_failure(planted.plant, access, lanes, bytes);
           const std::size_t n = bytes / sizeof(double);
-          work->ensure(n);
+          if (planted.bandwidth == 0) work->ensure(n);
           double fastest = 0;  // of the iteration (one: family_main fixes the count)
           for (auto _ : state) {
-            triad_pass(work->a.data(), work->b.data(), work->c.data(), scale, n, stride, ran_lanes);  // warm-up
-            std::fill(work->a.begin(), work->a.begin() + static_cast<std::ptrdiff_t>(n), 0.0);  // the check sees the timed passes
-            fastest = timed_pass(*work, n, stride, ran_lanes, slowdown);
-            for (int p = 1; p < passes; ++p) fastest = std::min(fastest, timed_pass(*work, n, stride, ran_lanes, slowdown));
+            if (planted.repetition_seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(planted.repetition_seconds));
+            if (planted.bandwidth > 0) {
+              const double side = (*repetition)++ % 2 == 0 ? 1 : -1;
+              fastest = static_cast<double>(bytes) / (planted.bandwidth * (1 + side * planted.spread) * 1e9);
+            } else {
+              triad_pass(work->a.data(), work->b.data(), work->c.data(), scale, n, stride, ran_lanes);  // warm-up
+              std::fill(work->a.begin(), work->a.begin() + static_cast<std::ptrdiff_t>(n), 0.0);  // the check sees the timed passes
+              fastest = timed_pass(*work, n, stride, ran_lanes, slowdown);
+              for (int p = 1; p < passes; ++p) fastest = std::min(fastest, timed_pass(*work, n, stride, ran_lanes, slowdown));
+            }
             state.SetIterationTime(fastest);
           }
-          if (const std::size_t wrong = first_wrong(work->a.data(), work->b.data(), work->c.data(), scale, n); wrong != n) {
+          const std::size_t wrong = planted.bandwidth > 0 ? n : first_wrong(work->a.data(), work->b.data(), work->c.data(), scale, n);
+          if (wrong != n) {
             throw std::runtime_error("triad output element " + std::to_string(wrong) + " is " + std::to_string(work->a[wrong]) +
                                      ", not b + s * c");
           }
           state.counters["triad_bandwidth"] = static_cast<double>(bytes) / fastest / 1e9;
           state.counters["triad_time"] = fastest * 1e6;
           state.counters["lanes_used"] = ran_lanes;
-          if (plant == "undeclared_counter") state.counters["standin_undeclared"] = 1;
+          if (planted.plant == "undeclared_counter") state.counters["standin_undeclared"] = 1;
         };
         registry.add(std::move(spec));
       }
@@ -194,12 +266,25 @@ family_spec family() {
         "removes it, so that hdbench run's confirmation measures the node at its usual speed",
         {}},
        {"plant", "", "",
-        "planted declaration break (tests): undeclared_counter, undeclared_traffic or undeclared_parameter",
+        "planted declaration break or failure (tests): undeclared_counter, undeclared_traffic, undeclared_parameter, "
+        "crash, hang or failed_cases",
         [](const std::string& flag, const std::string& value) {
-          if (!value.empty() && value != "undeclared_counter" && value != "undeclared_traffic" && value != "undeclared_parameter") {
+          if (!value.empty() && std::find(plants.begin(), plants.end(), value) == plants.end()) {
             throw usage_error("bad value for --" + flag + ": '" + value + "'");
           }
-        }}},
+        }},
+       {"memory", "", "", "planted memory limit (tests): a case whose three arrays need more is skipped for memory",
+        [](const std::string&, const std::string& value) {
+          if (!value.empty()) static_cast<void>(parse_size(value));
+        }},
+       {"bandwidth", "0", "", "planted (tests): every repetition reports this triad bandwidth in GB/s (0: measured)",
+        [](const std::string& flag, const std::string& value) { static_cast<void>(parse_non_negative(flag, value, "GB/s >= 0")); }},
+       {"spread", "0", "", "planted (tests): with --bandwidth, repetitions alternate PERCENT above and below it",
+        [](const std::string& flag, const std::string& value) {
+          static_cast<void>(parse_non_negative(flag, value, "a percentage >= 0"));
+        }},
+       {"repetition-seconds", "0", "", "planted (tests): every repetition lasts at least this many seconds",
+        [](const std::string& flag, const std::string& value) { static_cast<void>(parse_non_negative(flag, value, "seconds >= 0")); }}},
       register_cases,
   };
   spec.runs_on = backend::cpu;

@@ -17,6 +17,7 @@ side_index index_rows(const std::vector<result_row>& rows) {
     if (row.device && !row.gpu_uuid.empty()) index.gpu_of_device[*row.device] = split_list(row.gpu_uuid).front();
     if (row.status != row_status::ok) {
       index.not_ok[case_key_of(row)] = std::string(to_string(row.status)) + ": " + row.reason;
+      if (row.status == row_status::failed) index.failed.insert(case_key_of(row));
       continue;
     }
     if (row.metric.empty() || !row.value || !row.stat) continue;

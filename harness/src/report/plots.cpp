@@ -37,6 +37,9 @@ bool draw_plots(const fs::path& run_dir, const plot_options& options, std::ostre
   spec.stdout_path = run_dir / "plots" / "plot_run.log";
   spec.stderr_path = run_dir / "plots" / "plot_run.stderr.log";
   spec.timeout = std::chrono::minutes(10);
+  // A run killed while it draws (a batch system's or the health check's time limit) takes its
+  // plot step with it: an orphan would draw on for minutes, holding what the run held.
+  spec.die_with_parent = true;
   fs::create_directories(run_dir / "plots");
   const auto result = run_with_deadline(spec);
   if (result.succeeded()) {

@@ -77,9 +77,14 @@ std::string summary_text(const comparison_set& set) {
   const auto within = set.within_tolerance > 0 ? "; " + std::to_string(set.within_tolerance) +
                                                       " of them outside the set's band but within the tolerance that matters for a node"
                                                 : std::string();
+  const auto missing = set.missing.empty() ? std::string()
+                                           : "; " + std::to_string(set.missing.size()) + " MISSING (failed in the current run)";
   return std::to_string(set.slower) + " slower, " + std::to_string(set.faster) + " faster, " + std::to_string(set.same) +
-         " same (headline metrics" + within + "); " + (set.slower > 0 ? "REGRESSION" : "no regression");
+         " same (headline metrics" + within + ")" + missing + "; " +
+         (set.slower > 0 ? "REGRESSION" : !set.missing.empty() ? "HEADLINES MISSING" : "no regression");
 }
+
+constexpr std::string_view missing_title = "MISSING: gated headlines of the baseline that failed in the current run";
 
 std::vector<std::string> run_names(const std::vector<indexed_run>& runs) {
   std::vector<std::string> names;
@@ -93,6 +98,10 @@ std::string render_text(const std::vector<indexed_run>& base, const indexed_run&
   for (const auto& line : rule_lines(base.size(), set, options)) out += line + "\n";
   for (const auto& note : set.notes) out += note + "\n";
   out += "\n" + text_table(table_header(options, base.size()), table_of(set, options));
+  if (!set.missing.empty()) {
+    out += "\n" + std::string(missing_title) + " (" + std::to_string(set.missing.size()) + "):\n";
+    for (const auto& item : set.missing) out += "MISSING  " + item + "\n";
+  }
   for (const auto& [title, list] : {std::pair{"only in baseline", &set.only_baseline}, std::pair{"only in current", &set.only_current}}) {
     if (list->empty()) continue;
     out += "\n" + std::string(title) + " (" + std::to_string(list->size()) + "):\n";
@@ -107,6 +116,10 @@ std::string render_markdown(const std::vector<indexed_run>& base, const indexed_
   for (const auto& line : rule_lines(base.size(), set, options)) out += "> " + line + "\n\n";
   for (const auto& note : set.notes) out += "> " + note + "\n\n";
   out += markdown_table(table_header(options, base.size()), table_of(set, options));
+  if (!set.missing.empty()) {
+    out += "\n**" + std::string(missing_title) + "** (" + std::to_string(set.missing.size()) + "):\n\n";
+    for (const auto& item : set.missing) out += "- MISSING " + item + "\n";
+  }
   for (const auto& [title, list] : {std::pair{"Only in baseline", &set.only_baseline}, std::pair{"Only in current", &set.only_current}}) {
     if (list->empty()) continue;
     out += "\n**" + std::string(title) + "** (" + std::to_string(list->size()) + "):\n\n";
@@ -130,6 +143,11 @@ std::string render_junit(std::size_t baseline_runs, const comparison_set& set, c
     }
     cases += "  </testcase>\n";
   }
+  for (const auto& item : set.missing) {
+    ++tests;
+    cases += "  <testcase classname=\"hdbench\" name=\"" + xml_escape(item) +
+             "\">\n    <failure message=\"MISSING: failed in the current run\"/>\n  </testcase>\n";
+  }
   for (const auto& item : set.only_baseline) {
     ++tests;
     cases += "  <testcase classname=\"hdbench\" name=\"" + xml_escape(item) + "\">\n    <skipped message=\"only in baseline\"/>\n  </testcase>\n";
@@ -138,7 +156,7 @@ std::string render_junit(std::size_t baseline_runs, const comparison_set& set, c
   for (const auto& line : rule_lines(baseline_runs, set, options)) notes += line + "\n";
   for (const auto& note : set.notes) notes += note + "\n";
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"hdbench compare\" tests=\"" + std::to_string(tests) +
-         "\" failures=\"" + std::to_string(set.slower) + "\">\n" + cases + "  <system-out>" + xml_escape(notes + summary_text(set)) +
+         "\" failures=\"" + std::to_string(static_cast<std::size_t>(set.slower) + set.missing.size()) + "\">\n" + cases + "  <system-out>" + xml_escape(notes + summary_text(set)) +
          "</system-out>\n</testsuite>\n";
 }
 
@@ -205,9 +223,11 @@ std::string render_json(const std::vector<indexed_run>& base, const indexed_run&
                     {"rule", rule},
                     {"notes", set.notes},
                     {"rows", std::move(rows)},
+                    {"missing", set.missing},
                     {"only_baseline", set.only_baseline},
                     {"only_current", set.only_current},
-                    {"counts", {{"slower", set.slower}, {"faster", set.faster}, {"same", set.same}, {"within_tolerance", set.within_tolerance}}},
+                    {"counts", {{"slower", set.slower}, {"faster", set.faster}, {"same", set.same}, {"within_tolerance", set.within_tolerance},
+                                {"missing", set.missing.size()}}},
                     {"summary", summary_text(set)},
                     {"exit_code", exit_code_of(set)}};
   return out.dump(2) + "\n";

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <string>
 #include <tuple>
 
 #include "hdb/harness/verdict/noise_model.hpp"
@@ -45,6 +47,21 @@ std::string one_sided(const metric_key& key, const std::vector<const side_index*
     if (it != other->not_ok.end()) return describe(key) + " (other run: " + it->second + ")";
   }
   return describe(key);
+}
+
+// Why the current run lacks `key` where it was asked to measure it: its case failed, or its
+// family did (crashed, timed out, exited non-zero) and the case has no row of its own saying it
+// was skipped. nullopt where the run simply did not measure it.
+std::optional<std::string> failure_behind(const metric_key& key, const side_index& current) {
+  auto case_key = key;
+  case_key.metric.clear();
+  if (current.not_ok.contains(case_key)) {
+    if (!current.failed.contains(case_key)) return std::nullopt;
+    return current.not_ok.at(case_key);
+  }
+  const metric_key family_key{key.family, {}, {}, {}, {}, {}};
+  if (current.failed.contains(family_key)) return current.not_ok.at(family_key);
+  return std::nullopt;
 }
 
 void add_node_notes(const std::vector<indexed_run>& baselines, const indexed_run& current, comparison_set& set) {
@@ -173,7 +190,10 @@ comparison_set build_comparisons(const std::vector<indexed_run>& baselines, cons
   for (const auto& [key, runs] : measured) {
     const auto it = current.index.metrics.find(key);
     if (it == current.index.metrics.end() || !it->second.central) {
-      set.only_baseline.push_back(one_sided(key, {&current.index}));
+      const auto failure = failure_behind(key, current.index);
+      const bool gated = runs.front()->headline && runs.front()->direction != better::neutral;
+      if (gated && failure) set.missing.push_back(describe(key) + " (current run: " + *failure + ")");
+      else set.only_baseline.push_back(one_sided(key, {&current.index}));
       continue;
     }
     const comparison probe{key, runs, &it->second, 0, {}, 0, std::nullopt};

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,9 @@ struct side_index {
   std::map<metric_key, metric_data> metrics;
   // Cases that were skipped or failed, and failed families, by their key without a metric.
   std::map<metric_key, std::string> not_ok;
+  // Of those, the ones that failed (a crashed or timed-out family included): what the run was
+  // asked to measure and did not, unlike a case skipped because it cannot run there.
+  std::set<metric_key> failed;
   std::map<int, std::string> gpu_of_device;  // first device -> its gpu_uuid, where rows name both
 };
 

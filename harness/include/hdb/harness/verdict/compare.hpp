@@ -46,11 +46,12 @@ struct percent_flag {
 [[nodiscard]] std::string render_comparison(const std::vector<indexed_run>& baselines, const indexed_run& current,
                                             const comparison_set& set, const compare_options& options);
 
-// compare's exit status for a comparison that loaded: 1 when a headline metric is SLOWER, else 0.
-[[nodiscard]] inline int exit_code_of(const comparison_set& set) { return set.slower > 0 ? 1 : 0; }
+// compare's exit status for a comparison that loaded: 1 when a headline metric is SLOWER or
+// MISSING (lost to a failure in the current run), else 0.
+[[nodiscard]] inline int exit_code_of(const comparison_set& set) { return set.slower > 0 || !set.missing.empty() ? 1 : 0; }
 
 struct compare_result {
-  int exit_code = 0;   // 0 no headline regression, 1 at least one headline SLOWER, 2 bad input
+  int exit_code = 0;   // 0 no headline regression, 1 at least one headline SLOWER or MISSING, 2 bad input
   std::string output;  // the report in the requested format (stdout)
   std::string error;   // one line when exit_code is 2 (stderr)
 };

@@ -11,7 +11,7 @@
 // - one baseline run: run-to-run noise is unknown, so the repetitions decide (Mann-Whitney U)
 //   together with a median change beyond the threshold.
 // SLOWER/FASTER/SAME per metric; only headline metrics whose better direction is not neutral
-// affect the exit status.
+// affect the exit status, and so does such a headline the current run lost to a failure (MISSING).
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -59,6 +59,11 @@ struct comparison_set {
   bool held_to_node_tolerance = false;  // SLOWER also needed the change beyond each metric's node tolerance
   std::vector<comparison> compared;  // worst first: SLOWER, SAME, FASTER, each by its bad change
   std::vector<std::string> only_baseline, only_current;  // descriptions
+  // Gating headlines of the baselines that the current run lacks because their case or family
+  // failed, crashed or timed out there: a failure, as a SLOWER one is (compare fails closed). One
+  // the run was not asked to measure (other families, a verdict run's selection, a case skipped
+  // where it cannot run) is only_baseline instead. Descriptions with the current run's reason.
+  std::vector<std::string> missing;
   std::vector<std::string> notes;                         // node warnings, failed families
   std::size_t tests = 0;                                  // gating metrics judged against run-to-run spread
   int slower = 0, faster = 0, same = 0;                   // gating metrics only
