@@ -70,6 +70,7 @@ std::vector<indexed_run> all_but(const std::vector<indexed_run>& runs, std::size
 // `hdbench check` of `run` against `set`: its figures, then its health lines.
 std::vector<graded_line> checked(const loaded_run& run, const reference_set& set, const validate_options& options) {
   auto lines = grade_figures(run.rows, *run.meta, &set, options.alpha, options.schema_dir);
+  weigh_attempts(lines, run.rows, run.superseded);
   auto health = health_lines(*run.meta, &set.model.kind, lines);
   lines.insert(lines.end(), std::make_move_iterator(health.begin()), std::make_move_iterator(health.end()));
   return lines;
