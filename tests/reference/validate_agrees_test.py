@@ -12,8 +12,10 @@ Exit 0 = they agree on every run, 1 = they do not (each run named).
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 
@@ -26,12 +28,15 @@ def main() -> int:
     if not runs:
         print(f"no holdout runs under {args.set / 'holdout'}")
         return 1
+    def exits(run: Path) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
+        return tuple(subprocess.run([str(args.hdbench), *command, str(args.set), str(run)], capture_output=True, text=True,
+                                    timeout=120) for command in (["compare"], ["reference", "validate"]))
+
+    # Every run on its own core: validate learns the set's leave-one-out models again for each.
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        results = list(pool.map(exits, runs))
     disagreements = 0
-    for run in runs:
-        compare = subprocess.run([str(args.hdbench), "compare", str(args.set), str(run)], capture_output=True, text=True,
-                                 timeout=120)
-        validate = subprocess.run([str(args.hdbench), "reference", "validate", str(args.set), str(run)], capture_output=True,
-                                  text=True, timeout=120)
+    for run, (compare, validate) in zip(runs, results):
         verdict = (validate.stdout.strip().splitlines() or ["(no output)"])[-1]
         agree = compare.returncode == validate.returncode and compare.returncode in (0, 1)
         print(f"{'ok  ' if agree else 'FAIL'} {run.name}: compare exit {compare.returncode}, validate exit "

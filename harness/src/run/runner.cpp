@@ -332,8 +332,8 @@ struct confirmations {
 // so that results.csv holds every try and check grades each figure on its last. Stops early when
 // nothing FAILs. A crash while confirming is a crash: its status is among those returned.
 confirmations confirm_failures(const fs::path& run_dir, const std::vector<family_entry>& families,
-                                            const suite_run_options& options, const std::vector<std::string>& selection,
-                                            const collected_run& first, std::ostream& log) {
+                               const suite_run_options& options, const std::vector<std::string>& selection,
+                               const collected_run& first, std::ostream& log) {
   confirmations done;
   const auto raw_dir = run_dir / "raw";
   const int tries = static_cast<int>(options.confirm_pauses.size()) + 1;

@@ -62,12 +62,9 @@ struct check_report {
                                                     const std::filesystem::path& schema_dir = {});
 
 // The figures' confirmations: each figure line graded against the set on its case's last attempt
-// (`rows`) is weighed with the earlier attempts `superseded` holds (load_run's), each graded by the
-// same band. A figure graded by peak (a kind without a set) is not confirmed: % of peak is no
-// band of healthy nodes, and a transient has nothing to be told apart from. A
-// FAIL stands (confirmed) only when every attempt failed; a figure that failed earlier and not on
-// its last attempt is a WARN that names both readings (transient); one that failed on its last
-// attempt but not on every one is a WARN (unsteady). A FAIL measured once says it is not confirmed.
+// (`rows`) gets every attempt, the earlier ones from `superseded` (load_run's), and the one rule
+// weighs them (weigh_tries, graded_line.hpp). A figure graded by peak (a kind without a set) is
+// not confirmed: % of peak is a coarse grade, not a band of healthy nodes a transient leaves.
 void weigh_attempts(std::vector<graded_line>& lines, const std::vector<result_row>& rows,
                     const std::vector<result_row>& superseded);
 
