@@ -138,6 +138,22 @@ TEST_CASE("prometheus: a check's figures in base units, its band, tolerance, gra
   CHECK_THAT(text, !contains_text("Gen5 x16\"}"));
 }
 
+TEST_CASE("prometheus: a transient counts its tries, a FAIL measured once is unconfirmed", "[prometheus]") {
+  auto transient = figure("pinned h2d 1 GiB", 0, 55.3, grade::warn);
+  transient.confirmed = hdb::confirmation::transient;
+  transient.attempts = {{1, 52.3, grade::fail}, {2, 55.3, grade::pass}};
+  auto once = figure("pinned d2h 1 GiB", 0, 52.0, grade::fail);
+  once.confirmed = hdb::confirmation::unconfirmed;
+  const auto text = hdb::render_prometheus(report_of({transient, once, figure("pinned bidirectional 1 GiB", 0, 97, grade::pass)}));
+  INFO(text);
+  const std::string d2h = R"({node="gpu01",family="copy",figure="pinned d2h 1 GiB",gpu="0"})";
+  CHECK(has_line(text, "hdbench_figure_tries" + pinned + " 2"));
+  CHECK(has_line(text, "hdbench_figure_grade" + pinned + " 1"));
+  CHECK(sample(text, "hdbench_figure_tries" + d2h).empty());
+  CHECK(has_line(text, "hdbench_figure_unconfirmed" + d2h + " 1"));
+  CHECK(sample(text, "hdbench_figure_unconfirmed" + pinned).empty());
+}
+
 TEST_CASE("prometheus: every declared unit in its base unit, by its own factor", "[prometheus]") {
   // A figure of 2.5 in each unit a family declares: the series name's base unit and the value in it.
   const std::vector<std::tuple<std::string, std::string, std::string>> units = {

@@ -177,7 +177,7 @@ std::string render(const std::vector<node_view>& nodes, std::string_view previou
   const auto previous = read_previous(previous_text);
   std::deque<std::string> labels_of;  // every series' labels, at addresses that stay put
   const auto keep = [&labels_of](std::string labels) { return &labels_of.emplace_back(std::move(labels)); };
-  samples node_grade, measured, line_counts, figure_grade, warn_runs, tolerance, of_peak;
+  samples node_grade, measured, line_counts, figure_grade, warn_runs, tolerance, of_peak, tries, unconfirmed;
   // Per measured quantity, one family per base unit: a name holds one unit.
   struct unit_families {
     std::string words;
@@ -207,6 +207,9 @@ std::string render(const std::vector<node_view>& nodes, std::string_view previou
       }
       warn_runs.emplace_back(labels, static_cast<double>(runs));
       const auto& line = *s.line;
+      // A WARN measured more than once is a transient hdbench run confirmed away; a FAIL measured once, unconfirmed.
+      if (line.attempts.size() > 1) tries.emplace_back(labels, static_cast<double>(line.attempts.size()));
+      if (line.confirmed == confirmation::unconfirmed) unconfirmed.emplace_back(labels, 1);
       if (line.rule.tolerance) tolerance.emplace_back(labels, *line.rule.tolerance);
       if (line.percent_of_peak) of_peak.emplace_back(labels, *line.percent_of_peak / 100);
       if (!line.value) continue;
@@ -227,7 +230,9 @@ std::string render(const std::vector<node_view>& nodes, std::string_view previou
   const auto count = [&bytes](const samples& rows) {
     for (const auto& [labels, value] : rows) bytes += labels->size() + 76;
   };
-  for (const auto* rows : {&node_grade, &measured, &line_counts, &figure_grade, &warn_runs, &tolerance, &of_peak}) count(*rows);
+  for (const auto* rows : {&node_grade, &measured, &line_counts, &figure_grade, &warn_runs, &tolerance, &of_peak, &tries, &unconfirmed}) {
+    count(*rows);
+  }
   for (const auto& [suffix, families] : by_unit) {
     for (const auto* rows : {&families.value, &families.low, &families.high, &families.centre}) count(*rows);
   }
@@ -243,6 +248,12 @@ std::string render(const std::vector<node_view>& nodes, std::string_view previou
   add_family(out, "hdbench_figure_grade",
              "A figure's or health item's grade on a GPU (gpu=\"\": the node): 0 PASS, 1 WARN, 2 FAIL, -1 INFO (not graded)",
              figure_grade);
+  add_family(out, "hdbench_figure_tries",
+             "How many times the run measured the figure, where more than once: hdbench run measured it again after it "
+             "FAILed (a WARN here is a transient confirmed away, a FAIL one that failed on every try)",
+             tries);
+  add_family(out, "hdbench_figure_unconfirmed",
+             "1 on a FAIL measured once, not confirmed (hdbench run --confirm=off, or graded again by check)", unconfirmed);
   add_family(out, warn_runs_name,
              "Runs in a row, this one included, in which the figure graded WARN (0: not WARN now), as this textfile has "
              "counted them",
