@@ -60,6 +60,7 @@ PROMETHEUS = ("test_prometheus", "")
 TEACHING = ("test_teaching", "")
 # The stand-in's runs through `hdbench run`'s confirmation (a transient, a FAIL on every try, --confirm=off).
 CONFIRM = ("hdbench", "ctest:standin_family: hdbench run confirms a FAIL")
+CANCEL = ("hdbench", "ctest:hdbench: SIGTERM ends a run")
 
 
 @dataclass
@@ -420,6 +421,8 @@ MUTATIONS = [
              "line.confirmed == confirmation::unconfirmed;", [CONFIRM]),
     Mutation("cotenant-gone-fails", "a co-tenant that had left by the run's end still FAILs the node",
              HEALTH_CPP, "} else if (at_end != nullptr && std::none_of(", "} else if (at_end != nullptr && std::any_of(", [CHECK]),
+    Mutation("plots-ignore-sigterm", "the plot step draws on after SIGTERM (a batch system's time limit cannot end the run)",
+             "harness/src/report/plots.cpp", "  spec.cancel = cancel;", "  spec.cancel = nullptr;", [CANCEL]),
     Mutation("validate-band-verdict", "validate counts a healthy run outside the band within its tolerance as a false SLOWER",
              VALIDATE_CPP, "      const auto v = c.decision.result;", "      const auto v = c.decision.against_band;", [REFERENCE]),
 ]

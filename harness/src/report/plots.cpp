@@ -7,7 +7,7 @@ namespace hdb {
 
 namespace fs = std::filesystem;
 
-bool draw_plots(const fs::path& run_dir, const plot_options& options, std::ostream& log) {
+bool draw_plots(const fs::path& run_dir, const plot_options& options, std::ostream& log, const volatile std::sig_atomic_t* cancel) {
   // The plots read results.csv's columns and the link rates from meta.json: an older run gets them first.
   update_meta_tables(run_dir);
   const auto script = options.plots_dir / "plot_run.py";
@@ -40,11 +40,17 @@ bool draw_plots(const fs::path& run_dir, const plot_options& options, std::ostre
   // A run killed while it draws (a batch system's or the health check's time limit) takes its
   // plot step with it: an orphan would draw on for minutes, holding what the run held.
   spec.die_with_parent = true;
+  // And a run told to stop (SIGTERM, SIGINT) stops drawing at once.
+  spec.cancel = cancel;
   fs::create_directories(run_dir / "plots");
   const auto result = run_with_deadline(spec);
   if (result.succeeded()) {
     log << "plots: written to " << (run_dir / "plots").string() << "\n";
     return true;
+  }
+  if (result.end == child_end::cancelled) {
+    log << "plots: stopped (hdbench received a signal); draw them with: hdbench plot " << run_dir.string() << "\n";
+    return false;
   }
   log << "plots: plot_run.py did not finish cleanly; see " << spec.stderr_path.string() << "\n";
   return false;

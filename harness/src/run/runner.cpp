@@ -584,7 +584,7 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
   }
   const auto after_families = std::chrono::steady_clock::now();
   write_check(run_dir, log);
-  if (!cancelled(options)) draw_plots(run_dir, options.plots, log);
+  if (!cancelled(options)) draw_plots(run_dir, options.plots, log, options.cancel);
   write_report(run_dir);
   // What the plan adds to the families' time: collecting, checking, plotting and the report.
   if (auto collected_meta = read_meta(run_dir / "meta.json")) {
