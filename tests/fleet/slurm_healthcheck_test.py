@@ -60,8 +60,8 @@ NODES = ["n1", "n2", "n3"]
 # The drain reason of a slow stand-in node: the count of FAIL lines, then the first one's GPUs,
 # family and figure (how many of the four triad cases FAIL depends on how far the load moved them).
 SLOW_REASON = re.compile(r"hdbench: [1-4] FAIL, GPU 0,1 standin (strided )?triad")
-# A family that crashed or failed cases: its own FAIL line (check.txt's first) is the reason.
-FAMILY_REASON = re.compile(r"hdbench: [0-9]+ FAIL, node standin family .*")
+# A family that crashed or failed cases: its own FAIL line (check.txt's first) and why it failed.
+FAMILY_REASON = re.compile(r"hdbench: [0-9]+ FAIL, .* standin .* the (family|case) failed: .*")
 RUN_TIMEOUT = 180  # any one command of the test: a hang guard, never a measurement
 # slurmd (22.05) kills a HealthCheckProgram after 60 s; the health check's defaults must leave it
 # time to drain: its SIGKILL 5 s after the timeout (HDBENCH_HEALTHCHECK_KILL_AFTER), and at most
