@@ -4,7 +4,8 @@ Figures (FIGURES below says when each is drawn; each title states what the data 
   allreduce_busbw        all-reduce busbw vs size, one curve per rank count n, NVLink line rate
   allreduce_collectives  all-reduce vs its two halves (reduce-scatter, all-gather) at the largest n
   allreduce_interconnect the same all-reduce with NCCL_P2P_DISABLE=1 (through host memory) beside NVLink
-  allreduce_scaling      busbw at the largest size and time at the smallest, per n (efficiency vs n=2)
+  allreduce_scaling      busbw at the largest size and time at the smallest, per n (efficiency vs n=2);
+                         with one n past 1 (two GPUs), time at the largest size from 1 to n GPUs
   allreduce_overlap      communication and compute alone, then together: slowdowns, fraction hidden
 
 busbw is nccl-tests' bus bandwidth (algbw x 2(n-1)/n for all-reduce, x (n-1)/n for the halves): it
@@ -19,6 +20,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from matplotlib.figure import Figure as MplFigure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from .claims import cite, claim
@@ -233,29 +235,62 @@ def scaling_figure(scope: Scope) -> MplFigure | None:
     if not bandwidth:
         return None
     fig, (ax_bw, ax_lat) = new_figure(ncols=2, width=12.5)
-    # n = 1 is a local copy (HBM, no bus): its algbw would dwarf every busbw bar; it is in the title.
     xs = sorted(n for n in bandwidth if n > 1)
-    ax_bw.bar([str(n) for n in xs], [bandwidth[n][1] for n in xs], color="#0072B2", edgecolor="0.2")
-    base = bandwidth.get(2)
-    for i, n in enumerate(xs):
-        note = f"{format_number(bandwidth[n][1])}"
-        if n > 1 and base and base[0] == bandwidth[n][0]:
-            note += f"\n{bandwidth[n][1] / base[1]:.2f}× n=2"
-        ax_bw.annotate(note, (i, bandwidth[n][1]), xytext=(0, 3), textcoords="offset points", ha="center", fontsize=8)
-    line = draw_line_rate(ax_bw, scope, lesson_rows(rows, 2))
-    ax_bw.set_ylim(0, max([line or 0] + [bandwidth[n][1] for n in xs]) * 1.2)  # room for the labels
-    ax_bw.set_xlabel("ranks n (one process per GPU)")
-    ax_bw.set_ylabel("busbw at the largest size (GB/s)")
-    ax_bw.set_title("bandwidth: ideal busbw stays flat as n grows", loc="left")
+    if len(xs) >= 2:
+        handles = draw_busbw_bars(ax_bw, scope, rows, bandwidth, xs)
+    else:  # one rank count past 1 (two GPUs): no busbw curve over n to draw, so time from 1 to n GPUs
+        handles = draw_largest_times(ax_bw, rows, bandwidth)
     lx = sorted(latency)
     ax_lat.plot([str(n) for n in lx], [latency[n][1] for n in lx], color="#D55E00", marker="o")
     ax_lat.set_xlabel("ranks n")
     ax_lat.set_ylabel(f"time per all-reduce at {format_bytes(latency[lx[0]][0]) if lx else 'the smallest size'} (µs)")
     ax_lat.set_ylim(bottom=0)
     ax_lat.set_title("latency: the smallest message pays every hop", loc="left")
-    handles = [Patch(facecolor="#0072B2", edgecolor="0.2", label="busbw, median")]
+    handles.append(Line2D([], [], color="#D55E00", marker="o", label="time at the smallest size, median"))
     legend = figure_legend(fig, handles, [h.get_label() for h in handles], title="all-reduce, float, out of place")
     return finish(fig, scaling_lesson(bandwidth, latency), scope.subtitle, legend)
+
+
+def draw_busbw_bars(ax, scope: Scope, rows: Sequence[Row], bandwidth: dict[int, tuple[int, float]],
+                    xs: list[int]) -> list:
+    """busbw at the largest size per n ≥ 2: a bar per rank count, each against n=2."""
+    # n = 1 is a local copy (HBM, no bus): its algbw would dwarf every busbw bar; it is in the title.
+    ax.bar([str(n) for n in xs], [bandwidth[n][1] for n in xs], color="#0072B2", edgecolor="0.2")
+    base = bandwidth.get(2)
+    for i, n in enumerate(xs):
+        note = f"{format_number(bandwidth[n][1])}"
+        if base and base[0] == bandwidth[n][0]:
+            note += f"\n{bandwidth[n][1] / base[1]:.2f}× n=2"
+        ax.annotate(note, (i, bandwidth[n][1]), xytext=(0, 3), textcoords="offset points", ha="center", fontsize=8)
+    line = draw_line_rate(ax, scope, lesson_rows(rows, 2))
+    ax.set_ylim(0, max([line or 0] + [bandwidth[n][1] for n in xs]) * 1.2)  # room for the labels
+    ax.set_xlabel("ranks n (one process per GPU)")
+    ax.set_ylabel("busbw at the largest size (GB/s)")
+    ax.set_title("bandwidth: ideal busbw stays flat as n grows", loc="left")
+    return [Patch(facecolor="#0072B2", edgecolor="0.2", label="busbw, median")]
+
+
+def draw_largest_times(ax, rows: Sequence[Row], bandwidth: dict[int, tuple[int, float]]) -> list:
+    """Time per call at the largest size from 1 GPU (a local copy) to the one n measured, each
+    point labelled with its bandwidth: the figure a two-GPU run can draw honestly."""
+    points = []
+    for n in sorted(bandwidth):
+        size, rate = bandwidth[n]
+        time = by_size(select_curve(rows, n=n), "time", "median").get(size)
+        if time is not None:
+            points.append((n, size, rate, time))
+    ax.plot([str(n) for n, *_ in points], [t / 1e3 for *_, t in points], color="#0072B2", marker="s")
+    for i, (n, size, rate, time) in enumerate(points):
+        what = "algbw (local copy)" if n == 1 else "busbw"
+        ax.annotate(f"{format_time_us(time)}\n{format_number(rate)} GB/s {what}", (i, time / 1e3), xytext=(0, 6),
+                    textcoords="offset points", ha="center", fontsize=8)
+    ax.set_ylim(0, max([t / 1e3 for *_, t in points] or [1]) * 1.3)
+    ax.set_xlim(-0.35, max(len(points) - 1, 1) + 0.35)  # room for the labels at both ends
+    ax.set_xlabel("ranks n (one process per GPU)")
+    size = points[-1][1] if points else None
+    ax.set_ylabel(f"time per all-reduce at {format_bytes(size) if size else 'the largest size'} (ms)")
+    ax.set_title("bandwidth: only one rank count past 1, so no busbw curve over n", loc="left", fontsize=10)
+    return [Line2D([], [], color="#0072B2", marker="s", label="time at the largest size, median")]
 
 
 def scaling_lesson(bandwidth: dict[int, tuple[int, float]], latency: dict[int, tuple[int, float]]) -> str:

@@ -2,7 +2,8 @@
 
 Figures (FIGURES at the end says when each is drawn; one set per GPU when a run measured several):
   overlap_timeline          Gantt chart of one pass: 1 vs 4 streams × pinned vs pageable, one lane
-                            per stream, H2D / kernel / D2H in three colours, the ideal bound marked
+                            per resource (H2D link, SMs, D2H link; hatched where streams share
+                            it), the ideal bound marked
   overlap_speedup           speedup over one stream vs stream count, per regime, with the ideal bound
   overlap_efficiency        overlap efficiency over streams × chunks (heatmap), per regime
   overlap_movement_tax      one kernel call with and without the data movement around it
@@ -46,6 +47,7 @@ TAX_NAMES = {"resident": "kernel alone\n(data resident)", "device_generated": "i
 TAX_COLORS = {"resident": "#E69F00", "device_generated": "#D55E00", "round_trip": "#0072B2",
               "host_generated": "#56B4E9"}
 IDEAL_STYLE = {"color": "#CC0000", "linestyle": (0, (4, 2)), "linewidth": 1.6}
+LANE_NAMES = ("H2D: the one\nhost→GPU link", "kernels: the SMs", "D2H: the one\nGPU→host link")
 TIMELINE_METRICS = tuple(f"{stage}_{edge}" for stage, _, _ in STAGES for edge in ("start", "end"))
 # format_time_us's units, as multiples of the µs a row holds: a claim divides by them.
 TIME_SCALES = {"µs": 1, "ms": 1e3, "s": 1e6}
@@ -140,7 +142,7 @@ def one_pass(chunks: dict[int, list[Row]]) -> tuple[dict[int, dict[str, float]],
 
 
 def timeline_figure(scope: Scope) -> MplFigure | None:
-    """1 vs 4 streams (columns) × pinned vs pageable (rows): one lane per stream."""
+    """1 vs 4 streams (columns) × pinned vs pageable (rows): one lane per resource (H2D link, SMs, D2H link)."""
     rows = scope.rows
     configs = timeline_configs(rows)
     hosts = ordered((h for h, _ in configs), ("pinned", "pageable"))
@@ -164,23 +166,54 @@ def timeline_figure(scope: Scope) -> MplFigure | None:
         for col in range(len(stream_counts)):  # one time scale per memory kind: columns compare directly
             axes[row_index][col].set_xlim(0, longest * 1.04 / 1e3)
     handles = [Patch(color=color, label=label) for _, label, color in STAGES]
+    handles.append(Patch(facecolor="0.6", hatch="////", edgecolor="white",
+                         label="several streams in flight at once, sharing the lane"))
     handles.append(Line2D([], [], label="ideal bound (measured link and kernel rates)", **IDEAL_STYLE))
     legend = figure_legend(fig, handles, [h.get_label() for h in handles], max_cols=4,
-                           title="each row of panels (one memory kind) has its own time axis")
+                           title="one lane per resource, not per stream (streams queue on one link); "
+                                 "each row of panels (one memory kind) has its own time axis")
     text, claims = timeline_lesson(summary, len(next(iter(configs.values()))) if configs else 0)
     return finish(fig, text, scope.subtitle, legend, claims)
 
 
+def busy_segments(spans: Sequence[tuple[float, float]]) -> list[tuple[float, float, int]]:
+    """The spans' union cut where the number in flight changes: (start, end, how many in flight)."""
+    edges = sorted({t for span in spans for t in span})
+    segments: list[tuple[float, float, int]] = []
+    for start, end in zip(edges, edges[1:]):
+        count = sum(1 for a, b in spans if a <= start and b >= end)
+        if count:
+            if segments and segments[-1][2] == count and segments[-1][1] == start:
+                segments[-1] = (segments[-1][0], end, count)
+            else:
+                segments.append((start, end, count))
+    return segments
+
+
 def draw_gantt(ax: Axes, host: str, streams: int, chunks: dict[int, list[Row]]) -> tuple[Row | None, Row | None]:
+    """One lane per resource, not per stream: H2D copies of every stream share one host→GPU link,
+    kernels the SMs, D2H copies one GPU→host link. Where several streams' spans are in flight on one
+    lane at once they share it (hatched, with the count): more streams do not add links."""
     times, total_row, note = one_pass(chunks)
     total = total_row.value if total_row else 0.0
     count = len(chunks)
-    for index, t in times.items():
-        lane = index % streams
-        for stage, _, color in STAGES:
-            start, end = t[f"{stage}_start"] / 1e3, t[f"{stage}_end"] / 1e3
-            ax.broken_barh([(start, max(end - start, 1e-4))], (lane - 0.38, 0.76), facecolors=color,
+    for lane, (stage, _, color) in enumerate(STAGES):
+        spans = [(t[f"{stage}_start"] / 1e3, max(t[f"{stage}_end"], t[f"{stage}_start"] + 0.1) / 1e3)
+                 for t in times.values()]
+        if streams == 1:  # one stream: the chunks in turn, each its own bar
+            ax.broken_barh([(a, b - a) for a, b in spans], (lane - 0.38, 0.76), facecolors=color,
                            edgecolors="white", linewidth=0.3)
+            continue
+        for start, end, flying in busy_segments(spans):
+            shared = flying > 1
+            ax.broken_barh([(start, end - start)], (lane - 0.38, 0.76), facecolors=color,
+                           alpha=0.55 if shared else 1.0, hatch="////" if shared else None,
+                           edgecolors="white", linewidth=0.0)
+        most = max((f for _, _, f in busy_segments(spans)), default=1)
+        if most > 1:
+            ax.annotate(f"up to {most} in flight", xy=(1.0, lane), xycoords=("axes fraction", "data"),
+                        xytext=(-3, 0), textcoords="offset points", ha="right", va="center", fontsize=7.5,
+                        color="0.25")
     ideal_row = median_row(chunks[min(chunks)], "ideal_time")
     ideal = ideal_row.value if ideal_row else None
     if ideal:
@@ -189,9 +222,9 @@ def draw_gantt(ax: Axes, host: str, streams: int, chunks: dict[int, list[Row]]) 
                     textcoords="offset points", fontsize=8, color=IDEAL_STYLE["color"], va="top",
                     bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
     ax.axvline(total / 1e3, color="0.2", linewidth=1.0)
-    ax.set_yticks(range(streams))
-    ax.set_yticklabels([f"stream {s}" for s in range(streams)])
-    ax.set_ylim(streams - 0.5, -0.5)
+    ax.set_yticks(range(len(STAGES)))
+    ax.set_yticklabels(LANE_NAMES)
+    ax.set_ylim(len(STAGES) - 0.5, -0.5)
     ax.set_xlabel("time since the pass's origin event (ms; this row's own axis)")
     size = next((r.get("size_bytes") for rows in chunks.values() for r in rows if r.get("size_bytes")), None)
     what = f"{host}, {streams} stream{'s' if streams > 1 else ''}, {count} chunks"
@@ -207,7 +240,7 @@ def timeline_lesson(summary: dict[tuple[str, int], tuple[Row, Row | None]], chun
     against 1, and pageable on 1 and on 4, each compared with its own one-stream pass."""
     one, four = summary.get(("pinned", 1)), summary.get(("pinned", 4))
     if not (one and four):
-        return "One lane per stream: overlap shows as bars of different colours side by side", []
+        return "One lane per resource: overlap shows as H2D, kernel and D2H bars at the same time", []
     claims = []
 
     def shown(row: Row) -> str:
@@ -354,25 +387,31 @@ def tax_figure(scope: Scope) -> MplFigure | None:
     variants = ordered((r.get("api") for r in data), TAX_VARIANTS)
     fig, (ax,) = new_figure(width=10.5, height=5.4)
     width = 0.8 / max(len(variants), 1)
-    top = 0.0
+    top = 1.0
     for vi, variant in enumerate(variants):
         for ri, regime in enumerate(regimes):
             config = [r for r in data if r.get("api") == variant and r.get("regime") == regime]
-            call = median_of(config, "device_call_time")
-            if call is None:
+            ratio, call = median_of(config, "tax_ratio"), median_of(config, "device_call_time")
+            if ratio is None:
                 continue
+            # The bar is the ratio its label names (× the kernel alone of its regime), so a 9.1× bar
+            # stands taller than a 3.0× one; the absolute time per call is the label's second line.
             x = ri + (vi - (len(variants) - 1) / 2) * width
-            ax.bar(x, call / 1e3, width * 0.92, color=TAX_COLORS.get(variant, "0.5"),
+            ax.bar(x, ratio, width * 0.92, color=TAX_COLORS.get(variant, "0.5"),
                    label=TAX_NAMES.get(variant, variant).replace("\n", " ") if ri == 0 else None)
-            ratio = median_of(config, "tax_ratio")
-            if ratio is not None:
-                ax.annotate(f"{ratio:.1f}×", xy=(x, call / 1e3), xytext=(0, 2), textcoords="offset points",
-                            ha="center", fontsize=8)
-            top = max(top, call / 1e3)
+            label = f"{ratio:.1f}×" + (f"\n{format_time_us(call)}" if call is not None else "")
+            ax.annotate(label, xy=(x, ratio), xytext=(0, 2), textcoords="offset points",
+                        ha="center", fontsize=7.5, linespacing=1.0)
+            top = max(top, ratio)
     ax.set_xticks(range(len(regimes)))
     ax.set_xticklabels([REGIME_NAMES.get(r, r) for r in regimes])
-    ax.set_ylabel("time per call (ms); label: × the kernel alone")
-    ax.set_ylim(0, top * 1.15 if top else 1)
+    ax.set_yscale("log")
+    ax.set_ylabel("time per call ÷ the kernel alone (×, log)")
+    ax.set_ylim(0.8, top * 2.2)
+    ax.axhline(1.0, color="0.3", linewidth=0.8)
+    ax.set_yticks([t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500) if t <= top * 2.2])
+    ax.yaxis.set_major_formatter(lambda v, _: f"{v:g}×")
+    ax.yaxis.set_minor_formatter(lambda v, _: "")
     size = next((r.get("size_bytes") for r in data if r.get("size_bytes")), None)
     if size:
         ax.set_title(f"the same kernel over {format_bytes(size)}, pinned host memory", loc="left")

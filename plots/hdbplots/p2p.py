@@ -18,6 +18,7 @@ import textwrap
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure as MplFigure
 
 from .drawing import axes_handles, figure_legend, finish, new_figure, reference_line, size_axis
@@ -200,9 +201,13 @@ def heatmap_figure(scope: Scope) -> MplFigure | None:
                     and r.get("src") in index and r.get("dst") in index):
                 grid[index[r["src"]], index[r["dst"]]] = r.value
         grids[api] = grid
-    # One colour scale for every panel, from zero: a 53 GB/s staged pair and a 396 GB/s NVLink
-    # pair must not both be the top colour of their own panel.
-    vmax = max((float(np.nanmax(g)) for g in grids.values() if np.any(~np.isnan(g))), default=1.0)
+    # One colour scale for every panel: a 53 GB/s staged pair and a 396 GB/s NVLink pair must not
+    # both be the top colour of their own panel. Logarithmic, so the slow paths (staged, no peer:
+    # tens of GB/s) get shades of their own rather than one dark purple under an NVLink top.
+    found = [float(v) for g in grids.values() for v in g[~np.isnan(g)] if v > 0]
+    vmax = max(found, default=1.0)
+    vmin = min(min(found, default=1.0), vmax) / 1.5
+    norm = LogNorm(vmin=vmin, vmax=vmax)
     side = 1.0 + 0.55 * len(devices)
     fig, axes = new_figure(ncols=len(methods), width=max(8.5, (side + 0.6) * len(methods) + 1.6),
                            height=side + 2.6)
@@ -210,12 +215,12 @@ def heatmap_figure(scope: Scope) -> MplFigure | None:
     image = None
     for ax, api in zip(axes, methods):
         grid = grids[api]
-        image = ax.imshow(np.ma.masked_invalid(grid), cmap="viridis", vmin=0, vmax=vmax)
+        image = ax.imshow(np.ma.masked_invalid(grid), cmap="viridis", norm=norm)
         ax.grid(False)
         for (i, j), value in np.ndenumerate(grid):
             text = "—" if i == j else ("n/a" if math.isnan(value) else format_number(value))
             # viridis is dark at the bottom and light at the top: text contrasts with its cell.
-            light_cell = not math.isnan(value) and value > 0.55 * vmax
+            light_cell = not math.isnan(value) and value > 0 and float(norm(value)) > 0.55
             ax.text(j, i, text, ha="center", va="center", fontsize=9, color="black" if light_cell or math.isnan(value) else "white")
         ax.set_xticks(range(len(devices)), [f"GPU {d}" for d in devices], fontsize=8)
         ax.set_yticks(range(len(devices)), [f"GPU {d}" for d in devices], fontsize=8)
@@ -227,9 +232,14 @@ def heatmap_figure(scope: Scope) -> MplFigure | None:
     axes[0].set_ylabel("source")
     text = heatmap_lesson(spread, largest)
     finish(fig, text, run.subtitle())
-    if image is not None:  # after the layout: one shared scale to the right of the panels
-        bar = fig.colorbar(image, ax=list(axes), fraction=0.025, pad=0.02)
-        bar.set_label(f"GB/s at {format_bytes(largest)}, one scale for every panel")
+    if image is not None:  # after the layout: one shared, labelled scale in a margin of its own
+        fig.subplots_adjust(right=0.9)
+        low, high = axes[0].get_position().y0, axes[0].get_position().y1
+        bar = fig.colorbar(image, cax=fig.add_axes((0.915, low, 0.012, high - low)))
+        ticks = [t for t in (10, 20, 50, 100, 200, 500, 1000, 2000) if vmin <= t <= vmax]
+        bar.set_ticks(ticks, labels=[str(t) for t in ticks])
+        bar.ax.minorticks_off()
+        bar.set_label(f"GB/s at {format_bytes(largest)} (log),\none scale for every panel", fontsize=9)
     return fig
 
 
