@@ -53,7 +53,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-from hdb_test_support import Checks, finish  # noqa: E402
+from hdb_test_support import Checks, finish, make_standin_set  # noqa: E402
 from slurm_cluster import SKIP, Cluster, Skip, hanging_family_bin, preflight, run_on  # noqa: E402
 
 NODES = ["n1", "n2", "n3"]
@@ -120,24 +120,6 @@ exec '{args.healthcheck}' "$@"
 """)
     wrapper.chmod(0o755)
     return wrapper
-
-
-def make_reference_set(work: Path, args: argparse.Namespace) -> Path:
-    """Three verdict runs of the stand-in on this host at half its speed, a set of its kind."""
-    set_dir = work / "set"
-    (work / "no-plots").mkdir()
-    for i in range(3):
-        # One --out for the three: two runs in one second get distinct run ids there (-2), which the
-        # set's members must have.
-        run_dir_file = work / f"set-run-{i}"
-        subprocess.run([str(args.hdbench), "run", "--verdict", "--bin-dir", str(args.standin_bin), "--manifest",
-                        str(args.manifest), "--out", str(work / "set-runs"), "--run-dir-file", str(run_dir_file),
-                        "--", "--slowdown=100"],
-                       env=dict(os.environ, HDBENCH_PLOTS_DIR=str(work / "no-plots")), capture_output=True, text=True,
-                       timeout=RUN_TIMEOUT, check=True)
-        subprocess.run([str(args.hdbench), "reference", "add", str(set_dir / "standin"), run_dir_file.read_text().strip()],
-                       capture_output=True, text=True, timeout=RUN_TIMEOUT, check=True)
-    return set_dir
 
 
 def plant(work: Path, kind: str, node: str, on: bool) -> None:
@@ -400,7 +382,7 @@ def main() -> int:
     work.chmod(0o755)
     checks = Checks()
     try:
-        set_dir = make_reference_set(work, args)
+        set_dir = make_standin_set(args.hdbench, args.standin_bin, args.manifest, work, RUN_TIMEOUT)
     except subprocess.CalledProcessError as e:
         print(f"FAIL {' '.join(map(str, e.cmd))} exited {e.returncode}:\n{e.stdout}{e.stderr}")
         return 1

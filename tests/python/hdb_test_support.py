@@ -1,5 +1,5 @@
-"""What the Python tests share: the Python hdbench draws with, and a list of named checks that
-reports every failure, not just the first."""
+"""What the Python tests share: the Python hdbench draws with, a list of named checks that reports
+every failure, not just the first, and a reference set of the stand-in family."""
 from __future__ import annotations
 
 import os
@@ -41,3 +41,25 @@ def finish(checks: Checks, work: Path, keep: bool = False) -> int:
     if not keep:
         shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def make_standin_set(hdbench: Path, bin_dir: Path, manifest: Path, work: Path, timeout: float) -> Path:
+    """A reference set of the stand-in family's kind, WORK/set/standin: three verdict runs on this
+    host with every timed pass 100 % longer (--slowdown=100), so a run at the host's own speed reads
+    above the set's centre (a WARN on the good side) and one 10x slower (--slowdown=900) is beyond
+    the triad's tolerance however loaded the machine. Measured once each, no figures drawn
+    (WORK/no-plots, an empty HDBENCH_PLOTS_DIR). Returns WORK/set, for HDBENCH_REFERENCE_DIR."""
+    set_dir = work / "set"
+    (work / "no-plots").mkdir(exist_ok=True)
+    for i in range(3):
+        # One --out for the three: two runs in one second get distinct run ids there (-2), which the
+        # set's members must have.
+        run_dir_file = work / f"set-run-{i}"
+        subprocess.run([str(hdbench), "run", "--verdict", "--confirm=off", "--bin-dir", str(bin_dir), "--manifest",
+                        str(manifest), "--out", str(work / "set-runs"), "--run-dir-file", str(run_dir_file),
+                        "--", "--slowdown=100"],
+                       env=dict(os.environ, HDBENCH_PLOTS_DIR=str(work / "no-plots")), capture_output=True, text=True,
+                       timeout=timeout, check=True)
+        subprocess.run([str(hdbench), "reference", "add", str(set_dir / "standin"), run_dir_file.read_text().strip()],
+                       capture_output=True, text=True, timeout=timeout, check=True)
+    return set_dir

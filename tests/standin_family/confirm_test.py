@@ -4,10 +4,9 @@
     confirm_test.py --hdbench BIN/hdbench --bin-dir DIR --manifest tests/standin_family/suite.json
                     --workdir WORK
 
-A reference set of the stand-in's kind: three verdict runs on this host, each timed pass 100 %
-longer (--slowdown=100), so a run at the host's own speed reads above the set's centre and a run
-10x slower (--slowdown=900) is far below the band and beyond the triad's tolerance: a FAIL
-however loaded the machine. Then, each a verdict run graded against that set:
+A reference set of the stand-in's kind (make_standin_set: half this host's speed, so a run 10x
+slower, --slowdown=900, FAILs however loaded the machine), then, each a verdict run graded
+against that set:
 1. a transient: slow while a file exists, which the first try removes (--slow-while), so the
    confirmation reads the host's own speed: the run and check exit 0; the gated figures are WARN
    lines that say "first try ..., confirmed ...: a transient, not the node"; check.json calls them
@@ -26,12 +25,13 @@ import argparse
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-from hdb_test_support import Checks  # noqa: E402
+from hdb_test_support import Checks, make_standin_set  # noqa: E402
 
 RUN_TIMEOUT = 240
 PAUSES = "0.2,0.2"
@@ -66,16 +66,6 @@ class Harness:
         result = self.hdbench("run", "--verdict", "--bin-dir", str(self.args.bin_dir), "--manifest", str(self.args.manifest),
                               "--out", str(self.args.workdir / "runs"), "--run-dir-file", str(run_dir_file), *flags)
         return result, Path(run_dir_file.read_text().strip())
-
-
-def make_set(h: Harness) -> None:
-    for i in range(3):
-        result, run_dir = h.run(f"member{i}", "--confirm=off", "--", "--slowdown=100")
-        if result.returncode != 0:
-            raise SystemExit(f"the set's run {i} failed")
-        added = h.hdbench("reference", "add", str(h.args.workdir / "set" / "standin"), str(run_dir))
-        if added.returncode != 0:
-            raise SystemExit("reference add failed")
 
 
 def attempts_by_case(run_dir: Path) -> dict[tuple, set[int]]:
@@ -168,11 +158,13 @@ def main() -> int:
     args = parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     for old in args.workdir.iterdir():
-        subprocess.run(["rm", "-rf", str(old)], check=True)
-    (args.workdir / "no-plots").mkdir()
+        if old.is_dir():
+            shutil.rmtree(old)
+        else:
+            old.unlink()
+    make_standin_set(args.hdbench, args.bin_dir, args.manifest, args.workdir, RUN_TIMEOUT)
     h = Harness(args)
     checks = Checks()
-    make_set(h)
     check_transient(h, checks)
     check_persistent(h, checks)
     check_unconfirmed(h, checks)
