@@ -570,15 +570,24 @@ TEST_CASE("check: throttling around a family", "[check]") {
   }
 }
 
+namespace {
+
+// Another program on GPU 0, pid 4242, around the copy family.
+hdb::compute_process other_process(const std::string& name, std::optional<double> memory_mib = std::nullopt) {
+  hdb::compute_process other;
+  other.pid = 4242;
+  other.name = name;
+  other.gpu_uuid = uuid(0);
+  other.used_memory_mib = memory_mib;
+  return other;
+}
+
+}  // namespace
+
 TEST_CASE("check: another process on the GPU during a family FAILs, naming it and the figures", "[check]") {
   const fixture_set f;
   run_spec spec;
-  hdb::compute_process other;
-  other.pid = 4242;
-  other.name = "python3";
-  other.gpu_uuid = uuid(0);
-  other.used_memory_mib = 2048;
-  spec.others = {other};
+  spec.others = {other_process("python3", 2048)};
   const auto report = hdb::check_run(write_run(f.dir.path(), spec), against(f.set));
   INFO(describe_lines(report));
   const auto failed = lines_with(report, hdb::grade::fail);
@@ -603,11 +612,7 @@ TEST_CASE("check: another process on the GPU during a family FAILs, naming it an
 TEST_CASE("check: another process that had left by the end of the run WARNs, one still there FAILs", "[check]") {
   const fixture_set f;
   run_spec spec;
-  hdb::compute_process other;
-  other.pid = 4242;
-  other.name = "pcie-copy-load";
-  other.gpu_uuid = uuid(0);
-  spec.others = {other};
+  spec.others = {other_process("pcie-copy-load")};
   spec.others_at_end = false;
   const auto left = hdb::check_run(write_run(f.dir.path(), spec), against(f.set));
   INFO(describe_lines(left));
