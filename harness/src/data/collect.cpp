@@ -453,9 +453,10 @@ std::vector<std::pair<int, fs::path>> attempt_dirs(const fs::path& raw_dir) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(raw_dir, ec)) {
     const auto name = entry.path().filename().string();
-    const std::string_view digits = std::string_view(name).substr(std::min(name.size(), attempt_dir_prefix.size()));
-    if (!entry.is_directory() || !name.starts_with(attempt_dir_prefix) || digits.empty() || !all_digits(std::string(digits))) continue;
-    dirs.emplace_back(std::stoi(std::string(digits)), entry.path());
+    if (!entry.is_directory() || !name.starts_with(attempt_dir_prefix)) continue;
+    const auto digits = name.substr(attempt_dir_prefix.size());
+    if (digits.empty() || !all_digits(digits)) continue;
+    dirs.emplace_back(std::stoi(digits), entry.path());
   }
   std::sort(dirs.begin(), dirs.end());
   return dirs;
