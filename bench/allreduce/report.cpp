@@ -70,7 +70,7 @@ void allreduce_anomalies(const std::vector<result_row>& rows, const json& meta, 
     if (*row->value < busbw_floor * peak->value) {
       out.push_back(describe(*row) + ": busbw " + format_figure(*row->value) + " GB/s at the largest size is " +
                     format_fixed(percent_of_peak(*row->value, *peak), 0) + " % of the " + peak->basis +
-                    " line rate (" + format_figure(peak->value) + " GB/s); NCCL reaches ~70 % when healthy");
+                    " line rate (" + format_figure(peak->value) + " GB/s); a healthy NCCL reaches about three quarters of it");
     }
   }
 }
@@ -275,9 +275,9 @@ family_rules allreduce_report_rules() {
       .anomalies = allreduce_anomalies,
       .section = allreduce_section,
       .footnote = "busbw (nccl-tests: algbw x 2(n-1)/n for all-reduce, x (n-1)/n for reduce-scatter and all-gather) is "
-                  "graded against one GPU's per-direction interconnect: NVLink links_active x the per-link signalling "
-                  "rate the node reports (meta.json; NVIDIA's quoted data rate is some 6 % lower), the slowest GPU of "
-                  "the case; with NCCL_P2P_DISABLE=1 against the slower GPU's PCIe link per direction (the bytes go "
+                  "graded against one GPU's per-direction interconnect: NVLink links_active x the per-link data rate "
+                  "(the rate nvidia-smi reports, less the link's encoding: 450 GB/s for 18 NVLink 4 links), the slowest "
+                  "GPU of the case; with NCCL_P2P_DISABLE=1 against the slower GPU's PCIe link per direction (the bytes go "
                   "through host memory). n = 1 out-of-place all-reduce algbw against HBM with twice the bytes (each is "
                   "read and written). A default-transport case on a node without NVLink has no peak.",
   };

@@ -4,6 +4,7 @@
 #include "hdb/devices.hpp"
 #include "hdb/fingerprint.hpp"
 #include "hdb/util/lists.hpp"
+#include "hdb/util/nvlink_rates.hpp"
 #include "hdb/shell.hpp"
 #include "hdb/host_placement.hpp"
 #include "nvml_loader.hpp"
@@ -178,15 +179,6 @@ std::string pcie_path_from_nvml_level(unsigned int level) {
   return "";
 }
 
-std::optional<double> nvlink_rate_for_compute_capability(int major, int minor) {
-  if (major == 6 && minor == 0) return 20.0;
-  if (major == 7 && minor == 0) return 25.0;
-  if (major == 8 && minor == 0) return 25.0;
-  if (major == 9 && minor == 0) return 26.5625;
-  if (major == 10) return 50.0;
-  return std::nullopt;
-}
-
 namespace {
 // The rate most of a GPU's active links report (they are all equal on a healthy GPU).
 std::optional<double> common_rate(const std::vector<std::optional<double>>& rates) {
@@ -208,9 +200,10 @@ std::optional<double> nvlink_per_link_rate(const std::vector<std::optional<doubl
     }
   }
   if (links_active <= 0) return std::nullopt;
-  const auto rate = nvlink_rate_for_compute_capability(cc_major, cc_minor);
-  if (rate) rate_source = "table by compute capability";
-  return rate;
+  const auto generation = nvlink_generation_of(cc_major, cc_minor);
+  if (!generation) return std::nullopt;
+  rate_source = "table by compute capability";
+  return generation->reported_GBps;
 }
 
 nvlink_summary summarize_nvlinks(const std::vector<std::optional<double>>& smi_rates, int cc_major, int cc_minor) {
@@ -348,13 +341,18 @@ json pair_link(const gpu_topology_input& src, const gpu_topology_input& dst, con
   }
   if (links > 0) {
     link["links"] = links;
-    std::optional<double> rate = src_links.per_link_GBps;
-    if (dst_links.per_link_GBps) rate = rate ? std::min(*rate, *dst_links.per_link_GBps) : dst_links.per_link_GBps;
-    if (rate) {
-      link["per_link_GBps"] = *rate;
-      link["peak_GBps"] = *rate * links;
+    // A link runs at its slower end: the smaller reported rate, and the smaller data rate.
+    const auto slower = [](std::optional<double> a, std::optional<double> b) {
+      return a && b ? std::optional<double>(std::min(*a, *b)) : a ? a : b;
+    };
+    const auto data_rate = [](const gpu_topology_input& gpu, const nvlink_facts& facts) {
+      return facts.per_link_GBps ? nvlink_data_rate(*facts.per_link_GBps, gpu.cc_major, gpu.cc_minor) : std::nullopt;
+    };
+    if (const auto reported = slower(src_links.per_link_GBps, dst_links.per_link_GBps)) {
+      link["per_link_GBps"] = *reported;
       link["rate_source"] = src_links.per_link_GBps ? src_links.rate_source : dst_links.rate_source;
     }
+    if (const auto data = slower(data_rate(src, src_links), data_rate(dst, dst_links))) link["peak_GBps"] = *data * links;
   }
   return link;
 }

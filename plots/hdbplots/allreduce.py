@@ -10,7 +10,7 @@ Figures (FIGURES below says when each is drawn; each title states what the data 
 
 busbw is nccl-tests' bus bandwidth (algbw x 2(n-1)/n for all-reduce, x (n-1)/n for the halves): it
 compares with one GPU's per-direction link rate whatever n is, so the NVLink line is the slowest
-rank's links_active x per_link_GBps from meta.json (node.gpus[i].nvlink), the harness's
+rank's links_active x data_per_link_GBps from meta.json (node.gpus[i].nvlink), the harness's
 `nvlink_bus` traffic class. The first four need a collective of two ranks or more (the
 `ranks` parameter: under MPI a node's CSV row spans one local GPU, so core `gpus` is not n); on
 one GPU the collective is a local copy and only the overlap figure is drawn.
@@ -79,8 +79,8 @@ def draw_line_rate(ax, scope: Scope, rows: Sequence[Row]) -> float | None:
     rate = line_rate(scope, rows)
     if rate:
         value, gpu = rate
-        reference_line(ax, value, f"NVLink signalling rate (nvidia-smi): {gpu.nvlink_links} links × "
-                                  f"{format_number(gpu.nvlink_per_link_gbps or 0, 4)} GB/s per direction "
+        reference_line(ax, value, f"NVLink data rate: {gpu.nvlink_links} links × "
+                                  f"{format_number(gpu.nvlink_data_per_link_gbps or 0, 4)} GB/s per direction "
                                   f"= {format_number(value)} GB/s")
         return value
     return None
@@ -133,8 +133,7 @@ def busbw_figure(scope: Scope) -> MplFigure | None:
 
 def busbw_lesson(rows: Sequence[Row], best: tuple[int, int, float] | None) -> tuple[str, list[dict]]:
     """This run's plateau and smallest message, and the claims. No share of the NVLink line: the
-    line is the signalling rate meta.json records, and docs/teaching.md holds busbw to the data rate
-    after the link's encoding instead, so a share here would be a second convention."""
+    lessons of docs/teaching.md hold busbw to it, machine by machine."""
     if best is None:
         return "All-reduce bus bandwidth vs message size", []
     n, size, value = best

@@ -142,9 +142,9 @@ def pairs_figure(scope: Scope) -> MplFigure | None:
         link = pair_link(topology, src, dst)
         if link.get("peak_GBps"):
             peak = float(link["peak_GBps"])
-            reference_line(ax, peak, f"NVLink signalling rate (nvidia-smi): {link.get('links')} × "
-                                     f"{format_number(float(link['per_link_GBps']))} GB/s = "
-                                     f"{format_number(peak)} GB/s per direction")
+            links = link.get("links")
+            per_link = f"{format_number(peak / float(links))} GB/s" if links else "?"
+            reference_line(ax, peak, f"NVLink data rate: {links} × {per_link} = {format_number(peak)} GB/s per direction")
             top = max(top, peak)
         top = max([top] + pcie_limits(ax, run, [(src, dst, pair[0].gpu_uuid)]))
         size_axis(ax, [r["size_bytes"] for r in pair], label=SIZE_LABEL)
@@ -320,8 +320,8 @@ def topology_figure(scope: Scope) -> MplFigure | None:
 
 
 def topology_lesson(topology: Mapping[str, Any]) -> tuple[str, list[dict]]:
-    """What links the GPUs; an NVLink rate is the signalling rate nvidia-smi reports (the data rate
-    after the link's encoding is lower: docs/teaching.md derives it), and says so."""
+    """What links the GPUs, and an NVLink pair's data rate per direction (the harness records it
+    in meta.json's topology: links × the per-link data rate)."""
     links = [(p.get("link") or {}) for p in topology.get("pairs") or []]
     nvlink = [link for link in links if link.get("type") == "nvlink"]
     gpus = len(topology.get("gpus") or [])
@@ -330,8 +330,8 @@ def topology_lesson(topology: Mapping[str, Any]) -> tuple[str, list[dict]]:
         peaks = [float(link["peak_GBps"]) for link in nvlink if link.get("peak_GBps")]
         count_text = "/".join(str(c) for c in counts) or "?"
         shown = format_number(min(peaks)) if peaks else ""
-        peak_text = f" (signalling {shown} GB/s per direction, as nvidia-smi reports it)" if peaks else ""
-        claims = [claim(shown, min(peaks), [{"const": min(peaks), "source": "meta.json's topology: links × per-link rate"}])] if peaks else []
+        peak_text = f" ({shown} GB/s of data per direction)" if peaks else ""
+        claims = [claim(shown, min(peaks), [{"const": min(peaks), "source": "meta.json's topology: links × per-link data rate"}])] if peaks else []
         return (f"{'Both' if gpus == 2 else f'All {gpus}'} GPUs reach each other over {count_text} NVLinks{peak_text}; "
                 f"each also has its own PCIe link"), claims
     if nvlink:

@@ -1,6 +1,6 @@
 """One run directory as the plots see it: its typed rows (results_csv), its families' declarations
 and the node facts of meta.json (every GPU, its PCIe and NVLink rates as the harness records them
-in node.gpus[i].pcie.peak_GBps and nvlink.per_link_GBps: no rate table is kept in Python)."""
+in node.gpus[i].pcie.peak_GBps and nvlink.data_per_link_GBps: no rate table is kept in Python)."""
 from __future__ import annotations
 
 import json
@@ -29,7 +29,7 @@ class GpuInfo:
     pcie_peak_gbps: float | None = None
     hbm_peak_gbps: float | None = None
     nvlink_links: int | None = None            # node.gpus[i].nvlink.links_active
-    nvlink_per_link_gbps: float | None = None  # node.gpus[i].nvlink.per_link_GBps, one direction
+    nvlink_data_per_link_gbps: float | None = None  # node.gpus[i].nvlink.data_per_link_GBps, one direction
 
     @property
     def link(self) -> str | None:
@@ -38,9 +38,9 @@ class GpuInfo:
 
     @property
     def nvlink_gbps(self) -> float | None:
-        """This GPU's NVLink rate per direction: active links × the node's per-link rate."""
-        if self.nvlink_links and self.nvlink_per_link_gbps:
-            return self.nvlink_links * self.nvlink_per_link_gbps
+        """This GPU's NVLink data rate per direction: active links × the per-link data rate."""
+        if self.nvlink_links and self.nvlink_data_per_link_gbps:
+            return self.nvlink_links * self.nvlink_data_per_link_gbps
         return None
 
     def describe(self) -> str:
@@ -163,7 +163,7 @@ class Run:
         return [self.gpu_info(d) for d in devices]
 
     def nvlink_bus_rate(self, gpus: Iterable[GpuInfo | None] | None = None) -> tuple[float, GpuInfo] | None:
-        """(GB/s, GPU) of the slowest GPU's NVLink per direction (links_active × per_link_GBps of
+        """(GB/s, GPU) of the slowest GPU's NVLink per direction (links_active × data_per_link_GBps of
         meta.json, the harness's `nvlink_bus` class), over `gpus` or every GPU of the node;
         None when meta.json does not give both numbers for every one of them."""
         chosen = [g for g in (self.node.gpus if gpus is None else gpus)]
@@ -255,7 +255,7 @@ def parse_gpu(gpu: Mapping[str, Any], position: int) -> GpuInfo:
     the one the harness records there (harness/src/traffic.cpp record_link_rates; no rate is
     computed or written in the plot code): one direction's PCIe peak pcie.peak_GBps, from the link's
     maximum generation and width (the current ones when the maximum is missing), and the NVLink
-    nvlink.links_active and per_link_GBps (for an older meta.json copied from node.topology.gpus)."""
+    nvlink.links_active and data_per_link_GBps (the data rate of the rate nvidia-smi reported)."""
     pcie = as_dict(gpu.get("pcie"))
     # The maximum is the link's capability; an idle link often trains down, so "current" is a fallback.
     gen = positive(pcie.get("gen_max")) or positive(pcie.get("gen_current"))
@@ -269,7 +269,7 @@ def parse_gpu(gpu: Mapping[str, Any], position: int) -> GpuInfo:
                    pcie_gen=gen, pcie_width=width, pcie_peak_gbps=positive(pcie.get("peak_GBps")),
                    hbm_peak_gbps=positive(gpu.get("hbm_peak_GBps")),
                    nvlink_links=int(links) if links else None,
-                   nvlink_per_link_gbps=positive(nvlink.get("per_link_GBps")))
+                   nvlink_data_per_link_gbps=positive(nvlink.get("data_per_link_GBps")))
 
 
 def describe_gpus(gpus: Sequence[GpuInfo]) -> str:

@@ -120,7 +120,7 @@ def rungs(run: Run, rows: Sequence[Row], device: int) -> list[Rung]:
         rate = run.nvlink_bus_rate(pair_gpus) if all(pair_gpus) else None
         lat, host = latency_rows([r for r in rows if r.family == "p2p"], api="ce_peer", direction="uni",
                                  src=peer.get("src"), dst=peer.get("dst"))
-        limit_text = (f"NVLink: {rate[1].nvlink_links} × {format_number(rate[1].nvlink_per_link_gbps or 0, 4)} GB/s "
+        limit_text = (f"NVLink: {rate[1].nvlink_links} × {format_number(rate[1].nvlink_data_per_link_gbps or 0, 4)} GB/s "
                       f"= {format_number(rate[0])} GB/s per direction" if rate else "NVLink rate unknown (not in meta.json)")
         found.append(Rung("nvlink", f"NVLink P2P, cudaMemcpyPeerAsync GPU {peer.get('src')} → {peer.get('dst')}, "
                                     f"{format_bytes(peer['size_bytes'])}", peer, rate[0] if rate else None,

@@ -82,10 +82,10 @@ TEST_CASE("decision: the reason says what was decided, against a set or peers", 
   CHECK(reason(97, hdb::band_source::set, {std::nullopt, false}).ends_with("no tolerance is declared for it, so the band alone decides"));
 }
 
-TEST_CASE("decision: the peaks-only cut-offs, at 75 % and 50 %", "[decision]") {
-  CHECK(hdb::grade_by_peak(75.1) == grade::pass);
-  CHECK(hdb::grade_by_peak(75) == grade::pass);
-  CHECK(hdb::grade_by_peak(74.9) == grade::warn);
+TEST_CASE("decision: the peaks-only cut-offs, at 65 % and 50 %", "[decision]") {
+  CHECK(hdb::grade_by_peak(65.1) == grade::pass);
+  CHECK(hdb::grade_by_peak(65) == grade::pass);
+  CHECK(hdb::grade_by_peak(64.9) == grade::warn);
   CHECK(hdb::grade_by_peak(50.1) == grade::warn);
   CHECK(hdb::grade_by_peak(49.9) == grade::fail);
 }

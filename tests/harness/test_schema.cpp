@@ -18,13 +18,15 @@ std::string declaration(const std::string& name, const std::string& metrics, con
 
 const std::string good_metric = R"("m": {"unit": "GB/s", "better": "higher"})";
 
-// Two H200s: Gen5 x16 (63.0 GB/s), HBM 4800 GB/s, 18 NVLinks; GPU 1 reads its per-link rate from
-// the topology only (a meta.json written before node.gpus[i].nvlink.per_link_GBps existed).
+// Two H200s: Gen5 x16 (63.0 GB/s), HBM 4800 GB/s, 18 NVLinks reported at 26.5625 GB/s (25 of data);
+// GPU 1 reads its reported rate from the topology only (a meta.json written before
+// node.gpus[i].nvlink.per_link_GBps existed).
 nlohmann::json two_gpu_meta() {
   const auto gpu = [](int index, bool own_rate) {
     nlohmann::json nvlink = {{"links_active", 18}};
     if (own_rate) nvlink["per_link_GBps"] = 26.5625;
     return nlohmann::json{{"index", index}, {"uuid", "GPU-" + std::to_string(index)}, {"hbm_peak_GBps", 4800.0},
+                          {"compute_capability", "9.0"},
                           {"pcie", {{"gen_max", 5}, {"width_max", 16}}}, {"nvlink", nvlink}};
   };
   const auto pair = [](int src, int dst) {
@@ -108,18 +110,21 @@ TEST_CASE("% of peak from a row's traffic class and the node's links", "[traffic
     CHECK(hbm->traffic_factor == 2);
     CHECK(hdb::percent_of_peak(2400, *hbm) == Approx(100));
   }
-  SECTION("NVLink: a pair's links, each GPU's links, the per-link rate from meta.json") {
+  SECTION("NVLink: a pair's links, each GPU's links, the data rate of the reported per-link rate") {
     auto pair = row_on("GPU-0,GPU-1", "nvlink_per_direction");
     pair.params = {{"src", "1"}, {"dst", "0"}};
     REQUIRE(peak(pair));
-    CHECK(peak(pair)->value == Approx(18 * 26.5625));
-    CHECK(peak(pair)->basis == "NVLink per direction (18 x 26.6 GB/s), GPU 1->0");
+    CHECK(peak(pair)->value == Approx(450));  // NVIDIA's 900 GB/s both ways
+    CHECK(peak(pair)->basis == "NVLink per direction (18 x 25 GB/s), GPU 1->0");
     pair.traffic = "nvlink_both_directions";
-    CHECK(peak(pair)->value == Approx(2 * 18 * 26.5625));
-    CHECK(peak(row_on("GPU-0,GPU-1", "nvlink_bus"))->value == Approx(18 * 26.5625));
+    CHECK(peak(pair)->value == Approx(900));
+    CHECK(peak(row_on("GPU-0,GPU-1", "nvlink_bus"))->value == Approx(450));
     auto slow = meta;
-    slow["node"]["gpus"][0]["nvlink"]["per_link_GBps"] = 20.0;  // another NVLink generation
-    CHECK(hdb::row_peak(row_on("GPU-0,GPU-1", "nvlink_bus"), slow)->value == Approx(18 * 20.0));
+    slow["node"]["gpus"][0]["nvlink"]["per_link_GBps"] = 26.5625 / 2;  // a link reporting half its rate
+    CHECK(hdb::row_peak(row_on("GPU-0,GPU-1", "nvlink_bus"), slow)->value == Approx(18 * 12.5));
+    auto unknown = meta;
+    unknown["node"]["gpus"][0]["compute_capability"] = "12.0";  // a generation the table does not know
+    CHECK_FALSE(hdb::row_peak(row_on("GPU-0,GPU-1", "nvlink_bus"), unknown));
   }
   SECTION("no peak without a traffic class, a known class or the link's rate") {
     CHECK_FALSE(peak(row_on("GPU-0", "")));

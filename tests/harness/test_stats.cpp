@@ -256,14 +256,17 @@ TEST_CASE("results_csv: the writer's core columns, the types its fields hold, an
 
 TEST_CASE("meta.json records results_csv and the link rates the plots read", "[meta][peaks]") {
   const auto gpus = nlohmann::json::parse(R"([
-    {"index": 0, "pcie": {"gen_max": 5, "width_max": 16, "gen_current": 3, "width_current": 16}, "nvlink": {"links_active": 18}},
+    {"index": 0, "compute_capability": "9.0", "pcie": {"gen_max": 5, "width_max": 16, "gen_current": 3, "width_current": 16}, "nvlink": {"links_active": 18}},
     {"index": 1, "pcie": {"gen_current": 4, "width_current": 8}, "nvlink": {"links_active": 4, "per_link_GBps": 50.0}},
     {"index": 2, "pcie": {"source": "unavailable"}},
-    {"index": 3}])");
+    {"index": 3, "compute_capability": "6.0"}])");
   const auto topology = nlohmann::json::parse(R"({"gpus": [
-    {"index": 0, "nvlink": {"links_active": 12, "per_link_GBps": 26.562}},
+    {"index": 0, "nvlink": {"links_active": 12, "per_link_GBps": 26.5625}},
     {"index": 1, "nvlink": {"per_link_GBps": 25.0}},
-    {"index": 3, "nvlink": {"links_active": 2, "per_link_GBps": 20.0}}]})");
+    {"index": 3, "nvlink": {"links_active": 2, "per_link_GBps": 20.0}}],
+    "pairs": [{"src": 0, "dst": 3, "link": {"type": "nvlink", "links": 2, "peak_GBps": 53.125}},
+              {"src": 0, "dst": 1, "link": {"type": "nvlink", "links": 4}},
+              {"src": 0, "dst": 2, "link": {"type": "pcie", "links": null}}]})");
   nlohmann::json meta = {{"run_id", "r"}, {"node", {{"gpus", gpus}, {"topology", topology}}}};
   hdb::record_harness_tables(meta);
   CHECK(meta.at("results_csv") == hdb::results_csv_record());
@@ -273,11 +276,21 @@ TEST_CASE("meta.json records results_csv and the link rates the plots read", "[m
   CHECK(recorded[1].at("pcie").at("peak_GBps") == *hdb::pcie_peak_gbps(4, 8));
   CHECK(recorded[2].at("pcie").at("peak_GBps").is_null());
   CHECK_FALSE(recorded[3].contains("pcie"));
-  // NVLink: what only node.topology has is copied; the GPU's own values are kept.
-  CHECK(recorded[0].at("nvlink") == nlohmann::json{{"links_active", 18}, {"per_link_GBps", 26.562}});
-  CHECK(recorded[1].at("nvlink") == nlohmann::json{{"links_active", 4}, {"per_link_GBps", 50.0}});
+  // NVLink: what only node.topology has is copied; the GPU's own values are kept; the data rate
+  // of its generation is recorded (null when its compute capability is unknown).
+  CHECK(recorded[0].at("nvlink") ==
+        nlohmann::json{{"links_active", 18}, {"per_link_GBps", 26.5625}, {"data_per_link_GBps", 25.0}});
+  CHECK(recorded[1].at("nvlink") ==
+        nlohmann::json{{"links_active", 4}, {"per_link_GBps", 50.0}, {"data_per_link_GBps", nullptr}});
   CHECK_FALSE(recorded[2].contains("nvlink"));
-  CHECK(recorded[3].at("nvlink") == nlohmann::json{{"links_active", 2}, {"per_link_GBps", 20.0}});
+  CHECK(recorded[3].at("nvlink") ==
+        nlohmann::json{{"links_active", 2}, {"per_link_GBps", 20.0}, {"data_per_link_GBps", 20.0}});
+  // An NVLink pair's peak: its links x the slower end's data rate (an older reported-rate peak is
+  // replaced); unknown when one end's rate is; a PCIe pair is left alone.
+  const auto& pairs = meta.at("node").at("topology").at("pairs");
+  CHECK(pairs[0].at("link").at("peak_GBps") == 2 * 20.0);
+  CHECK(pairs[1].at("link").at("peak_GBps").is_null());
+  CHECK_FALSE(pairs[2].at("link").contains("peak_GBps"));
   auto again = meta;
   hdb::record_harness_tables(again);
   CHECK(again == meta);

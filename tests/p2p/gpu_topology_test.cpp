@@ -1,5 +1,6 @@
 #include "catch_compat.hpp"
 #include "hdb/gpu_topology.hpp"
+#include "hdb/util/nvlink_rates.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -151,15 +152,26 @@ TEST_CASE("PCI bus ids normalise across NVML, CUDA and nvidia-smi spellings", "[
   CHECK(ids.at(3) == "0000:9a:00.0");
 }
 
-TEST_CASE("NVML topology levels and NVLink rates", "[p2p][topology]") {
+TEST_CASE("NVML topology levels", "[p2p][topology]") {
   CHECK(hdb::pcie_path_from_nvml_level(10) == "PIX");
   CHECK(hdb::pcie_path_from_nvml_level(20) == "PXB");
   CHECK(hdb::pcie_path_from_nvml_level(30) == "PHB");
   CHECK(hdb::pcie_path_from_nvml_level(40) == "NODE");
   CHECK(hdb::pcie_path_from_nvml_level(50) == "SYS");
   CHECK(hdb::pcie_path_from_nvml_level(7).empty());
-  CHECK(*hdb::nvlink_rate_for_compute_capability(9, 0) == hdb_test::Approx(26.5625));
-  CHECK_FALSE(hdb::nvlink_rate_for_compute_capability(8, 9));  // L40: no NVLink
+}
+
+TEST_CASE("NVLink rates: nvidia-smi's reported rate becomes the data rate of its generation", "[p2p][topology]") {
+  // NVIDIA's totals, both directions: H100/H200 900 GB/s over 18 links, B200 1800, A100 600 over 12.
+  CHECK(hdb::nvlink_generation_of(9, 0)->reported_GBps == hdb_test::Approx(26.5625));
+  CHECK(18 * *hdb::nvlink_data_rate(26.5625, 9, 0) == hdb_test::Approx(450));
+  CHECK(18 * *hdb::nvlink_data_rate(26.562, 9, 0) == hdb_test::Approx(450).epsilon(1e-4));  // as nvidia-smi rounds it
+  CHECK(18 * *hdb::nvlink_data_rate(53.125, 10, 0) == hdb_test::Approx(900));
+  CHECK(12 * *hdb::nvlink_data_rate(25.0, 8, 0) == hdb_test::Approx(300));
+  CHECK(*hdb::nvlink_data_rate(26.5625 / 2, 9, 0) == hdb_test::Approx(12.5));  // a link at half its rate
+  CHECK_FALSE(hdb::nvlink_generation_of(8, 9));  // L40: no NVLink
+  CHECK_FALSE(hdb::nvlink_data_rate(26.5625, 8, 9));
+  CHECK_FALSE(hdb::nvlink_data_rate(0, 9, 0));
 }
 
 TEST_CASE("assembly: NVML direct links, rate from nvidia-smi", "[p2p][topology]") {
@@ -189,7 +201,7 @@ TEST_CASE("assembly: NVML direct links, rate from nvidia-smi", "[p2p][topology]"
   CHECK(link.at("via") == "direct");
   CHECK(link.at("source") == "nvml");
   CHECK(link.at("per_link_GBps").get<double>() == hdb_test::Approx(26.562));
-  CHECK(link.at("peak_GBps").get<double>() == hdb_test::Approx(18 * 26.562));
+  CHECK(link.at("peak_GBps").get<double>() == hdb_test::Approx(450).epsilon(1e-4));  // the data rate
   CHECK(link.at("rate_source") == "nvidia-smi nvlink -s");
   CHECK(link.at("pcie_path") == "SYS");
   const json& g1 = t.at("gpus").at(1);
@@ -241,7 +253,8 @@ TEST_CASE("assembly through NVSwitches (NVML) and a degraded GPU", "[p2p][topolo
   CHECK(healthy.at("via") == "nvswitch");
   CHECK(healthy.at("links") == 18);
   CHECK(healthy.at("rate_source") == "table by compute capability");
-  CHECK(healthy.at("peak_GBps").get<double>() == hdb_test::Approx(18 * 26.5625));
+  CHECK(healthy.at("per_link_GBps").get<double>() == hdb_test::Approx(26.5625));
+  CHECK(healthy.at("peak_GBps").get<double>() == hdb_test::Approx(18 * 25.0));
   CHECK(pair_of(t, 5, 2).at("link").at("links") == 16);  // the pair is as fast as its weaker GPU
   CHECK(pair_of(t, 2, 5).at("link").at("links") == 16);
 }

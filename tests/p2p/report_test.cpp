@@ -20,7 +20,8 @@ using nlohmann::json;
 
 namespace {
 
-// `n` GPUs at PCIe Gen5 x16, every pair joined by NVLink; GPU 1 has `links_gpu1` active links.
+// `n` H200s at PCIe Gen5 x16, every pair joined by NVLink 4 (nvidia-smi reports 26.5625 GB/s a
+// link, 25 of data); GPU 1 has `links_gpu1` active links.
 json nvlink_meta(int n, int links_gpu1 = 18) {
   constexpr double per_link = 26.5625;
   json gpus = json::array();
@@ -30,6 +31,7 @@ json nvlink_meta(int n, int links_gpu1 = 18) {
     const int links = i == 1 ? links_gpu1 : 18;
     gpus.push_back({{"index", i},
                     {"uuid", hdb_test::gpu_uuid(i)},
+                    {"compute_capability", "9.0"},
                     {"pcie", {{"gen_current", 5}, {"gen_max", 5}, {"width_current", 16}, {"width_max", 16}}},
                     {"nvlink", {{"links_active", links}, {"per_link_GBps", per_link}}}});
     topology_gpus.push_back({{"index", i}, {"nvlink", {{"links_active", links}, {"per_link_GBps", per_link}}}});
@@ -38,7 +40,7 @@ json nvlink_meta(int n, int links_gpu1 = 18) {
       const int pair_links = i == 1 ? links_gpu1 : 18;
       pairs.push_back({{"src", i}, {"dst", j}, {"can_access_peer", true}, {"performance_rank", 0}, {"native_atomics", true},
                        {"link", {{"type", "nvlink"}, {"links", pair_links}, {"per_link_GBps", per_link},
-                                 {"peak_GBps", pair_links * per_link}, {"via", "direct"}, {"pcie_path", "SYS"},
+                                 {"peak_GBps", pair_links * 25.0}, {"via", "direct"}, {"pcie_path", "SYS"},
                                  {"source", "nvml"}}}});
     }
   }
@@ -94,16 +96,16 @@ TEST_CASE("peaks of the traffic classes p2p's rates carry: NVLink per pair, PCIe
   };
   const auto direct = peak(median("bandwidth", "ce_peer", "uni", 0, 1, gib, "bandwidth", 394), "nvlink_per_direction");
   REQUIRE(direct);
-  CHECK(direct->value == hdb_test::Approx(18 * 26.5625));
+  CHECK(direct->value == hdb_test::Approx(18 * 25.0));
   const auto reverse = peak(median("bandwidth", "ce_peer", "uni", 1, 0, gib, "bandwidth", 394), "nvlink_per_direction");
   REQUIRE(reverse);
-  CHECK(reverse->value == hdb_test::Approx(18 * 26.5625));
+  CHECK(reverse->value == hdb_test::Approx(18 * 25.0));
   const auto staged = peak(median("bandwidth", "staged", "uni", 0, 1, gib, "bandwidth", 52), "pcie_per_direction_per_gpu");
   REQUIRE(staged);
   CHECK(staged->value == hdb_test::Approx(63.0).epsilon(0.01));
   const auto bidir = peak(median("bandwidth", "ce_peer", "bidir", 0, 1, gib, "bandwidth", 775), "nvlink_both_directions");
   REQUIRE(bidir);
-  CHECK(bidir->value == hdb_test::Approx(2 * 18 * 26.5625));
+  CHECK(bidir->value == hdb_test::Approx(2 * 18 * 25.0));
   // A lost link lowers its pair's peak, read from the topology.
   const auto degraded = hdb::row_peak([&] {
     auto row = median("bandwidth", "ce_peer", "uni", 1, 0, gib, "bandwidth", 300);
@@ -111,7 +113,7 @@ TEST_CASE("peaks of the traffic classes p2p's rates carry: NVLink per pair, PCIe
     return row;
   }(), two_gpu_meta(16));
   REQUIRE(degraded);
-  CHECK(degraded->value == hdb_test::Approx(16 * 26.5625));
+  CHECK(degraded->value == hdb_test::Approx(16 * 25.0));
 }
 
 TEST_CASE("section: matrices at the largest size and the direct/staged ratio", "[p2p][report]") {
@@ -245,7 +247,7 @@ TEST_CASE("anomaly: a pair is held to the pairs with the same link, not to every
 TEST_CASE("anomaly: ce_peer below half of its NVLink peak", "[p2p][report]") {
   const auto rules = hdb::p2p_report_rules();
   const json meta = nvlink_meta(3);
-  const double peak = 18 * 26.5625;  // 478.1 GB/s
+  const double peak = 18 * 25.0;  // NVLink 4's data rate, 450 GB/s
   const auto low = hdb_test::anomalies(rules, three_gpu_rows(std::vector<double>(6, 0.49 * peak)), meta);
   for (const auto& line : low) UNSCOPED_INFO(line);
   CHECK(hdb_test::count_containing(low, "GB/s is 49 % of its NVLink per direction") == 6);

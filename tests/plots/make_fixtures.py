@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 REPETITIONS = 3
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
-PER_LINK = 26.562  # the node fact meta.json records (node.gpus[i].nvlink.per_link_GBps)
+PER_LINK = 26.562  # the rate nvidia-smi reports, as meta.json records it (node.gpus[i].nvlink.per_link_GBps)
 
 
 def harness_record(hdbench: Path) -> dict:
@@ -321,12 +321,12 @@ def write_fixture(hdbench: Path, name: str, gpus: int, samples: bool, node: bool
                                 lineterminator="\n")
         writer.writeheader()
         writer.writerows(w.rows)
-    node_gpus = [{"index": i, "name": "NVIDIA H200", "uuid": uuids[i], "hbm_peak_GBps": 4800.0,
+    node_gpus = [{"index": i, "name": "NVIDIA H200", "uuid": uuids[i], "hbm_peak_GBps": 4800.0, "compute_capability": "9.0",
                   "pcie": {"gen_max": 5, "width_max": 16, "gen_current": 5, "width_current": 16},
                   "nvlink": {"links_active": links[i], "per_link_GBps": PER_LINK}} for i in range(gpus)]
     pairs = [{"src": s, "dst": d, "can_access_peer": True, "performance_rank": 0, "native_atomics": True,
               "link": {"type": "nvlink", "links": min(links[s], links[d]), "per_link_GBps": PER_LINK,
-                       "peak_GBps": min(links[s], links[d]) * PER_LINK, "via": "nvswitch", "source": "fixture"}}
+                       "via": "nvswitch", "source": "fixture"}}
              for s in range(gpus) for d in range(gpus) if s != d]
     families = {e["name"]: {"family": e["name"], "status": "ok", "plots": e["plots"], "schema": declarations[e["name"]]}
                 for e in entries}

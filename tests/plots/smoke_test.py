@@ -328,14 +328,14 @@ def check_run_model(ctx: argparse.Namespace) -> None:
         expect(False, "a column the CSV does not have must raise KeyError")
     except KeyError:
         pass
-    # NVLink: the slowest GPU's links_active × per_link_GBps, both from meta.json (no rate in the code).
-    nv = {"gpus": [{"index": i, "uuid": f"GPU-{i}", "nvlink": {"links_active": links, "per_link_GBps": 50.0}}
+    # NVLink: the slowest GPU's links_active × data_per_link_GBps, both from meta.json (no rate in the code).
+    nv = {"gpus": [{"index": i, "uuid": f"GPU-{i}", "nvlink": {"links_active": links, "data_per_link_GBps": 50.0}}
                    for i, links in enumerate((18, 18, 6))]}
     rate = Run(Path("."), "r3", node_info({"node": nv}), ()).nvlink_bus_rate()
     expect(rate is not None and rate[0] == 300.0 and rate[1].index == 2, f"nvlink_bus_rate: {rate}")
     # An older meta.json has the per-link rate in node.topology only: the harness copies it to
     # node.gpus before the plots read the run (hdbench plot), the plots read node.gpus alone.
-    old = {"gpus": [{"index": 0, "uuid": "GPU-0", "nvlink": {"links_active": 4}}],
+    old = {"gpus": [{"index": 0, "uuid": "GPU-0", "compute_capability": "8.0", "nvlink": {"links_active": 4}}],
            "topology": {"gpus": [{"index": 0, "uuid": "GPU-0", "nvlink": {"per_link_GBps": 25.0}}]}}
     expect(Run(Path("."), "r4", node_info({"node": old}), ()).nvlink_bus_rate() is None,
            "the plots read node.topology's per-link rate themselves")
@@ -585,11 +585,11 @@ def check_discovery(ctx: argparse.Namespace) -> None:
 
 
 def check_nvlink_line(ctx: argparse.Namespace) -> None:
-    """The all-reduce busbw line rate comes from meta.json: change per_link_GBps, the label follows."""
+    """The all-reduce busbw line rate comes from meta.json: change data_per_link_GBps, the label follows."""
     run_dir = fresh_run(ctx.two_gpu_fixture.parent / "run_2gpu", ctx.workdir, "nvlink_line")
     meta = json.loads((run_dir / "meta.json").read_text(encoding="utf-8"))
     for gpu in meta["node"]["gpus"]:
-        gpu["nvlink"] = {"links_active": 4, "per_link_GBps": 12.5}
+        gpu["nvlink"] = {"links_active": 4, "data_per_link_GBps": 12.5}
     (run_dir / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
     sys.path.insert(0, str(ctx.plot_run.resolve().parent))
     from hdbplots import allreduce

@@ -1,17 +1,20 @@
 // The built-in traffic classes and the composition of a class's peak from the link rates in
 // meta.json (formulas in docs/harness.md). Every rate is read from the node's own record: the
 // PCIe link from node.gpus[i].pcie, HBM from node.gpus[i].hbm_peak_GBps, NVLink links from
-// node.gpus[i].nvlink and node.topology.pairs, the per-link rate from nvlink.per_link_GBps.
+// node.gpus[i].nvlink and node.topology.pairs, the per-link data rate from the rate nvidia-smi
+// reported (nvlink.per_link_GBps) and the GPU's generation. Every peak is a data rate.
 #include "hdb/harness/data/traffic.hpp"
 #include "hdb/harness/data/meta.hpp"
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/data/peaks.hpp"
 #include "hdb/harness/common/tables.hpp"
 #include "hdb/util/lists.hpp"
+#include "hdb/util/nvlink_rates.hpp"
 
 namespace hdb {
 namespace {
@@ -22,8 +25,6 @@ const json& null_json() {
   static const json none;
   return none;
 }
-
-
 
 std::optional<int> int_param(const result_row& row, const char* key) {
   const auto& text = row.param(key);
@@ -84,7 +85,7 @@ std::optional<link_rate> gpu_link_rate(link_kind link, const json& meta, int dev
       return std::nullopt;
     case link_kind::nvlink_gpu: {
       const auto links = links_active(meta, device);
-      const auto rate = nvlink_per_link_gbps(meta, device);
+      const auto rate = nvlink_data_per_link_gbps(meta, device);
       if (!links || !rate || *links <= 0) return std::nullopt;
       return link_rate{*links * *rate, format_figure(*links) + " x " + format_figure(*rate) + " GB/s"};
     }
@@ -105,8 +106,8 @@ std::optional<std::pair<link_rate, std::string>> pair_rate(const result_row& row
   }
   if (!src || !dst || *src == *dst) return std::nullopt;
   const auto links = pair_links(meta, *src, *dst);
-  const auto rate_src = nvlink_per_link_gbps(meta, *src);
-  const auto rate_dst = nvlink_per_link_gbps(meta, *dst);
+  const auto rate_src = nvlink_data_per_link_gbps(meta, *src);
+  const auto rate_dst = nvlink_data_per_link_gbps(meta, *dst);
   if (!links || !rate_src || !rate_dst || *links <= 0) return std::nullopt;
   const double rate = std::min(*rate_src, *rate_dst);  // a link runs at its slower end
   return std::pair{link_rate{*links * rate, format_figure(*links) + " x " + format_figure(rate) + " GB/s"},
@@ -142,14 +143,21 @@ std::optional<double> gpu_pcie_peak_gbps(const json& gpu) {
   return pcie_peak_gbps(static_cast<int>(*gen), static_cast<int>(*width));
 }
 
-std::optional<double> nvlink_per_link_gbps(const json& meta, int device_index) {
-  if (const auto rate = number_field(field(gpu_record(meta, device_index), "nvlink"), "per_link_GBps")) return rate;
-  return number_field(field(topology_gpu(meta, device_index), "nvlink"), "per_link_GBps");
+std::optional<double> nvlink_data_per_link_gbps(const json& meta, int device_index) {
+  const auto& gpu = gpu_record(meta, device_index);
+  auto reported = number_field(field(gpu, "nvlink"), "per_link_GBps");
+  if (!reported) reported = number_field(field(topology_gpu(meta, device_index), "nvlink"), "per_link_GBps");
+  const auto& capability = field(gpu, "compute_capability");  // "9.0"
+  if (!reported || !capability.is_string()) return std::nullopt;
+  int major = 0;
+  int minor = 0;
+  if (std::sscanf(capability.get_ref<const std::string&>().c_str(), "%d.%d", &major, &minor) != 2) return std::nullopt;
+  return nvlink_data_rate(*reported, major, minor);
 }
 
 void record_link_rates(json& meta) {
   if (!field(field(meta, "node"), "gpus").is_array()) return;
-  // Writes go to node.gpus only; an older run's rates are read from node.topology, beside it.
+  // GPU rates go to node.gpus; an older run's reported rates are read from node.topology, beside it.
   auto& gpus = meta["node"]["gpus"];
   for (auto& gpu : gpus) {
     if (!gpu.is_object()) continue;
@@ -164,6 +172,24 @@ void record_link_rates(json& meta) {
     for (const char* key : {"links_active", "per_link_GBps"}) {
       if (!number_field(nvlink, key) && number_field(older, key)) gpu["nvlink"][key] = field(older, key);
     }
+    if (gpu.contains("nvlink")) {
+      const auto data = nvlink_data_per_link_gbps(meta, index->get<int>());
+      gpu["nvlink"]["data_per_link_GBps"] = data ? json(*data) : json(nullptr);
+    }
+  }
+  auto& node = meta["node"];
+  const auto topology = node.find("topology");
+  if (topology == node.end() || !topology->is_object()) return;
+  const auto pairs = topology->find("pairs");
+  if (pairs == topology->end() || !pairs->is_array()) return;
+  for (auto& pair : *pairs) {
+    if (!pair.is_object()) continue;
+    const auto link = pair.find("link");
+    const auto links = pair_links(meta, pair.value("src", -1), pair.value("dst", -1));
+    if (link == pair.end() || !link->is_object() || !links) continue;  // a PCIe pair has no NVLink peak
+    const auto src = nvlink_data_per_link_gbps(meta, pair.value("src", -1));
+    const auto dst = nvlink_data_per_link_gbps(meta, pair.value("dst", -1));
+    (*link)["peak_GBps"] = src && dst ? json(*links * std::min(*src, *dst)) : json(nullptr);
   }
 }
 

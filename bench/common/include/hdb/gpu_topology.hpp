@@ -57,15 +57,11 @@ struct smi_topology {
 // nvmlGpuTopologyLevel_t value -> "PIX", "PXB", "PHB", "NODE", "SYS" ("" for unknown values).
 [[nodiscard]] std::string pcie_path_from_nvml_level(unsigned int level);
 
-// Per-direction rate of one NVLink, GB/s, by GPU generation (compute capability): NVLink 1
-// (P100) 20, NVLink 2/3 (V100, A100) 25, NVLink 4 (H100/H200) 26.5625 (what nvidia-smi reports),
-// NVLink 5 (B200) 50. nullopt for GPUs without NVLink in this table.
-[[nodiscard]] std::optional<double> nvlink_rate_for_compute_capability(int major, int minor);
-
 // One GPU's NVLinks from its `nvidia-smi nvlink -s` block (one rate per link, nullopt = down):
-// the active links and the rate most of them report, else, when it has active links, the
-// table's rate for its compute capability. The one rule the topology and the fingerprint
-// (meta.json node.gpus[i].nvlink.per_link_GBps, which the harness's NVLink peaks read) share.
+// the active links and the rate most of them report, else, when it has active links, the rate
+// nvidia-smi reports for its generation (hdb/util/nvlink_rates.hpp). The one rule the topology
+// and the fingerprint (meta.json node.gpus[i].nvlink.per_link_GBps, the reported rate the
+// harness's NVLink peaks turn into a data rate) share.
 struct nvlink_summary {
   int links_active = 0;
   std::optional<double> per_link_GBps;
@@ -126,7 +122,8 @@ struct topology_inputs {
 //   "pairs": [{"src", "dst", "can_access_peer", "performance_rank", "native_atomics",
 //              "access_supported", "peer_source": "cuda",
 //              "link": {"type": "nvlink"|"pcie"|"unknown", "links", "per_link_GBps",
-//                       "peak_GBps" (links x rate, per direction), "via": "direct"|"nvswitch",
+//                       "peak_GBps" (links x the data rate of per_link_GBps, per direction:
+//                       hdb/util/nvlink_rates.hpp), "via": "direct"|"nvswitch",
 //                       "pcie_path", "source", "rate_source"}}]
 // }
 // Unknown numbers are null; every group's "source" names where it came from.

@@ -57,8 +57,8 @@ void set_families(nlohmann::json& meta, const std::vector<family_status>& status
 
 // What the harness records in every meta.json it writes, so that the plots read it there instead
 // of keeping their own copy: meta["results_csv"] (results.csv's core columns and statistics,
-// results_csv_record()) and each GPU's link rates (record_link_rates: node.gpus[i].pcie.peak_GBps
-// and, for an older meta.json, nvlink.per_link_GBps). Leaves anything but an object alone.
+// results_csv_record()) and the link rates (record_link_rates: each GPU's pcie.peak_GBps and
+// nvlink.data_per_link_GBps, each NVLink pair's peak_GBps). Leaves anything but an object alone.
 void record_harness_tables(nlohmann::json& meta);
 
 // Writes `meta` with record_harness_tables() applied.

@@ -19,7 +19,7 @@ namespace hdb {
 struct peak_ref {
   double value = 0;           // in the row's unit (GB/s)
   double traffic_factor = 1;  // bytes the hardware moves per byte the metric counts
-  std::string basis;          // "PCIe per direction, GPU 1", "NVLink 18 x 26.6 GB/s, GPU 0->1", ...
+  std::string basis;          // "PCIe per direction, GPU 1", "NVLink 18 x 25 GB/s, GPU 0->1", ...
 };
 
 // The standard classes (builtin_traffic_classes) and find_traffic_class are the declaration
@@ -34,15 +34,19 @@ struct peak_ref {
 [[nodiscard]] const nlohmann::json& gpu_record(const nlohmann::json& meta, int device_index);
 // One GPU's PCIe per-direction peak at its maximum link (current link when max is unknown).
 [[nodiscard]] std::optional<double> gpu_pcie_peak_gbps(const nlohmann::json& gpu);
-// One GPU's NVLink per-link rate per direction: node.gpus[i].nvlink.per_link_GBps (meta.json
-// written before that field existed: node.topology.gpus[i].nvlink.per_link_GBps, the same read).
-[[nodiscard]] std::optional<double> nvlink_per_link_gbps(const nlohmann::json& meta, int device_index);
+// One GPU's NVLink data rate per link and direction: the rate nvidia-smi reported
+// (node.gpus[i].nvlink.per_link_GBps; in a meta.json written before that field existed,
+// node.topology.gpus[i].nvlink.per_link_GBps) as data, by the GPU's generation
+// (node.gpus[i].compute_capability; hdb/util/nvlink_rates.hpp). nullopt when either is unknown.
+[[nodiscard]] std::optional<double> nvlink_data_per_link_gbps(const nlohmann::json& meta, int device_index);
 
-// Writes into meta.json's node.gpus[i] the link rates the plots read rather than compute (write_meta
-// calls it): pcie.peak_GBps, one direction's PCIe peak of the GPU's link (gpu_pcie_peak_gbps, the
-// one PCIe table: peaks.cpp; null when the link is unknown), and nvlink.links_active and
-// nvlink.per_link_GBps where only node.topology.gpus has them (a meta.json written before the
-// fingerprint recorded them per GPU; the probe's own values are kept).
+// Writes into meta.json the link rates the plots read rather than compute (write_meta calls it):
+// node.gpus[i].pcie.peak_GBps, one direction's PCIe peak of the GPU's link (gpu_pcie_peak_gbps, the
+// one PCIe table: peaks.cpp; null when the link is unknown); node.gpus[i].nvlink.data_per_link_GBps
+// (nvlink_data_per_link_gbps; null when unknown) and, where only node.topology.gpus has them (a
+// meta.json written before the fingerprint recorded them per GPU), nvlink.links_active and
+// per_link_GBps; and node.topology.pairs[k].link.peak_GBps, the pair's NVLinks x the slower
+// end's data rate (a meta.json written before the data rate convention held the reported rate).
 void record_link_rates(nlohmann::json& meta);
 
 // The peak of `row` through `class_name` on this node, composed over `devices`. `family` supplies
