@@ -1,5 +1,7 @@
 #include "hdb/harness/report/schema_doc.hpp"
 
+#include <algorithm>
+
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/tables.hpp"
 #include "hdb/harness/data/traffic.hpp"
@@ -44,14 +46,20 @@ std::string traffic_table(const std::vector<traffic_class>& classes) {
 }
 
 std::string family_section(const family_declaration& d) {
-  std::string out = "### Family `" + d.family + "`\n\n" + d.summary + "\n\n";
+  // The summary is the binary's --help; docs/methodology.md describes each family in prose.
+  std::string out = "### Family `" + d.family + "`\n\n";
   table_rows params;
   for (const auto& p : d.parameters) {
     params.push_back({code(p.name), p.type == param_type::integer ? "int" : "text", code_list(p.values), p.description});
   }
   if (!params.empty()) out += "Parameters:\n\n" + markdown_table({"parameter", "type", "values", "description"}, params) + "\n";
+  // A fit's metrics are named by the fit line below, with their units; the Rows section says what they are.
+  const auto fitted = [&](const std::string& name) {
+    return d.fit && std::find(d.fit->metrics.begin(), d.fit->metrics.end(), name) != d.fit->metrics.end();
+  };
   table_rows metrics;
   for (const auto& m : d.metrics) {
+    if (fitted(m.name)) continue;
     metrics.push_back({code(m.name), m.unit, std::string(to_string(m.direction)), code_list(m.traffic), m.description});
   }
   out += "Metrics:\n\n" + markdown_table({"metric", "unit", "better", "traffic", "description"}, metrics) + "\n";
@@ -67,12 +75,15 @@ std::string family_section(const family_declaration& d) {
     gates.push_back({code(g.case_kind), selection, code(g.metric), g.description});
   }
   if (!gates.empty()) {
-    out += "Gates (what `hdbench compare` gates; a case takes the first gate that selects it):\n\n" +
+    out += "Gates ([rules](#gates-and-checks)):\n\n" +
            markdown_table({"case", "parameters", "metric", "description"}, gates) + "\n";
   }
   if (d.fit) {
-    out += "Alpha-beta fit of `" + d.fit->of + "` (statistic `fit`): beta `" + d.fit->metric(fit_role::beta) + "`, alpha `" +
-           d.fit->metric(fit_role::alpha) + "`, n_half `" + d.fit->metric(fit_role::n_half) + "`.\n\n";
+    std::string roles;
+    for (const auto& r : fit_roles) {
+      roles += (roles.empty() ? "" : ", ") + std::string(r.key) + " " + code(d.fit->metric(r.role)) + " (" + std::string(r.unit) + ")";
+    }
+    out += "Alpha-beta fit of `" + d.fit->of + "` (statistic `fit`, [rows](#rows)): " + roles + ".\n\n";
   }
   if (!d.traffic_classes.empty()) out += "Traffic classes of its own:\n\n" + traffic_table(d.traffic_classes) + "\n";
   return out;
