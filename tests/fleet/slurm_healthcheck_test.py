@@ -6,12 +6,12 @@
                               --sbatch share/hdbench/hdbench-fleet.sbatch [--keep]
 
 A reference set of the stand-in family judges every run: three verdict runs on this host, each
-timed pass 100 % longer (--slowdown=100), so that a healthy run reads above the set's centre (a
-WARN on the good side) and only one that lost three quarters of its speed to the machine's other
-load could FAIL. HDBENCH is a wrapper around the real hdbench that runs `hdbench run` on the
+timed pass slowed by SET_SLOWDOWN (hdb_test_support), so that a healthy run reads above the set's
+centre (a WARN on the good side) and only one that lost seven eighths of its speed to the machine's
+other load could FAIL. HDBENCH is a wrapper around the real hdbench that runs `hdbench run` on the
 stand-in family (no GPU; no figures drawn: HDBENCH_PLOTS_DIR empty), planted per node by a file:
-plant/slow.<node> (every timed pass 900 % longer: the triad 80 % under the set's centre, beyond
-its 50 % tolerance), plant/crash.<node> (the family aborts in the checked case), plant/failed.<node>
+plant/slow.<node> (every timed pass slowed by FAULT_SLOWDOWN: the triad 80 % under the set's
+centre, beyond its 50 % tolerance), plant/crash.<node> (the family aborts in the checked case), plant/failed.<node>
 (its strided 4-lane cases fail), plant/hang.<node> (the family never returns) or plant/late.<node>
 (the run writes a clean check.json, then its plot step never returns). The health check is started through the documented wrapper shape (a script that
 exports the knobs and execs hdbench-healthcheck), the way slurmd starts it.
@@ -53,7 +53,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-from hdb_test_support import Checks, finish, make_standin_set  # noqa: E402
+from hdb_test_support import FAULT_SLOWDOWN, Checks, finish, make_standin_set  # noqa: E402
 from slurm_cluster import SKIP, Cluster, Skip, hanging_family_bin, preflight, run_on  # noqa: E402
 
 NODES = ["n1", "n2", "n3"]
@@ -87,7 +87,7 @@ if [ "$1" = run ]; then
   node=${{SLURMD_NODENAME:-unknown}}
   if [ -e '{work}/plant/hang.'"$node" ]; then exec '{args.hdbench}' run --bin-dir '{hang_bin}' "$@"; fi
   slow=''
-  [ -e '{work}/plant/slow.'"$node" ] && slow='-- --slowdown=900'
+  [ -e '{work}/plant/slow.'"$node" ] && slow='-- {FAULT_SLOWDOWN}'
   [ -e '{work}/plant/crash.'"$node" ] && slow='-- --plant=crash'
   [ -e '{work}/plant/failed.'"$node" ] && slow='-- --plant=failed_cases'
   plots='{work}/no-plots'

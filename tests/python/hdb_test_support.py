@@ -43,12 +43,21 @@ def finish(checks: Checks, work: Path, keep: bool = False) -> int:
     return 0
 
 
+# The stand-in's set is this host 4x slower (every timed pass 300 % longer) and a planted fault 20x
+# slower: a run at the host's own speed reads 4x above the set's centre and fails its 50 %
+# tolerance only if the machine's other load slows it 8x; the fault reads 5x below the centre,
+# beyond that tolerance unless the set was built 2.5x more loaded than the faulty run. Both margins
+# hold on a 2-core machine building and testing at once.
+SET_SLOWDOWN = "--slowdown=300"
+FAULT_SLOWDOWN = "--slowdown=1900"
+
+
 def make_standin_set(hdbench: Path, bin_dir: Path, manifest: Path, work: Path, timeout: float) -> Path:
     """A reference set of the stand-in family's kind, WORK/set/standin: three verdict runs on this
-    host with every timed pass 100 % longer (--slowdown=100), so a run at the host's own speed reads
-    above the set's centre (a WARN on the good side) and one 10x slower (--slowdown=900) is beyond
-    the triad's tolerance however loaded the machine. Measured once each, no figures drawn
-    (WORK/no-plots, an empty HDBENCH_PLOTS_DIR). Returns WORK/set, for HDBENCH_REFERENCE_DIR."""
+    host at SET_SLOWDOWN, so a run at the host's own speed reads above the set's centre (a WARN on
+    the good side) and one at FAULT_SLOWDOWN is beyond the triad's tolerance. Measured once each, no
+    figures drawn (WORK/no-plots, an empty HDBENCH_PLOTS_DIR). Returns WORK/set, for
+    HDBENCH_REFERENCE_DIR."""
     set_dir = work / "set"
     (work / "no-plots").mkdir(exist_ok=True)
     for i in range(3):
@@ -57,7 +66,7 @@ def make_standin_set(hdbench: Path, bin_dir: Path, manifest: Path, work: Path, t
         run_dir_file = work / f"set-run-{i}"
         subprocess.run([str(hdbench), "run", "--verdict", "--confirm=off", "--bin-dir", str(bin_dir), "--manifest",
                         str(manifest), "--out", str(work / "set-runs"), "--run-dir-file", str(run_dir_file),
-                        "--", "--slowdown=100"],
+                        "--", SET_SLOWDOWN],
                        env=dict(os.environ, HDBENCH_PLOTS_DIR=str(work / "no-plots")), capture_output=True, text=True,
                        timeout=timeout, check=True)
         subprocess.run([str(hdbench), "reference", "add", str(set_dir / "standin"), run_dir_file.read_text().strip()],
