@@ -43,11 +43,12 @@ run_dir="$(cat "$run_dir_file")"
 
 # The node verdict: every GPU's figures against the reference set of this node's kind (peaks
 # only without one) and its links, clocks and neighbours. check writes the whole table to
-# check.txt (and check.json) in the run directory; here the lines that are not PASS and the summary.
+# check.txt (and check.json) in the run directory; here the lines that are not PASS, beside a FAIL
+# what changed against the set's machines, and the summary.
 check_status=0
 "$hdbench" check "$run_dir" >/dev/null || check_status=$?
 if [ -f "$run_dir/check.txt" ]; then
-  grep -E '^(FAIL|WARN) ' "$run_dir/check.txt" >&2 || true
+  grep -E '^(FAIL|WARN) |^what changed: ' "$run_dir/check.txt" >&2 || true
   tail -n 1 "$run_dir/check.txt" >&2
   echo "run_all.sh: every check line in $run_dir/check.txt" >&2
 else

@@ -77,10 +77,16 @@ const std::vector<std::string> smi_fields = {
     "clocks.max.mem",      "persistence_mode",      "ecc.mode.current",  std::string(smi_clock_event_reasons),
     "power.draw",          "power.limit",           "temperature.gpu"};
 
-// The nvidia-smi row of the GPU with this UUID (query_gpus asks older drivers for the reason
-// mask under its old name).
-std::optional<smi_row> query_smi(const std::string& uuid) {
-  auto query = query_gpus(smi_fields, uuid);
+// The card's configuration that `hdbench compare` and `check` name beside a figure that moved when
+// it differs from the baselines' (harness what_changed.hpp). Asked apart from smi_fields: a driver
+// that refuses one of these names loses only them, never the link, clocks and ECC above.
+const std::vector<std::string> smi_configuration_fields = {"vbios_version", "mig.mode.current",
+                                                           "clocks.applications.graphics", "clocks.applications.memory"};
+
+// The nvidia-smi row of `fields` of the GPU with this UUID (query_gpus asks older drivers for the
+// reason mask under its old name).
+std::optional<smi_row> query_smi(const std::vector<std::string>& fields, const std::string& uuid) {
+  auto query = query_gpus(fields, uuid);
   if (query.gpus.empty()) return std::nullopt;
   return std::move(query.gpus.front());
 }
@@ -161,7 +167,7 @@ gpu_fingerprint read_gpu_fingerprint(int device) {
   {
     const link_load load(device);
     usleep(200'000);  // let the link retrain to its working speed before reading it
-    smi = query_smi(uuid);
+    smi = query_smi(smi_fields, uuid);
     load_failed = load.failed();
   }
   const std::string load_note = load_failed ? " (load failed: idle reading)" : " (under load)";
@@ -186,6 +192,12 @@ gpu_fingerprint read_gpu_fingerprint(int device) {
     gpu["persistence_mode"] = r.text("persistence_mode");
     gpu["ecc_mode"] = r.text("ecc.mode.current");
     gpu["driver_release"] = r.text("driver_version");
+    if (const auto configuration = query_smi(smi_configuration_fields, uuid)) {
+      gpu["vbios_version"] = configuration->text("vbios_version");
+      gpu["mig_mode"] = configuration->text("mig.mode.current");  // "[N/A]" on a GPU without MIG
+      gpu["clocks"]["applications_sm_mhz"] = number_or_null(configuration->text("clocks.applications.graphics"));
+      gpu["clocks"]["applications_mem_mhz"] = number_or_null(configuration->text("clocks.applications.memory"));
+    }
   } else {
     gpu["pcie"] = read_pcie_from_sysfs(bus_id);
     gpu["clocks"] = {{"sm_max_mhz", sm_clock_khz / 1000},

@@ -11,8 +11,10 @@ theoretical peak the check held it to, and a title that names the outlier:
     staged loopback 1 GiB: all 8 GPUs within the band
 
 Pair figures (the text carries `src=N dst=M`, the same for every pair once they are taken out)
-are a source × destination heatmap instead. Health lines (a link's width, a clock) and figures
-of one GPU are not drawn: there is nothing beside them to compare with. The figures are planned
+are a source × destination heatmap instead. Figures of one GPU get no figure of their own: there
+is nothing beside them to compare with. The node at a glance draws every checked figure of the
+run on one axis and, below them, the health lines (a link's width, the clocks, other processes)
+with their grades and readings, so the node's figures and its health are read together. The figures are planned
 like a family's (figures.Planned), but check.json, not the CSV rows, says which exist; they are
 named node_<family>_<figure> (slugged) and belong to no family's FIGURES.
 """
@@ -53,6 +55,7 @@ BAND_COLOR = "0.35"
 # h200 set detects changes of 0.6-3.8 %) and less than a link trained down or a card held
 # back costs.
 SPREAD_TOLERANCE = 0.10
+HEALTH_TEXT = 46  # characters of a health line's evidence beside the glance: its start says what to look at
 _PAIR_TOKEN = re.compile(r"\s*\b(src|dst)=(\d+)")
 
 
@@ -439,6 +442,38 @@ class Checked:
         return f"{self.family}: {figure} · {where}"
 
 
+@dataclass(frozen=True)
+class Health:
+    """One health line of check.json: an item of one GPU (or of the node) and its evidence."""
+    item: str
+    gpus: tuple[int, ...]
+    grade: str
+    reading: str
+    reason: str
+
+    @property
+    def label(self) -> str:
+        """'health: PCIe link · GPU 0'; 'health: health not read · node' for the node as a whole."""
+        where = f"GPU {','.join(map(str, self.gpus))}" if self.gpus else "node"
+        return f"health: {self.item} · {where}"
+
+    @property
+    def evidence(self) -> str:
+        """Its reading, and for a WARN or FAIL the start of check's reason: what to look at."""
+        if self.grade not in ("WARN", "FAIL") or not self.reason:
+            return self.reading
+        text = f"{self.reading}: {self.reason}" if self.reading not in ("", "-") else self.reason
+        return text if len(text) <= HEALTH_TEXT else text[:HEALTH_TEXT - 1] + "…"
+
+
+def health_lines(lines: Sequence[Any]) -> list[Health]:
+    """Every health line of check.json, in its order."""
+    return [Health(str(line.get("figure") or ""),
+                   tuple(g for g in line.get("gpus") or [] if isinstance(g, int) and not isinstance(g, bool)),
+                   str(line.get("grade") or "INFO"), str(line.get("reading") or ""), str(line.get("reason") or ""))
+            for line in lines if isinstance(line, dict) and line.get("family") == "health"]
+
+
 def glance_lines(lines: Sequence[Any]) -> list[Checked]:
     """Every line of check.json with a value (health lines carry none), in its order."""
     found = []
@@ -457,14 +492,26 @@ def glance_lines(lines: Sequence[Any]) -> list[Checked]:
 
 def glance_figure(scope: Scope, check: Mapping[str, Any]) -> MplFigure | None:
     """One row per checked figure: its value as a share of its band's centre (circle) or of its
-    theoretical peak (diamond), the band shaded, the tolerance marked, coloured by grade."""
+    theoretical peak (diamond), the band shaded, the tolerance marked, coloured by grade; then one
+    row per health line: its grade and reading (a health line has no value to place)."""
     lines = glance_lines(check["lines"])
     if not lines:
         return None
+    health = health_lines(check["lines"])
     run = scope.run
-    fig, (ax,) = new_figure(width=14.0, height=2.4 + 0.3 * len(lines))
-    y = np.arange(len(lines))[::-1]
+    rows = len(lines) + len(health)
+    fig, (ax,) = new_figure(width=14.0, height=2.4 + 0.3 * rows)
+    y = np.arange(rows)[::-1]
     shares = []
+    for yi, item in zip(y[len(lines):], health):
+        color = GRADE_COLORS.get(item.grade, GRADE_COLORS["INFO"])
+        ax.plot([0.012], [yi], marker="s", markersize=8, color=color, markeredgecolor="0.2", linestyle="none",
+                transform=ax.get_yaxis_transform(), clip_on=False, zorder=5)
+        ax.annotate(f"{grade_word(item.grade)}  {item.evidence}", (1.01, yi), xycoords=("axes fraction", "data"), ha="left",
+                    va="center", fontsize=8, color=color if item.grade in ("WARN", "FAIL") else "0.2",
+                    fontweight="bold" if item.grade in ("WARN", "FAIL") else "normal", annotation_clip=False)
+    if health:
+        ax.axhline(len(health) - 0.5, color="0.5", linewidth=0.8, zorder=1)
     for yi, line in zip(y, lines):
         color = GRADE_COLORS.get(line.grade, GRADE_COLORS["INFO"])
         if yi % 2 == 0:
@@ -499,31 +546,38 @@ def glance_figure(scope: Scope, check: Mapping[str, Any]) -> MplFigure | None:
     low = min(shares + [60.0])
     high = max(shares + [110.0])
     ax.set_xlim(max(0.0, low - 8), high + 6)
-    ax.set_yticks(y, [line.label for line in lines], fontsize=8)
-    ax.set_ylim(-0.6, len(lines) - 0.4)
+    ax.set_yticks(y, [line.label for line in lines] + [item.label for item in health], fontsize=8)
+    ax.set_ylim(-0.6, rows - 0.4)
     ax.grid(False, axis="y")
-    ax.set_xlabel("value ÷ what it is held to (%): the reference band's centre (●), else the theoretical peak (◆)")
-    ax.set_title(f"{len(lines)} checked figures · {reference_text(check)}", loc="left", fontsize=9, color="0.3")
-    handles = [Patch(facecolor=GRADE_COLORS[g], edgecolor="0.25") for g in GRADE_COLORS
-               if any(line.grade == g for line in lines)]
-    labels = [grade_word(g) for g in GRADE_COLORS if any(line.grade == g for line in lines)]
+    ax.set_xlabel("value ÷ what it is held to (%): the reference band's centre (●), else the theoretical peak (◆); "
+                  "health lines (■) by their reading")
+    ax.set_title(f"{len(lines)} checked figures, {len(health)} health lines · {reference_text(check)}", loc="left",
+                 fontsize=9, color="0.3")
+    grades = {line.grade for line in lines} | {item.grade for item in health}
+    handles = [Patch(facecolor=GRADE_COLORS[g], edgecolor="0.25") for g in GRADE_COLORS if g in grades]
+    labels = [grade_word(g) for g in GRADE_COLORS if g in grades]
     if any(line.band for line in lines):
         handles += [Patch(facecolor=BAND_COLOR, alpha=0.3, edgecolor="none"),
                     Line2D([], [], color=GRADE_COLORS["FAIL"], linewidth=1.2)]
         labels += ["reference band (low–high)", "tolerance: worse than this FAILs"]
     legend = figure_legend(fig, handles, labels, max_cols=6)
     fig.tight_layout()
-    text, claims = glance_lesson(check, lines)
+    text, claims = glance_lesson(check, lines, health)
     finish(fig, text, run.subtitle(), legend, claims)
     fig.subplots_adjust(right=0.74)
     return fig
 
 
-def glance_lesson(check: Mapping[str, Any], lines: Sequence[Checked]) -> tuple[str, list[dict]]:
-    """How many checked figures got each grade, and the worst one, as far below its reference."""
-    counts = {g: sum(1 for line in lines if line.grade == g) for g in GRADE_COLORS}
-    tally = ", ".join(f"{n} {grade_word(g)}" for g, n in counts.items() if n)
-    text = f"The node at a glance: {len(lines)} checked figures, {tally}"
+def tally(grades: Sequence[str]) -> str:
+    """'19 PASS, 1 WARN, 14 not graded'."""
+    return ", ".join(f"{n} {grade_word(g)}" for g in GRADE_COLORS if (n := sum(1 for grade in grades if grade == g)))
+
+
+def glance_lesson(check: Mapping[str, Any], lines: Sequence[Checked],
+                  health: Sequence[Health]) -> tuple[str, list[dict]]:
+    """How many checked figures got each grade, the worst one, as far below its reference, and
+    the health lines' grades (a FAIL there is the node's, whatever its figures read)."""
+    text = f"The node at a glance: {len(lines)} checked figures, {tally([line.grade for line in lines])}"
     claims: list[dict] = []
     graded = [line for line in lines if line.grade in ("WARN", "FAIL") and line.reference]
     if graded:
@@ -537,4 +591,6 @@ def glance_lesson(check: Mapping[str, Any], lines: Sequence[Checked]) -> tuple[s
                                            {"check_line": worst.index, "field": field}], "a/b*100"))
     else:
         text += "; none WARN or FAIL"
+    if health:
+        text += f"; health: {tally([item.grade for item in health])}"
     return text, claims

@@ -1051,3 +1051,65 @@ TEST_CASE("check: a figure without a band WARNs", "[check]") {
   CHECK(line->result == hdb::grade::warn);
   CHECK_THAT(line->reason, hdb_test::contains_text("no band"));
 }
+
+namespace {
+
+// A run's meta.json with this driver and kernel recorded, as a copy of a run edited by hand.
+void set_fingerprint(const fs::path& run_dir, const std::string& driver, const std::string& kernel) {
+  auto meta = *hdb::read_meta(run_dir / "meta.json");
+  meta["node"]["driver_release"] = driver;
+  meta["host"]["kernel"] = kernel;
+  hdb::write_meta(run_dir / "meta.json", meta);
+}
+
+}  // namespace
+
+TEST_CASE("check: beside a FAIL, what about the node differs from the set's runs, in check.txt and check.json", "[check][what_changed]") {
+  const fixture_set f;
+  // The set's five machines: one driver, and one of them on another kernel.
+  for (int member = 1; member <= 5; ++member) {
+    set_fingerprint(f.set / "runs" / ("member" + std::to_string(member)), "580.95.05", member == 5 ? "6.8.0-51" : "6.8.0-49");
+  }
+  run_spec spec;
+  spec.gpus[0].pinned_h2d *= 0.95;
+  const auto run = write_run(f.dir.path(), spec);
+  set_fingerprint(run, "580.159.04", "6.8.0-51");
+  const std::string driver = "driver 580.95.05 -> 580.159.04 (the 5 runs of the set agree)";
+
+  auto report = hdb::check_run(run, against(f.set));
+  REQUIRE(report.failed == 1);
+  const auto text = describe_lines(report);
+  INFO(text);
+  // The kernel is one the set's machines run: not what changed.
+  CHECK(hdb_test::contains(text, "\nwhat changed: " + driver + "\n" + hdb::summary_line(report) + "\n"));
+  const auto doc = json::parse(hdb::render_check(report, hdb::output_format::json));
+  REQUIRE(doc["what_changed"].size() == 1);
+  CHECK(doc["what_changed"][0]["field"] == "driver");
+  CHECK(doc["what_changed"][0]["baselines"] == json::parse(R"([{"value": "580.95.05", "runs": 5}])"));
+  hdb::write_check_files(run, report);
+  CHECK(hdb_test::contains(hdb::read_text_file(run / "check.txt"), "what changed: " + driver));
+  CHECK(json::parse(hdb::read_text_file(run / "check.json")).contains("what_changed"));
+
+  SECTION("a kernel none of the set's machines runs: the set is not uniform in it, and says so") {
+    set_fingerprint(run, "580.159.04", "6.8.0-52");
+    CHECK(hdb_test::contains(describe_lines(hdb::check_run(run, against(f.set))),
+                             driver + "; kernel 6.8.0-49 -> 6.8.0-52 (runs of the set differ: 6.8.0-49 in 4, 6.8.0-51 in 1)\n"));
+  }
+  SECTION("the fingerprint of one of the set's machines: nothing beside the FAIL") {
+    set_fingerprint(run, "580.95.05", "6.8.0-49");
+    report = hdb::check_run(run, against(f.set));
+    CHECK(report.failed == 1);
+    CHECK(report.what_changed.empty());
+    CHECK_FALSE(json::parse(hdb::render_check(report, hdb::output_format::json)).contains("what_changed"));
+  }
+  SECTION("no FAIL: the fingerprint is not news") {
+    run_spec healthy;
+    healthy.run_id = "healthy";
+    const auto fine = write_run(f.dir.path(), healthy);
+    set_fingerprint(fine, "580.159.04", "6.8.0-52");
+    report = hdb::check_run(fine, against(f.set));
+    CHECK(report.failed == 0);
+    CHECK_FALSE(hdb_test::contains(describe_lines(report), "what changed"));
+    CHECK_FALSE(json::parse(hdb::render_check(report, hdb::output_format::json)).contains("what_changed"));
+  }
+}

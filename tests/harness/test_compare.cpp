@@ -15,6 +15,8 @@
 #include "hdb/harness/verdict/compare.hpp"
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/files.hpp"
+#include "hdb/harness/common/tables.hpp"
+#include "hdb/harness/data/meta.hpp"
 #include "hdb/harness/report/plots.hpp"
 #include "hdb/harness/verdict/student_t.hpp"
 #include "test_support.hpp"
@@ -958,4 +960,91 @@ TEST_CASE("plain baseline runs, tight: a 1.5 % shift is SLOWER at the default 1 
   CHECK(hdb_test::contains(at_two.output, "0 slower, 0 faster, 7 same"));
   CHECK(hdb_test::contains(at_two.output, "real but below the 2 % threshold"));
   CHECK(at_two.exit_code == 0);
+}
+
+namespace {
+
+// meta.json beside a synthetic run: one H200 as the fingerprint records it, with this driver and kernel.
+void write_fingerprint(const std::filesystem::path& run_dir, const std::string& driver, const std::string& kernel) {
+  const nlohmann::json gpu = {{"index", 0}, {"name", "NVIDIA H200"}, {"uuid", "GPU-11111111"},
+                              {"pcie", {{"gen_max", 5}, {"width_max", 16}}}, {"ecc_mode", "Enabled"}};
+  hdb::write_meta(run_dir / "meta.json",
+                  {{"run_id", run_dir.filename().string()},
+                   {"node", {{"driver_release", driver}, {"cuda_runtime", "13.0"}, {"gpus", nlohmann::json::array({gpu})}}},
+                   {"host", {{"kernel", kernel}}}});
+}
+
+// compare in `format`, without a noise model (the committed sets' would otherwise be found by kind).
+hdb::compare_result compare_as(const std::vector<std::filesystem::path>& baselines, const std::filesystem::path& current,
+                               hdb::output_format format) {
+  hdb::compare_options options;
+  options.format = format;
+  options.noise_model = "none";
+  return hdb::compare_runs(baselines, current, options);
+}
+
+}  // namespace
+
+TEST_CASE("compare: beside a SLOWER, the fingerprint fields that changed since the baselines, in every format", "[compare][what_changed]") {
+  const hdb_test::temp_dir dir;
+  const auto baselines = write_baselines(dir);
+  for (const auto& base : baselines) write_fingerprint(base, "580.95.05", "6.8.0-49");
+  run_spec slow{"current", current_shift};
+  slow.bandwidth_factor = 0.95;
+  const auto current = write_run(dir, make_rows(slow));
+  const std::string driver = "driver 580.95.05 -> 580.159.04 (the 3 baselines agree)";
+  write_fingerprint(current, "580.159.04", "6.8.0-49");
+
+  const auto text = compare_as(baselines, current, hdb::output_format::text);
+  INFO(text.output);
+  CHECK(text.exit_code == 1);
+  CHECK(hdb_test::contains(text.output, "\nwhat changed: " + driver + "\n"));
+  CHECK(text.output.find("what changed:") > text.output.rfind("\nSLOWER "));  // right below the table
+  const auto markdown = compare_as(baselines, current, hdb::output_format::markdown);
+  CHECK(hdb_test::contains(markdown.output, "**What changed** (baselines -> current run):\n\n- " + driver + "\n"));
+  const auto junit = compare_as(baselines, current, hdb::output_format::junit);
+  const auto escaped = hdb::xml_escape("what changed: " + driver);
+  CHECK(hdb_test::contains(junit.output, "(detectable "));
+  CHECK(hdb_test::contains(junit.output, ">" + escaped + "</failure>"));  // each SLOWER's failure carries it
+  CHECK(hdb_test::contains(junit.output, escaped + "\n" + "3 slower"));   // and the suite's system-out
+  const auto doc = nlohmann::json::parse(compare_as(baselines, current, hdb::output_format::json).output);
+  REQUIRE(doc.contains("what_changed"));
+  REQUIRE(doc["what_changed"].size() == 1);
+  CHECK(doc["what_changed"][0]["field"] == "driver");
+  CHECK(doc["what_changed"][0]["current"] == "580.159.04");
+  CHECK(doc["what_changed"][0]["baselines"] == nlohmann::json::parse(R"([{"value": "580.95.05", "runs": 3}])"));
+
+  SECTION("identical fingerprints: nothing, in any format") {
+    write_fingerprint(current, "580.95.05", "6.8.0-49");
+    for (const auto format : hdb::compare_formats) {
+      const auto same = compare_as(baselines, current, format);
+      CHECK(same.exit_code == 1);
+      CHECK_FALSE(hdb_test::contains(same.output, "hat changed"));
+      CHECK_FALSE(hdb_test::contains(same.output, "what_changed"));
+    }
+  }
+  SECTION("nothing moved: the fingerprint is not news") {
+    const auto steady = write_run(dir, make_rows({"steady", current_shift}));
+    write_fingerprint(steady, "580.159.04", "6.8.0-49");
+    const auto result = compare_as(baselines, steady, hdb::output_format::text);
+    CHECK(result.exit_code == 0);
+    CHECK_FALSE(hdb_test::contains(result.output, "what changed"));
+  }
+  SECTION("baselines not uniform in a field: it is a change only where the run matches none of them") {
+    write_fingerprint(baselines[2], "580.95.05", "6.8.0-51");
+    write_fingerprint(current, "580.159.04", "6.8.0-51");
+    CHECK(hdb_test::contains(compare_as(baselines, current, hdb::output_format::text).output, "\nwhat changed: " + driver + "\n"));
+    write_fingerprint(current, "580.159.04", "6.8.0-52");
+    const auto differ = compare_as(baselines, current, hdb::output_format::text);
+    CHECK(hdb_test::contains(differ.output, driver + "; kernel 6.8.0-49 -> 6.8.0-52 (baselines differ: 6.8.0-49 in 2, 6.8.0-51 in 1)\n"));
+    const auto json = nlohmann::json::parse(compare_as(baselines, current, hdb::output_format::json).output);
+    CHECK(json["what_changed"][1]["uniform"] == false);
+  }
+  SECTION("a baseline without meta.json takes no part; a current run without one, nothing to say") {
+    std::filesystem::remove(baselines[0] / "meta.json");
+    CHECK(hdb_test::contains(compare_as(baselines, current, hdb::output_format::text).output,
+                             "what changed: driver 580.95.05 -> 580.159.04 (the 2 baselines agree)\n"));
+    std::filesystem::remove(current / "meta.json");
+    CHECK_FALSE(hdb_test::contains(compare_as(baselines, current, hdb::output_format::text).output, "what changed"));
+  }
 }

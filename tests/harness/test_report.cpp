@@ -94,6 +94,53 @@ TEST_CASE("report: the check's verdict comes first, with every line that is not 
   CHECK(report.find("## Verdict") < report.find("## Anomalies"));
 }
 
+namespace {
+
+hdb::graded_line health(hdb::grade grade, std::vector<int> gpus, const std::string& item, const std::string& reading,
+                        const std::string& reason = "as it should be") {
+  hdb::graded_line line;
+  line.result = grade;
+  line.basis = hdb::grade_basis::health;
+  line.gpus = std::move(gpus);
+  line.family = "health";
+  line.figure = item;
+  line.reading = reading;
+  line.reason = reason;
+  return line;
+}
+
+}  // namespace
+
+TEST_CASE("report: the node's health record per GPU beside its figures, PASS included", "[report]") {
+  golden g;
+  hdb::check_report check;
+  check.run = "20261129T103122Z-gpu01";
+  check.lines = {health(hdb::grade::pass, {0}, "PCIe link", "Gen5 x16"),
+                 health(hdb::grade::warn, {0}, "other processes", "pid 7 a.out (10 MiB)"),
+                 health(hdb::grade::fail, {0}, "other processes", "pid 8 b.out (20 MiB)"),
+                 health(hdb::grade::fail, {1}, "PCIe link", "Gen4 x16", "trained below its maximum Gen5 x16 while copying"),
+                 health(hdb::grade::warn, {}, "health not read", "-", "no link counters")};
+  const auto section = hdb::health_section(check);
+  INFO(section);
+  CHECK(hdb_test::contains(section, "## Health per GPU\n\n| GPU | PCIe link | other processes |\n"));
+  CHECK(hdb_test::contains(section, "| 0 | PASS Gen5 x16 | WARN pid 7 a.out (10 MiB); FAIL pid 8 b.out (20 MiB) |\n"));
+  CHECK(hdb_test::contains(section, "| 1 | FAIL Gen4 x16 | - |\n"));
+  CHECK(hdb_test::contains(section, "- health not read: WARN (no link counters)\n"));
+  const auto report = hdb::render_report(g.rows, g.meta, {}, hdb::verdict_section(check), section);
+  CHECK(report.find("## Headlines per GPU") < report.find("## Health per GPU"));
+  CHECK(report.find("## Health per GPU") < report.find("## Anomalies"));
+  CHECK(hdb::health_section(hdb::check_report{}).empty());
+
+  SECTION("with a FAIL, the verdict says what changed against the set's runs") {
+    const auto& fields = hdb::fingerprint_fields();
+    const auto driver = std::find_if(fields.begin(), fields.end(), [](const auto& f) { return f.name == "driver"; });
+    REQUIRE(driver != fields.end());
+    check.what_changed = {{&*driver, {}, "580.159.04", {{"580.95.05", 3}}}};
+    CHECK(hdb_test::contains(hdb::verdict_section(check),
+                             "what changed: driver 580.95.05 -> 580.159.04 (the 3 runs of the set agree)\n"));
+  }
+}
+
 TEST_CASE("report: one headline table for the node, a GPU per row", "[report]") {
   golden g;
   std::vector<hdb::result_row> second;  // the same figures on GPU 1, h2d 20 % slower

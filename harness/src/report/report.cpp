@@ -332,7 +332,7 @@ std::vector<std::string> find_anomalies(const std::vector<result_row>& rows, con
 }
 
 std::string render_report(const std::vector<result_row>& rows, const json& meta, const std::vector<std::string>& plot_files,
-                          const std::string& verdict) {
+                          const std::string& verdict, const std::string& health) {
   const auto& build = field(meta, "hdbench");
   std::string out = "# hdbench report: " + text(meta, "run_id") + "\n\n" + verdict;
   out += "Started " + text(meta, "started_utc") + ", finished " + text(meta, "finished_utc", "(not finished)") +
@@ -342,6 +342,7 @@ std::string render_report(const std::vector<result_row>& rows, const json& meta,
   out += verdict_run_section(rows, meta);
   out += node_section(meta) + "\n";
   out += node_headline_table(rows);
+  out += health;
 
   out += "## Anomalies\n\n";
   const auto anomalies = find_anomalies(rows, meta);
@@ -389,8 +390,49 @@ std::string verdict_section(const check_report& report) {
     lines.push_back({std::string(to_string(line.result)), gpus.empty() ? "node" : gpus, line.family, line.figure, value, line.reason});
   }
   if (!lines.empty()) out += markdown_table({"grade", "GPU", "family", "figure", "value", "reason"}, lines) + "\n";
+  if (!report.what_changed.empty()) out += what_changed_line(report) + "\n\n";
   return out + "Every line, PASS included: `hdbench check` on this run directory (check.txt beside this report after "
                "`./run_all.sh`).\n\n";
+}
+
+std::string health_section(const check_report& report) {
+  std::vector<std::string> items;                                  // columns, in check's order
+  std::map<std::pair<int, std::string>, std::string> cells;       // (GPU, item) -> "PASS Gen5 x16"
+  std::set<int> gpus;
+  std::string node_lines;
+  for (const auto& line : report.lines) {
+    if (line.basis != grade_basis::health) continue;
+    const bool reading = !line.reading.empty() && line.reading != "-";  // "-": the line has no reading
+    const auto cell = std::string(to_string(line.result)) + (reading ? " " + line.reading : "");
+    if (line.gpus.empty()) {
+      node_lines += "- " + line.figure + ": " + cell + " (" + line.reason + ")\n";
+      continue;
+    }
+    if (std::find(items.begin(), items.end(), line.figure) == items.end()) items.push_back(line.figure);
+    for (const int gpu : line.gpus) {
+      auto& text = cells[{gpu, line.figure}];  // an item may have several lines on one GPU: a line per other process
+      text += (text.empty() ? "" : "; ") + cell;
+      gpus.insert(gpu);
+    }
+  }
+  if (items.empty() && node_lines.empty()) return {};
+  std::string out = "## Health per GPU\n\n";
+  if (!items.empty()) {
+    std::vector<std::string> header = {"GPU"};
+    header.insert(header.end(), items.begin(), items.end());
+    table_rows table;
+    for (const int gpu : gpus) {
+      std::vector<std::string> row = {std::to_string(gpu)};
+      for (const auto& item : items) {
+        const auto cell = cells.find({gpu, item});
+        row.push_back(cell == cells.end() ? "-" : cell->second);
+      }
+      table.push_back(std::move(row));
+    }
+    out += markdown_table(header, table);
+  }
+  if (!node_lines.empty()) out += (items.empty() ? "" : "\n") + node_lines;
+  return out + "\nThe check's health lines, PASS included; a line that is not PASS says why in the verdict above.\n\n";
 }
 
 void write_report(const fs::path& run_dir) {
@@ -408,14 +450,16 @@ void write_report(const fs::path& run_dir) {
     if (entry.path().extension() == ".png") plots.push_back("plots/" + entry.path().filename().string());
   }
   std::sort(plots.begin(), plots.end());
-  std::string verdict;
+  std::string verdict, health;
   // The report is written whatever the check makes of the run; it says why there is no verdict.
   try {
-    verdict = verdict_section(check_run(run_dir, {}));
+    const auto check = check_run(run_dir, {});
+    verdict = verdict_section(check);
+    health = health_section(check);
   } catch (const std::exception& e) {
     verdict = "## Verdict\n\nNot checked: " + std::string(e.what()) + "\n\n";
   }
-  atomic_write_file(run_dir / "report.md", render_report(rows, meta, plots, verdict));
+  atomic_write_file(run_dir / "report.md", render_report(rows, meta, plots, verdict, health));
 }
 
 }  // namespace hdb

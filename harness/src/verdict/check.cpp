@@ -375,6 +375,11 @@ check_report check_run(const fs::path& run_dir, const check_options& options) {
   auto health = health_lines(meta, set ? &set->model.kind : nullptr, report.lines);
   report.lines.insert(report.lines.end(), std::make_move_iterator(health.begin()), std::make_move_iterator(health.end()));
   count(report);
+  if (set && report.failed > 0) {
+    std::vector<const json*> members;
+    for (const auto& member : set->runs) members.push_back(member.meta ? &*member.meta : nullptr);
+    report.what_changed = what_changed(members, &meta);
+  }
   return report;
 }
 

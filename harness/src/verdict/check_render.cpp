@@ -47,6 +47,7 @@ std::string render_text(const check_report& report) {
                     expected_text(line, report), line.reason});
   }
   out += text_table({"grade", "GPU", "family", "figure", "value", "expected", "reason"}, rows);
+  if (!report.what_changed.empty()) out += what_changed_line(report) + "\n";
   return out + summary_line(report) + "\n";
 }
 
@@ -70,6 +71,7 @@ std::string render_junit(const check_report& report) {
   }
   std::string notes;
   for (const auto& note : report.notes) notes += note + "\n";
+  if (!report.what_changed.empty()) notes += what_changed_line(report) + "\n";
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"hdbench check\" tests=\"" +
          std::to_string(report.lines.size()) + "\" failures=\"" + std::to_string(report.failed) + "\" skipped=\"" +
          std::to_string(skipped) + "\">\n" + cases + "  <system-out>" + xml_escape(notes + summary_line(report)) +
@@ -81,20 +83,21 @@ std::string render_json(const check_report& report) {
   for (const auto& line : report.lines) lines.push_back(to_json(line));
   const json set = report.set ? json{{"name", *report.set}, {"dir", display_path(report.set_dir)}, {"runs", report.set_runs}}
                               : json(nullptr);
-  const json out = {{"version", check_json_version},
-                    {"run", report.run},
-                    {"node_kind", report.node_kind},
-                    {"reference", set},
-                    {"notes", report.notes},
-                    {"lines", std::move(lines)},
-                    {"summary",
-                     {{"grade", to_string(report.overall())},
-                      {"pass", report.passed},
-                      {"warn", report.warned},
-                      {"fail", report.failed},
-                      {"unconfirmed", report.unconfirmed},
-                      {"not_graded", report.not_graded}}},
-                    {"exit_code", report.exit_code()}};
+  json out = {{"version", check_json_version},
+              {"run", report.run},
+              {"node_kind", report.node_kind},
+              {"reference", set},
+              {"notes", report.notes},
+              {"lines", std::move(lines)},
+              {"summary",
+               {{"grade", to_string(report.overall())},
+                {"pass", report.passed},
+                {"warn", report.warned},
+                {"fail", report.failed},
+                {"unconfirmed", report.unconfirmed},
+                {"not_graded", report.not_graded}}},
+              {"exit_code", report.exit_code()}};
+  if (!report.what_changed.empty()) out["what_changed"] = to_json(report.what_changed);
   return out.dump(2) + "\n";
 }
 
@@ -108,6 +111,8 @@ std::string summary_line(const check_report& report) {
          std::to_string(report.failed) + " FAIL" +
          (report.not_graded > 0 ? ", " + std::to_string(report.not_graded) + " not graded" : std::string()) + " " + against;
 }
+
+std::string what_changed_line(const check_report& report) { return what_changed_line(report.what_changed, "runs of the set"); }
 
 std::string render_check(const check_report& report, output_format format) {
   switch (format) {

@@ -2,6 +2,7 @@
 // the noise model, the model's decisions, one rendering.
 #include "hdb/harness/verdict/compare.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -46,6 +47,18 @@ chosen_model choose_model(const compare_options& options, const std::optional<re
   auto found = find_reference_set(*current.run.meta, options.reference);
   if (!found) return {};
   return {std::move(found->model), found->dir.string()};
+}
+
+// The report shows a figure that moved: a gating one (with --all, any) SLOWER or FASTER.
+bool shows_a_move(const comparison_set& set, const compare_options& options) {
+  return std::any_of(set.compared.begin(), set.compared.end(),
+                     [&](const comparison& c) { return (options.all || c.gates()) && c.decision.result != verdict::same; });
+}
+
+std::vector<const nlohmann::json*> metas_of(const std::vector<indexed_run>& runs) {
+  std::vector<const nlohmann::json*> metas;
+  for (const auto& run : runs) metas.push_back(run.run.meta ? &*run.run.meta : nullptr);
+  return metas;
 }
 
 }  // namespace
@@ -113,6 +126,7 @@ compare_result compare_runs(const std::vector<fs::path>& baselines, const fs::pa
                                       std::to_string(chosen.model->members.size()) + " runs)");
     }
     set.notes.insert(set.notes.begin(), notes.begin(), notes.end());
+    if (shows_a_move(set, options)) set.what_changed = what_changed(metas_of(base), cur.run.meta ? &*cur.run.meta : nullptr);
     result.output = render_comparison(base, cur, set, options);
     result.exit_code = exit_code_of(set);
   } catch (const harness_error& e) {

@@ -85,6 +85,7 @@ std::string summary_text(const comparison_set& set) {
 }
 
 constexpr std::string_view missing_title = "MISSING: gated headlines of the baseline that failed in the current run";
+constexpr std::string_view compared_runs = "baselines";  // what "what changed" holds the current run against
 
 std::vector<std::string> run_names(const std::vector<indexed_run>& runs) {
   std::vector<std::string> names;
@@ -98,6 +99,7 @@ std::string render_text(const std::vector<indexed_run>& base, const indexed_run&
   for (const auto& line : rule_lines(base.size(), set, options)) out += line + "\n";
   for (const auto& note : set.notes) out += note + "\n";
   out += "\n" + text_table(table_header(options, base.size()), table_of(set, options));
+  if (!set.what_changed.empty()) out += what_changed_line(set.what_changed, compared_runs) + "\n";
   if (!set.missing.empty()) {
     out += "\n" + std::string(missing_title) + " (" + std::to_string(set.missing.size()) + "):\n";
     for (const auto& item : set.missing) out += "MISSING  " + item + "\n";
@@ -116,6 +118,10 @@ std::string render_markdown(const std::vector<indexed_run>& base, const indexed_
   for (const auto& line : rule_lines(base.size(), set, options)) out += "> " + line + "\n\n";
   for (const auto& note : set.notes) out += "> " + note + "\n\n";
   out += markdown_table(table_header(options, base.size()), table_of(set, options));
+  if (!set.what_changed.empty()) {
+    out += "\n**What changed** (" + std::string(compared_runs) + " -> current run):\n\n";
+    for (const auto& change : set.what_changed) out += "- " + describe_change(change, compared_runs) + "\n";
+  }
   if (!set.missing.empty()) {
     out += "\n**" + std::string(missing_title) + "** (" + std::to_string(set.missing.size()) + "):\n\n";
     for (const auto& item : set.missing) out += "- MISSING " + item + "\n";
@@ -129,6 +135,7 @@ std::string render_markdown(const std::vector<indexed_run>& base, const indexed_
 }
 
 std::string render_junit(std::size_t baseline_runs, const comparison_set& set, const compare_options& options) {
+  const auto changed = what_changed_line(set.what_changed, compared_runs);
   std::string cases;
   int tests = 0;
   for (const auto& c : set.compared) {
@@ -139,7 +146,8 @@ std::string render_junit(std::size_t baseline_runs, const comparison_set& set, c
       cases += "    <failure message=\"" + xml_escape(percent_text(c.decision.change, percent_style::signed_change)) + " median change: " +
                xml_escape(format_figure(c.reference)) + " -> " + xml_escape(format_figure(*c.current->central)) + " " +
                xml_escape(c.current->unit) +
-               (c.decision.detectable ? xml_escape(" (detectable " + percent_text(*c.decision.detectable) + ")") : "") + "\"/>\n";
+               (c.decision.detectable ? xml_escape(" (detectable " + percent_text(*c.decision.detectable) + ")") : "") + "\"" +
+               (changed.empty() ? "/>\n" : ">" + xml_escape(changed) + "</failure>\n");
     }
     cases += "  </testcase>\n";
   }
@@ -155,6 +163,7 @@ std::string render_junit(std::size_t baseline_runs, const comparison_set& set, c
   std::string notes;
   for (const auto& line : rule_lines(baseline_runs, set, options)) notes += line + "\n";
   for (const auto& note : set.notes) notes += note + "\n";
+  if (!changed.empty()) notes += changed + "\n";
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"hdbench compare\" tests=\"" + std::to_string(tests) +
          "\" failures=\"" + std::to_string(static_cast<std::size_t>(set.slower) + set.missing.size()) + "\">\n" + cases + "  <system-out>" + xml_escape(notes + summary_text(set)) +
          "</system-out>\n</testsuite>\n";
@@ -218,18 +227,19 @@ std::string render_json(const std::vector<indexed_run>& base, const indexed_run&
                     {"detectable", optional_number(c.decision.detectable)},
                     {"note", c.decision.note}});
   }
-  const json out = {{"baselines", std::move(baselines)},
-                    {"current", {{"run", cur.run.name}, {"path", cur.run.csv_path.string()}}},
-                    {"rule", rule},
-                    {"notes", set.notes},
-                    {"rows", std::move(rows)},
-                    {"missing", set.missing},
-                    {"only_baseline", set.only_baseline},
-                    {"only_current", set.only_current},
-                    {"counts", {{"slower", set.slower}, {"faster", set.faster}, {"same", set.same}, {"within_tolerance", set.within_tolerance},
-                                {"missing", set.missing.size()}}},
-                    {"summary", summary_text(set)},
-                    {"exit_code", exit_code_of(set)}};
+  json out = {{"baselines", std::move(baselines)},
+              {"current", {{"run", cur.run.name}, {"path", cur.run.csv_path.string()}}},
+              {"rule", rule},
+              {"notes", set.notes},
+              {"rows", std::move(rows)},
+              {"missing", set.missing},
+              {"only_baseline", set.only_baseline},
+              {"only_current", set.only_current},
+              {"counts", {{"slower", set.slower}, {"faster", set.faster}, {"same", set.same}, {"within_tolerance", set.within_tolerance},
+                          {"missing", set.missing.size()}}},
+              {"summary", summary_text(set)},
+              {"exit_code", exit_code_of(set)}};
+  if (!set.what_changed.empty()) out["what_changed"] = to_json(set.what_changed);
   return out.dump(2) + "\n";
 }
 

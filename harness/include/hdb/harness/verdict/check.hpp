@@ -21,6 +21,7 @@
 #include "hdb/harness/verdict/graded_line.hpp"
 #include "hdb/harness/common/output_format.hpp"
 #include "hdb/harness/verdict/reference_set.hpp"
+#include "hdb/harness/verdict/what_changed.hpp"
 
 namespace hdb {
 
@@ -45,6 +46,9 @@ struct check_report {
   std::vector<graded_line> lines;     // figures, then health
   int passed = 0, warned = 0, failed = 0, not_graded = 0;
   int unconfirmed = 0;  // of the FAILs: figures measured once (weigh_attempts), which `hdbench run` would measure again
+  // With a FAIL line against a set: the fingerprint fields in which this node differs from the
+  // set's runs (what_changed.hpp); empty otherwise.
+  std::vector<fingerprint_change> what_changed;
 
   [[nodiscard]] grade overall() const { return failed > 0 ? grade::fail : warned > 0 ? grade::warn : grade::pass; }
   [[nodiscard]] int exit_code() const { return failed > 0 ? 1 : 0; }
@@ -89,6 +93,9 @@ inline constexpr std::initializer_list<output_format> check_formats = {output_fo
 [[nodiscard]] std::string render_check(const check_report& report, output_format format);
 // "hdbench check: <run> PASS — 12 PASS, 0 WARN, 0 FAIL against h200 (6 runs)".
 [[nodiscard]] std::string summary_line(const check_report& report);
+// "what changed: driver 580.95.05 -> 580.159.04 (the 12 runs of the set agree)", or "" when
+// report.what_changed is empty: check.txt's line, check's junit and report.md's verdict print it.
+[[nodiscard]] std::string what_changed_line(const check_report& report);
 
 // The verdict where the user and fleet look for it: RUN_DIR/check.txt (the text) and
 // RUN_DIR/check.json, each written whole or not at all. What `hdbench run` and `hdbench check`

@@ -20,6 +20,7 @@
 #include "hdb/harness/verdict/decision.hpp"
 #include "hdb/harness/data/run_index.hpp"
 #include "hdb/harness/verdict/run_statistics.hpp"
+#include "hdb/harness/verdict/what_changed.hpp"
 
 namespace hdb {
 
@@ -68,6 +69,9 @@ struct comparison_set {
   std::size_t tests = 0;                                  // gating metrics judged against run-to-run spread
   int slower = 0, faster = 0, same = 0;                   // gating metrics only
   int within_tolerance = 0;  // of `same`: outside the set's band, within the node tolerance
+  // Where a shown figure is SLOWER or FASTER, the fingerprint fields in which the current run
+  // differs from the baselines (compare_runs fills it; empty otherwise).
+  std::vector<fingerprint_change> what_changed;
 };
 
 // Matches every shown metric (headlines; with options.all every metric) of the baselines with
