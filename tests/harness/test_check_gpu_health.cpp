@@ -129,7 +129,7 @@ TEST_CASE("GPU record: a clean reading is PASS per item, a node without a fabric
   }
   const auto& ecc = line_of(lines, "ECC", {0}, "on, 0 uncorrectable");
   CHECK_THAT(ecc.reason, hdb_test::contains_text("corrected errors did not grow (volatile 0 -> 0, aggregate 3 -> 3)"));
-  CHECK(carries(ecc, counter("ecc_errors", "kind", "corrected_aggregate", 3)));
+  CHECK(carries(ecc, counter("ecc_errors", "type", "corrected_aggregate", 3)));
   CHECK(carries(line_of(lines, "row remap", {1}, "none pending"), counter("remapped_rows", "state", "correctable", 1)));
   CHECK_THAT(line_of(lines, "Xid", {0}, "none").reason, hdb_test::contains_text("no Xid for PCI 0000:3b:00"));
   CHECK(std::all_of(lines.begin(), lines.end(), [](const auto& l) { return l.result == grade::pass; }));
@@ -159,7 +159,7 @@ TEST_CASE("GPU record: faults at the run's start and end, each its line with its
     CHECK_THAT(uncorrectable.reason, hdb_test::contains_text("2 since the driver loaded (ecc.errors.uncorrected.volatile.total)"));
     CHECK_THAT(uncorrectable.reason, hdb_test::contains_text("2 during the run (ecc.errors.uncorrected.aggregate.total 1 -> 3)"));
     CHECK_THAT(uncorrectable.reason, hdb_test::contains_text("drain the GPU and reset it"));
-    CHECK(carries(uncorrectable, counter("ecc_errors", "kind", "uncorrected_volatile", 2)));
+    CHECK(carries(uncorrectable, counter("ecc_errors", "type", "uncorrected_volatile", 2)));
     const auto& corrected = line_of(lines, "ECC", {0}, "corrected +5");
     CHECK(corrected.result == grade::warn);
     CHECK_THAT(corrected.reason, hdb_test::contains_text("(volatile 4 -> 9, aggregate 10 -> 15)"));
@@ -425,7 +425,7 @@ TEST_CASE("GPU record: the lines reach check.txt, check.json, fleet and Promethe
       R"(hdbench_figure_grade{node="gpu01",family="health",figure="row remap",gpu="0"} 2)",
       R"(hdbench_gpu_remapped_rows{node="gpu01",gpu="0",state="pending"} 1)",
       R"(hdbench_gpu_remap_banks{node="gpu01",gpu="0",availability="high"} 2)",
-      R"(hdbench_gpu_ecc_errors{node="gpu01",gpu="0",kind="uncorrected_volatile"} 2)",
+      R"(hdbench_gpu_ecc_errors{node="gpu01",gpu="0",type="uncorrected_volatile"} 2)",
       R"(hdbench_gpu_xid_events{node="gpu01",gpu="0",xid="79"} 1)",
       R"(hdbench_gpu_reset_status{node="gpu01",gpu="0",flag="reset_required"} 1)",
   };

@@ -174,7 +174,7 @@ TEST_CASE("prometheus: every declared unit in its base unit, by its own factor",
 
 TEST_CASE("prometheus: every family has one HELP and one TYPE gauge line, before its samples, which are contiguous", "[prometheus]") {
   auto ecc0 = health("ECC", {0}, grade::pass, "on, 0 uncorrectable"), ecc1 = health("ECC", {1}, grade::pass, "on, 0 uncorrectable");
-  ecc0.counters = ecc1.counters = {{"ecc_errors", {{"kind", "corrected_volatile"}}, 0}, {"ecc_errors", {{"kind", "uncorrected_volatile"}}, 0}};
+  ecc0.counters = ecc1.counters = {{"ecc_errors", {{"type", "corrected_volatile"}}, 0}, {"ecc_errors", {{"type", "uncorrected_volatile"}}, 0}};
   auto xid = health("Xid", {1}, grade::fail, "79");
   xid.counters = {{"xid_events", {{"xid", "79"}}, 1}};
   const auto text = hdb::render_prometheus(report_of({figure("pinned h2d 1 GiB", 0, 52.6, grade::pass),

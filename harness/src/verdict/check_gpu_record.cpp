@@ -137,12 +137,12 @@ void ecc(const gpu_identity& gpu, const record_pair& r, std::vector<graded_line>
   const bool on = mode != nullptr && *mode == "Enabled";
   const bool off = mode != nullptr && *mode == "Disabled";
   std::vector<health_counter> counters;
-  for (const auto& [kind, f] : std::array<std::pair<std::string_view, std::string_view>, 4>{
+  for (const auto& [type, f] : std::array<std::pair<std::string_view, std::string_view>, 4>{
            {{"uncorrected_volatile", uncorrected_volatile},
             {"uncorrected_aggregate", uncorrected_aggregate},
             {"corrected_volatile", corrected_volatile},
             {"corrected_aggregate", corrected_aggregate}}}) {
-    if (const auto value = r.latest_count(f)) counters.push_back(counter("ecc_errors", "kind", std::string(kind), static_cast<double>(*value)));
+    if (const auto value = r.latest_count(f)) counters.push_back(counter("ecc_errors", "type", std::string(type), static_cast<double>(*value)));
   }
   if (!on && !off && counters.empty()) {
     not_read(unread, "ECC", "not read",

@@ -185,7 +185,7 @@ std::string metric_word(std::string_view text) {
 // The HELP of each GPU health counter a health line carries (graded_line::counters, check_gpu_record.cpp).
 constexpr std::array<std::pair<std::string_view, std::string_view>, 6> gpu_counter_help{{
     {"ecc_errors",
-     "ECC errors the GPU counted, by kind (corrected or uncorrected; volatile: since the driver loaded, aggregate: the GPU's "
+     "ECC errors the GPU counted, by type (corrected or uncorrected; volatile: since the driver loaded, aggregate: the GPU's "
      "lifetime), as the graded run read them at its end"},
     {"remapped_rows",
      "HBM rows remapped (state correctable, uncorrectable: counts) and the remapper's flags (pending, failure: 1 yes, 0 no) "
