@@ -262,6 +262,21 @@ TEST_CASE("GPU record: fields a driver refused and a GPU missing from the answer
   }
 }
 
+TEST_CASE("GPU record: at the boundaries, one uncorrectable error FAILs and one more corrected error WARNs", "[check][gpu_health]") {
+  const auto clean = record_of("query_clean.csv");
+  auto one_more = clean;
+  one_more.gpus[0].fields["ecc.errors.corrected.aggregate.total"] = "4";  // 3 at the start
+  one_more.gpus[1].fields["ecc.errors.uncorrected.volatile.total"] = "1";
+  const auto lines = hdb::gpu_record_lines(meta_of(clean, one_more, quiet_window()));
+  INFO(all_lines(lines));
+  CHECK(line_of(lines, "ECC", {0}, "corrected +1").result == grade::warn);
+  CHECK(lines_of(lines, "ECC", {0}).size() == 1);
+  CHECK(line_of(lines, "ECC", {1}, "1 uncorrectable").result == grade::fail);
+  // Fewer at the end than at the start (a counter reset with the driver) is no growth.
+  const auto fewer = hdb::gpu_record_lines(meta_of(one_more, clean, quiet_window()));
+  CHECK(line_of(fewer, "ECC", {0}, "on, 0 uncorrectable").result == grade::pass);
+}
+
 TEST_CASE("GPU record: a GPU that retires pages is graded by them, a pending retirement FAILs", "[check][gpu_health]") {
   const auto retiring = record_of("query_retired_pages.csv");
   const auto lines = hdb::gpu_record_lines(meta_of(retiring, retiring, quiet_window()));
