@@ -20,6 +20,7 @@
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/files.hpp"
 #include "hdb/harness/data/gpu_activity.hpp"
+#include "hdb/harness/data/gpu_health.hpp"
 #include "hdb/harness/data/meta.hpp"
 #include "hdb/harness/verdict/noise_model.hpp"
 #include "hdb/util/stats.hpp"
@@ -132,6 +133,7 @@ json make_meta(const run_spec& spec) {
     gpus.push_back({{"index", g},
                     {"name", "NVIDIA H200"},
                     {"uuid", uuid(g)},
+                    {"pci_bus_id", "0000:" + std::to_string(10 + g) + ":00.0"},
                     {"pcie",
                      {{"gen_current", gpu.gen},
                       {"gen_max", gpu.gen_max},
@@ -169,7 +171,29 @@ json make_meta(const run_spec& spec) {
                {"families",
                 {{"copy", {{"status", "ok"}, {"schema", declaration("copy")}, {"activity", hdb::to_json(copy_activity)}}},
                  {"p2p", {{"status", "ok"}, {"schema", declaration("p2p")}, {"activity", hdb::to_json(quiet)}}}}}};
-  if (spec.health) meta["health"] = {{"start", hdb::to_json(health_start)}, {"end", hdb::to_json(health_end)}};
+  if (spec.health) {
+    meta["health"] = {{"start", hdb::to_json(health_start)}, {"end", hdb::to_json(health_end)}};
+    // The GPUs' own record and the run's kernel log as this hdbench records them: all clean.
+    hdb::gpu_record_snapshot record;
+    record.available = true;
+    for (std::size_t g = 0; g < spec.gpus.size(); ++g) {
+      hdb::gpu_health_record gpu;
+      gpu.uuid = uuid(g);
+      // An H200 on PCIe: no error, no remap, no reset asked for; no page retirement, no fabric.
+      for (const auto& f : hdb::gpu_record_fields()) {
+        if (f == "uuid") continue;
+        const bool count = f.starts_with("ecc.errors") || f == "remapped_rows.correctable" || f == "remapped_rows.uncorrectable";
+        gpu.fields[f] = count ? "0" : f.starts_with("retired_pages") || f.starts_with("fabric") ? "[N/A]" : "No";
+      }
+      gpu.fields["ecc.mode.current"] = "Enabled";
+      record.gpus.push_back(std::move(gpu));
+    }
+    meta["health"]["start"]["gpu_record"] = meta["health"]["end"]["gpu_record"] = hdb::to_json(record);
+    hdb::kernel_log_window window;
+    window.source = "/dev/kmsg";
+    window.read = true;
+    meta["health"]["kernel_log"] = hdb::to_json(window);
+  }
   if (spec.others_at_end) {
     auto at_end = end;
     if (!*spec.others_at_end) at_end.processes.clear();
@@ -259,7 +283,7 @@ TEST_CASE("check: a healthy node is PASS on every line, exit 0", "[check]") {
     CHECK(line->band->high > *line->value);
   }
   // And the evidence of its health, each item its own PASS line.
-  for (const char* item : {"PCIe link", "PCIe replays", "clocks", "other processes"}) {
+  for (const char* item : {"PCIe link", "PCIe replays", "clocks", "other processes", "ECC", "row remap", "reset status", "Xid"}) {
     const auto* line = find_line(report, item, 0);
     REQUIRE(line != nullptr);
     CHECK(line->result == hdb::grade::pass);
@@ -534,7 +558,7 @@ TEST_CASE("check: a slot whose maximum is below the kind's is held to the kind a
   const auto report = hdb::check_run(write_run(f.dir.path(), spec), against(f.dir.path() / "reference"));
   INFO(describe_lines(report));
   CHECK(report.set == "h200");  // not "no reference": this node is the kind with a slower slot
-  REQUIRE(report.notes.size() == 1);
+  REQUIRE(report.notes.size() == 2);  // and that the fabric is not graded on a PCIe node
   CHECK_THAT(report.notes[0], hdb_test::contains_text("fewer links than the kind of reference set h200"));
   const auto* link = find_line(report, "PCIe link", 0);
   REQUIRE(link != nullptr);
@@ -801,8 +825,9 @@ TEST_CASE("check: without a reference set of this kind, figures are graded again
   const auto report = hdb::check_run(write_run(dir.path(), spec), against(dir.path() / "reference"));
   INFO(describe_lines(report));
   CHECK_FALSE(report.set);
-  REQUIRE(report.notes.size() == 1);
+  REQUIRE(report.notes.size() == 2);
   CHECK_THAT(report.notes[0], hdb_test::contains_text("no reference set for NVIDIA H200 x1"));
+  CHECK_THAT(report.notes[1], hdb_test::contains_text("fabric not graded: GPU 0: no NVSwitch fabric"));
   CHECK_THAT(report.notes[0], hdb_test::contains_text("graded against peaks only"));
   const auto* h2d = find_line(report, "pinned h2d 1 GiB", 0);
   CHECK(h2d->result == hdb::grade::pass);  // 55.3 of 63.0 GB/s
@@ -818,7 +843,8 @@ TEST_CASE("check: without a reference set of this kind, figures are graded again
   CHECK(find_line(report, "h2d 1 B latency (device-timed)", 0)->result == hdb::grade::not_graded);
   CHECK(report.exit_code() == 1);
   const auto text = hdb::render_check(report, hdb::output_format::text);
-  CHECK_THAT(text, hdb_test::contains_text("FAIL \u2014 6 PASS, 1 WARN, 1 FAIL, 4 not graded against peaks only"));
+  // The figures' 6 PASS and the health record's 4 (ECC, row remap, reset status, Xid).
+  CHECK_THAT(text, hdb_test::contains_text("FAIL \u2014 10 PASS, 1 WARN, 1 FAIL, 4 not graded against peaks only"));
   CHECK_THAT(text, hdb_test::contains_text("against peaks only"));
   SECTION("a set of another kind asked for by name is an input error") {
     CHECK_THROWS_AS(hdb::check_run(dir.path() / "current", against(dir.path() / "reference" / "h200-x2")), hdb::harness_error);

@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 
 namespace {
 
@@ -213,5 +214,116 @@ TEST_CASE("NVLink error counters are read per GPU and link", "[host][nvidia_smi]
     CHECK(gpus[0].uuid == "GPU-a");
     CHECK(gpus[0].counters.empty());
     CHECK(hdb::parse_nvlink_error_counters("Link 0: Replay Errors: 4\n").empty());  // no GPU line before it
+  }
+}
+
+TEST_CASE("Yes/No flags", "[host][nvidia_smi]") {
+  CHECK(hdb::smi_yes_no("Yes") == true);
+  CHECK(hdb::smi_yes_no("No") == false);
+  for (const char* unknown : {"", "[N/A]", "N/A", "[Not Supported]", "yes", "1", "Pending"}) CHECK_FALSE(hdb::smi_yes_no(unknown));
+}
+
+TEST_CASE("the bank remap histogram is read per GPU section of nvidia-smi -q, and only inside it", "[host][nvidia_smi]") {
+  // Two H200s as -q prints them (trimmed): "Max" also names PCIe and clock levels outside the histogram.
+  const auto gpus = hdb::parse_remap_histograms(
+      "GPU 00000000:3B:00.0\n"
+      "    GPU UUID                              : GPU-a\n"
+      "    PCI\n"
+      "        GPU Link Info\n"
+      "            PCIe Generation\n"
+      "                Max                       : 5\n"
+      "    Remapped Rows\n"
+      "        Correctable Error                 : 0\n"
+      "        Pending                           : No\n"
+      "        Bank Remap Availability Histogram\n"
+      "            Max                           : 2558 bank(s)\n"
+      "            High                          : 2 bank(s)\n"
+      "            Partial                       : 0 bank(s)\n"
+      "            Low                           : 0 bank(s)\n"
+      "            None                          : N/A\n"
+      "    Temperature\n"
+      "        Max                               : 90 C\n"
+      "GPU 00000000:5E:00.0\r\n"
+      "    GPU UUID                              : GPU-b\r\n"
+      "    Max Clocks\r\n"
+      "        Graphics                          : 1980 MHz\r\n");
+  REQUIRE(gpus.size() == 2);
+  CHECK(gpus[0].uuid == "GPU-a");
+  using banks = std::map<std::string, unsigned long long, std::less<>>;
+  CHECK(gpus[0].banks == banks{{"max", 2558}, {"high", 2}, {"partial", 0}, {"low", 0}});  // None: N/A, not zero
+  CHECK(gpus[1].uuid == "GPU-b");
+  CHECK(gpus[1].banks.empty());  // a GPU that does not remap rows
+  CHECK(hdb::parse_remap_histograms("").empty());
+}
+
+TEST_CASE("query_gpu_fields: one call where the driver knows every field, field by field where it refuses one",
+          "[host][nvidia_smi]") {
+  hdb_test::temp_dir dir;
+  const hdb_test::scoped_env path("PATH", dir.path().string() + ":/usr/bin:/bin");
+  const std::vector<std::string> asked = {"uuid", "ecc.mode.current", "fabric.state", "reset_status.reset_required"};
+  const auto calls = [&] {
+    std::ifstream in(dir.path() / "calls");
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  };
+  // Answers any query of known fields with one line per GPU, each value named after its field.
+  const std::string answer =
+      "for f in $(echo \"${1#--query-gpu=}\" | tr ',' ' '); do\n"
+      "  case $f in uuid) v=GPU-a ;; ecc.mode.current) v=Enabled ;; fabric.state) v=Completed ;; *) v=No ;; esac\n"
+      "  line=\"${line:+$line, }$v\"\n"
+      "done\n"
+      "echo \"$line\"\n";
+  SECTION("a driver that knows them all: one call") {
+    write_script(dir.path() / "nvidia-smi", "#!/bin/sh\necho \"$1\" >> \"$(dirname \"$0\")/calls\"\n" + answer);
+    const auto q = hdb::query_gpu_fields(asked);
+    CHECK(q.error.empty());
+    CHECK(q.calls == 1);
+    CHECK(q.refused.empty());
+    REQUIRE(q.gpus.size() == 1);
+    CHECK(q.gpus[0].text("fabric.state") == "Completed");
+    CHECK(calls() == std::vector<std::string>{"--query-gpu=uuid,ecc.mode.current,fabric.state,reset_status.reset_required"});
+  }
+  SECTION("a driver that names the field it refuses (on stdout or stderr): asked again without it") {
+    write_script(dir.path() / "nvidia-smi",
+                 "#!/bin/sh\necho \"$1\" >> \"$(dirname \"$0\")/calls\"\n"
+                 "case $1 in *reset_status*) echo 'Field \"reset_status.reset_required\" is not a valid field to query.'; exit 2 ;; esac\n"
+                 "case $1 in *fabric*) echo 'Field \"fabric.state\" is not a valid field to query.' >&2; exit 2 ;; esac\n" +
+                     answer);
+    const auto q = hdb::query_gpu_fields(asked);
+    CHECK(q.error.empty());
+    CHECK(q.calls == 3);
+    CHECK(q.refused == std::vector<std::string>{"reset_status.reset_required", "fabric.state"});
+    REQUIRE(q.gpus.size() == 1);
+    CHECK(q.gpus[0].text("ecc.mode.current") == "Enabled");
+    CHECK_FALSE(q.gpus[0].fields.contains("fabric.state"));
+  }
+  SECTION("a refusal that names no field: the key alone, then each field with it") {
+    write_script(dir.path() / "nvidia-smi",
+                 "#!/bin/sh\necho \"$1\" >> \"$(dirname \"$0\")/calls\"\n"
+                 "case $1 in *fabric*) echo 'A field is not a valid field to query.'; exit 2 ;; esac\n" + answer);
+    const auto q = hdb::query_gpu_fields(asked);
+    CHECK(q.error.empty());
+    CHECK(q.refused == std::vector<std::string>{"fabric.state"});
+    CHECK(q.calls == 5);  // all, uuid, then the three others with uuid
+    REQUIRE(q.gpus.size() == 1);
+    CHECK(q.gpus[0].text("uuid") == "GPU-a");
+    CHECK(q.gpus[0].text("ecc.mode.current") == "Enabled");
+    CHECK(q.gpus[0].text("reset_status.reset_required") == "No");
+    CHECK(calls().at(1) == "--query-gpu=uuid");
+    CHECK(calls().at(2) == "--query-gpu=uuid,ecc.mode.current");
+  }
+  SECTION("an nvidia-smi that fails otherwise: its reason, no GPU, no retry") {
+    write_script(dir.path() / "nvidia-smi", "#!/bin/sh\necho \"$1\" >> \"$(dirname \"$0\")/calls\"\necho 'NVML: Driver Not Loaded'\nexit 9\n");
+    const auto q = hdb::query_gpu_fields(asked);
+    CHECK(q.gpus.empty());
+    CHECK(q.calls == 1);
+    CHECK(q.error == "nvidia-smi --query-gpu=uuid,ecc.mode.current,fabric.state,reset_status.reset_required failed (exited with status 9)");
+  }
+  SECTION("an answer without a line of the fields asked") {
+    write_script(dir.path() / "nvidia-smi", "#!/bin/sh\necho 'No devices were found'\n");
+    const auto q = hdb::query_gpu_fields(asked);
+    CHECK(q.gpus.empty());
+    CHECK(q.error == "nvidia-smi --query-gpu printed no line of 4 fields");
   }
 }

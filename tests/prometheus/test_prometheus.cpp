@@ -173,9 +173,13 @@ TEST_CASE("prometheus: every declared unit in its base unit, by its own factor",
 }
 
 TEST_CASE("prometheus: every family has one HELP and one TYPE gauge line, before its samples, which are contiguous", "[prometheus]") {
+  auto ecc0 = health("ECC", {0}, grade::pass, "on, 0 uncorrectable"), ecc1 = health("ECC", {1}, grade::pass, "on, 0 uncorrectable");
+  ecc0.counters = ecc1.counters = {{"ecc_errors", {{"type", "corrected_volatile"}}, 0}, {"ecc_errors", {{"type", "uncorrected_volatile"}}, 0}};
+  auto xid = health("Xid", {1}, grade::fail, "79");
+  xid.counters = {{"xid_events", {{"xid", "79"}}, 1}};
   const auto text = hdb::render_prometheus(report_of({figure("pinned h2d 1 GiB", 0, 52.6, grade::pass),
                                                       figure("pinned h2d 1 GiB", 1, 52.7, grade::pass),
-                                                      health("PCIe link", {0}, grade::pass, "Gen5 x16")}));
+                                                      health("PCIe link", {0}, grade::pass, "Gen5 x16"), ecc0, xid, ecc1}));
   std::map<std::string, int> help, type;
   std::vector<std::string> order;  // family of each sample, in file order
   for (const auto& line : lines_of(text)) {
@@ -198,6 +202,27 @@ TEST_CASE("prometheus: every family has one HELP and one TYPE gauge line, before
   for (const auto& [name, n] : help) CHECK(n == 1);
   CHECK(help.size() == order.size());  // no family without samples
   CHECK(text.back() == '\n');
+}
+
+TEST_CASE("prometheus: a health line's counters are hdbench_gpu_<name> series, each once, none for a line without",
+          "[prometheus]") {
+  auto pending = health("row remap", {0}, grade::fail, "pending");
+  pending.counters = {{"remapped_rows", {{"state", "pending"}}, 1}, {"remapped_rows", {{"state", "uncorrectable"}}, 2}};
+  auto scarce = health("row remap", {0}, grade::warn, "3 banks low");  // a second line of the item: the same series again
+  scarce.counters = pending.counters;
+  auto odd = health("ECC", {1}, grade::pass, "on");
+  odd.counters = {{"new counter!", {{"node", "not a label"}, {"gpu", "nor this"}, {"what ever", "a \"b\""}}, 7}};
+  const auto text = hdb::render_prometheus(report_of({pending, scarce, odd, health("PCIe link", {0}, grade::pass, "Gen5 x16")}));
+  INFO(text);
+  CHECK(has_line(text, R"(hdbench_gpu_remapped_rows{node="gpu01",gpu="0",state="pending"} 1)"));
+  CHECK(has_line(text, R"(hdbench_gpu_remapped_rows{node="gpu01",gpu="0",state="uncorrectable"} 2)"));
+  const auto all = lines_of(text);
+  CHECK(std::count_if(all.begin(), all.end(), [](const std::string& l) { return l.rfind("hdbench_gpu_remapped_rows{", 0) == 0; }) == 2);
+  CHECK(has_line(text, "# TYPE hdbench_gpu_remapped_rows gauge"));
+  // A name and labels of a newer check.json, made fit to be a metric; node and gpu stay hdbench's own.
+  CHECK(has_line(text, R"(hdbench_gpu_new_counter_{node="gpu01",gpu="1",what_ever="a \"b\""} 7)"));
+  CHECK(has_line(text, "# HELP hdbench_gpu_new_counter_ A GPU health counter hdbench check read (docs/machine-output.md)"));
+  CHECK(text.find("hdbench_gpu_ecc_errors") == std::string::npos);
 }
 
 TEST_CASE("prometheus: label values are escaped, so a hostname, a figure or a kind can hold any text", "[prometheus]") {

@@ -90,6 +90,12 @@ std::optional<unsigned long long> smi_mask(std::string_view text) {
   return value;
 }
 
+std::optional<bool> smi_yes_no(std::string_view text) {
+  if (text == "Yes") return true;
+  if (text == "No") return false;
+  return std::nullopt;
+}
+
 const std::string& smi_row::text(std::string_view field) const {
   static const std::string none;
   const auto it = fields.find(field);
@@ -112,15 +118,91 @@ std::vector<smi_row> parse_smi_query(std::string_view csv, const std::vector<std
 
 smi_output run_nvidia_smi(const std::vector<std::string>& arguments, std::chrono::seconds timeout) {
   const auto smi = find_in_path("nvidia-smi");
-  if (!smi) return {std::nullopt, "nvidia-smi not found in PATH"};
+  if (!smi) return {std::nullopt, "nvidia-smi not found in PATH", {}};
   child_spec spec;
   spec.argv = {smi->string()};
   spec.argv.insert(spec.argv.end(), arguments.begin(), arguments.end());
   spec.timeout = timeout;
+  spec.stderr_to = child_stream::capture;  // a refusal's words, wherever the driver prints them
   const auto result = run_with_deadline(spec);
-  if (result.succeeded()) return {result.output, {}};
-  return {std::nullopt, "nvidia-smi " + (arguments.empty() ? std::string() : arguments.front()) + " failed (" +
-                            result.describe() + ")"};
+  if (result.succeeded()) return {result.output, {}, {}};
+  return {std::nullopt,
+          "nvidia-smi " + (arguments.empty() ? std::string() : arguments.front()) + " failed (" + result.describe() + ")",
+          result.output + result.error_output};
+}
+
+namespace {
+
+smi_output ask_fields(const std::vector<std::string>& fields, std::chrono::seconds timeout) {
+  return run_nvidia_smi({"--query-gpu=" + join_list(fields), "--format=csv,noheader,nounits"}, timeout);
+}
+
+// A driver's refusal of a field it does not know: 'Field "fabric.state" is not a valid field to query.'
+bool refused_a_field(const smi_output& out) { return out.refusal.find("is not a valid field") != std::string::npos; }
+
+// The field of `asked` the refusal names, if it names one.
+std::optional<std::string> refused_field(const smi_output& out, const std::vector<std::string>& asked) {
+  for (const auto& field : asked) {
+    if (out.refusal.find('"' + field + '"') != std::string::npos) return field;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+smi_field_query query_gpu_fields(const std::vector<std::string>& fields, std::chrono::seconds timeout) {
+  smi_field_query query;
+  std::vector<std::string> asked = fields;
+  while (!asked.empty()) {
+    const auto out = ask_fields(asked, timeout);
+    ++query.calls;
+    if (out.text) {
+      query.gpus = parse_smi_query(*out.text, asked);
+      if (query.gpus.empty()) {
+        query.error = "nvidia-smi --query-gpu printed no line of " + std::to_string(asked.size()) + " fields";
+      }
+      return query;
+    }
+    if (!refused_a_field(out)) {
+      query.error = out.error;
+      return query;
+    }
+    const auto field = refused_field(out, asked);
+    if (!field || *field == asked.front()) break;  // a refusal that names none of them: each field alone
+    query.refused.push_back(*field);
+    std::erase(asked, *field);
+  }
+  if (asked.empty()) return query;
+  // The key alone lists the GPUs; then each field with the key, joined by it.
+  const std::vector<std::string> key = {asked.front()};
+  const auto listed = ask_fields(key, timeout);
+  ++query.calls;
+  if (!listed.text) {
+    query.error = listed.error;
+    return query;
+  }
+  query.gpus = parse_smi_query(*listed.text, key);
+  for (std::size_t i = 1; i < asked.size(); ++i) {
+    const std::vector<std::string> pair = {asked.front(), asked[i]};
+    const auto out = ask_fields(pair, timeout);
+    ++query.calls;
+    if (!out.text) {
+      if (refused_a_field(out)) {
+        query.refused.push_back(asked[i]);
+        continue;
+      }
+      query.gpus.clear();
+      query.error = out.error;
+      return query;
+    }
+    for (const auto& row : parse_smi_query(*out.text, pair)) {
+      const auto gpu = std::find_if(query.gpus.begin(), query.gpus.end(),
+                                    [&](const smi_row& known) { return known.text(key.front()) == row.text(key.front()); });
+      if (gpu != query.gpus.end()) gpu->fields[asked[i]] = row.text(asked[i]);
+    }
+  }
+  if (query.gpus.empty()) query.error = "nvidia-smi --query-gpu=" + key.front() + " printed no GPU";
+  return query;
 }
 
 smi_query query_gpus(const std::vector<std::string>& fields, const std::string& gpu, std::chrono::seconds timeout) {
@@ -166,6 +248,41 @@ std::vector<smi_pcie_replays> parse_pcie_replays(std::string_view query_text) {
     else if (key == "Replay Number Rollovers") gpu.rollovers = whole_number(value);
   }
   std::erase_if(gpus, [](const smi_pcie_replays& gpu) { return gpu.uuid.empty(); });
+  return gpus;
+}
+
+std::vector<smi_remap_histogram> parse_remap_histograms(std::string_view query_text) {
+  std::vector<smi_remap_histogram> gpus;
+  // The histogram's header indentation while its lines ("Max : 2560 bank(s)") follow, deeper;
+  // npos outside it.
+  constexpr auto outside = std::string_view::npos;
+  std::size_t histogram_indent = outside;
+  for (const std::string_view line : raw_lines(query_text)) {
+    if (line.starts_with("GPU ")) {  // unindented: a new GPU section
+      gpus.emplace_back();
+      histogram_indent = outside;
+      continue;
+    }
+    const auto indent = line.find_first_not_of(" \t");
+    if (gpus.empty() || indent == std::string_view::npos) continue;
+    if (histogram_indent != outside && indent <= histogram_indent) histogram_indent = outside;
+    const auto colon = line.find(':');
+    const auto key = trimmed(line.substr(0, colon));
+    const auto value = colon == std::string_view::npos ? std::string_view() : trimmed(line.substr(colon + 1));
+    if (key == "Bank Remap Availability Histogram" && value.empty()) {
+      histogram_indent = indent;
+    } else if (key == "GPU UUID") {
+      gpus.back().uuid = value;
+    } else if (histogram_indent != outside && colon != std::string_view::npos) {
+      std::string level;
+      for (const char c : key) level += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      const auto banks = whole_number(value.substr(0, value.find(' ')));  // "2560 bank(s)"
+      if (banks && (level == "max" || level == "high" || level == "partial" || level == "low" || level == "none")) {
+        gpus.back().banks[level] = *banks;
+      }
+    }
+  }
+  std::erase_if(gpus, [](const smi_remap_histogram& gpu) { return gpu.uuid.empty(); });
   return gpus;
 }
 

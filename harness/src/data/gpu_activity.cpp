@@ -235,11 +235,8 @@ std::vector<gpu_link_counters> merge_link_counters(const std::vector<smi_pcie_re
   return gpus;
 }
 
-link_health_snapshot take_link_health_snapshot() {
+link_health_snapshot link_health_from(const smi_output& query, const smi_output& nvlink) {
   link_health_snapshot snapshot;
-  snapshot.taken_utc = utc_timestamp(std::chrono::system_clock::now());
-  const auto query = run_nvidia_smi({"-q"});
-  const auto nvlink = run_nvidia_smi({"nvlink", "-e"});
   std::vector<smi_pcie_replays> pcie;
   if (query.text) {
     pcie = parse_pcie_replays(*query.text);

@@ -18,6 +18,7 @@
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/files.hpp"
 #include "hdb/harness/data/gpu_activity.hpp"
+#include "hdb/harness/data/gpu_health.hpp"
 #include "hdb/harness/data/meta.hpp"
 #include "hdb/harness/run/plan.hpp"
 #include "hdb/harness/verdict/reference_set.hpp"
@@ -517,9 +518,10 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
   // meta.json first, so that even a run killed in its first family leaves the fingerprint.
   const run_identity identity{run_dir.filename().string(), started, options.command_line, options.quick, options.verdict};
   auto meta = make_meta(identity, gather_host_facts(), node);
-  // The links' error counters before the first family and after the last: `hdbench check` fails
-  // a GPU whose PCIe replays or NVLink errors grew in between.
-  meta["health"]["start"] = to_json(take_link_health_snapshot());
+  // The links' error counters and the GPUs' own record before the first family and after the
+  // last, and the kernel log's Xid lines in between: `hdbench check` fails a GPU whose PCIe
+  // replays, NVLink or ECC errors grew, whose row remap is pending, or that logged an Xid.
+  record_health_start(meta["health"]);
   const node_tiers tiers = tiers_of(meta["node"]);
   meta["tiers"] = to_json(tiers, options.full);
   const std::vector<std::string> selection = selection_flags(tiers, options);
@@ -566,7 +568,7 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
   }
 
   meta["finished_utc"] = utc_timestamp(std::chrono::system_clock::now());
-  meta["health"]["end"] = to_json(take_link_health_snapshot());
+  record_health_end(meta["health"]);
   write_meta(run_dir / "meta.json", meta);
   // results.csv, and each family's status, declaration and plot module into meta.json
   const auto collected = collect_and_write(run_dir, {options.manifest, options.bin_dir / "schema"});
@@ -577,7 +579,7 @@ int run_suite(const suite_run_options& options, std::ostream& log) {
     (*ended)["confirmation"] = {{"pauses_s", options.confirm_pauses}, {"attempts", confirmed.record}};
     if (!confirmed.record.empty()) {
       (*ended)["finished_utc"] = utc_timestamp(std::chrono::system_clock::now());
-      (*ended)["health"]["end"] = to_json(take_link_health_snapshot());
+      record_health_end((*ended)["health"]);
     }
     (*ended)["health"]["processes_end"] = to_json(settled_activity_snapshot());
     write_meta(run_dir / "meta.json", *ended);

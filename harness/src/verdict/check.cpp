@@ -372,7 +372,7 @@ check_report check_run(const fs::path& run_dir, const check_options& options) {
   }
   report.lines = grade_figures(run.rows, meta, set ? &*set : nullptr, options.alpha, options.schema_dir);
   weigh_attempts(report.lines, run.rows, run.superseded);
-  auto health = health_lines(meta, set ? &set->model.kind : nullptr, report.lines);
+  auto health = health_lines(meta, set ? &set->model.kind : nullptr, report.lines, &report.notes);
   report.lines.insert(report.lines.end(), std::make_move_iterator(health.begin()), std::make_move_iterator(health.end()));
   count(report);
   if (set && report.failed > 0) {

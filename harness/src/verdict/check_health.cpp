@@ -55,18 +55,6 @@ std::vector<node_gpu> node_gpus(const json& meta) {
   return gpus;
 }
 
-graded_line health_line(grade result, std::vector<int> gpus, std::string label, std::string reading, std::string reason) {
-  graded_line line;
-  line.result = result;
-  line.gpus = std::move(gpus);
-  line.family = "health";
-  line.figure = std::move(label);
-  line.basis = grade_basis::health;
-  line.reading = std::move(reading);
-  line.reason = std::move(reason);
-  return line;
-}
-
 std::string link_text(const std::optional<int>& gen, const std::optional<int>& width) {
   return "Gen" + (gen ? std::to_string(*gen) : std::string("?")) + " x" + (width ? std::to_string(*width) : std::string("?"));
 }
@@ -347,7 +335,8 @@ void processes(const node_gpu& gpu, const std::vector<family_moment>& families, 
 
 }  // namespace
 
-std::vector<graded_line> health_lines(const json& meta, const node_kind* kind, const std::vector<graded_line>& figures) {
+std::vector<graded_line> health_lines(const json& meta, const node_kind* kind, const std::vector<graded_line>& figures,
+                                      std::vector<std::string>* notes) {
   std::vector<graded_line> out;
   const auto gpus = node_gpus(meta);
   const auto& health = field(meta, "health");
@@ -374,6 +363,8 @@ std::vector<graded_line> health_lines(const json& meta, const node_kind* kind, c
     clocks(gpu, families, out);
     processes(gpu, families, at_end ? &*at_end : nullptr, figures, out);
   }
+  auto record = gpu_record_lines(meta, notes);
+  out.insert(out.end(), std::make_move_iterator(record.begin()), std::make_move_iterator(record.end()));
   return out;
 }
 

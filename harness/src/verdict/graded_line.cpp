@@ -49,6 +49,18 @@ std::optional<grade_basis> grade_basis_from_string(std::string_view text) {
   return std::nullopt;
 }
 
+graded_line health_line(grade result, std::vector<int> gpus, std::string item, std::string reading, std::string reason) {
+  graded_line line;
+  line.result = result;
+  line.gpus = std::move(gpus);
+  line.family = "health";
+  line.figure = std::move(item);
+  line.basis = grade_basis::health;
+  line.reading = std::move(reading);
+  line.reason = std::move(reason);
+  return line;
+}
+
 void weigh_tries(graded_line& line) {
   line.confirmed = confirmation::none;
   if (line.attempts.size() < 2) {
@@ -111,6 +123,8 @@ json to_json(const graded_line& line) {
   for (const auto& a : line.attempts) {
     attempts.push_back({{"attempt", a.attempt}, {"value", optional_number(a.value)}, {"grade", to_string(a.result)}});
   }
+  json counters = json::array();
+  for (const auto& c : line.counters) counters.push_back({{"name", c.name}, {"labels", c.labels}, {"value", c.value}});
   return {{"grade", to_string(line.result)},
           {"basis", to_string(line.basis)},
           {"gpus", line.gpus},
@@ -127,7 +141,8 @@ json to_json(const graded_line& line) {
           {"check", line.check ? json(*line.check) : json(nullptr)},
           {"reason", line.reason},
           {"confirmation", to_string(line.confirmed)},
-          {"attempts", std::move(attempts)}};
+          {"attempts", std::move(attempts)},
+          {"counters", std::move(counters)}};
 }
 
 graded_line graded_line_from_json(const json& value) {
@@ -163,6 +178,19 @@ graded_line graded_line_from_json(const json& value) {
       const auto attempt = number_field(a, "attempt");
       line.attempts.push_back({attempt ? static_cast<int>(*attempt) : 1, number_field(a, "value"),
                                grade_from_string(text_at(a, "grade")).value_or(grade::not_graded)});
+    }
+  }
+  if (const auto counters = value.find("counters"); counters != value.end() && counters->is_array()) {
+    for (const auto& c : *counters) {
+      const auto number = c.is_object() ? number_field(c, "value") : std::nullopt;
+      if (!number || text_at(c, "name").empty()) continue;
+      health_counter counter{text_at(c, "name"), {}, *number};
+      if (const auto labels = c.find("labels"); labels != c.end() && labels->is_object()) {
+        for (const auto& [label, text] : labels->items()) {
+          if (text.is_string()) counter.labels[label] = text.get<std::string>();
+        }
+      }
+      line.counters.push_back(std::move(counter));
     }
   }
   if (const auto expected = value.find("expected"); expected != value.end() && expected->is_object()) {

@@ -13,6 +13,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -173,6 +174,37 @@ std::vector<figure_series> series_of(const node_view& node) {
   return out;
 }
 
+// A name (of a metric or label) as Prometheus allows it: [a-zA-Z0-9_], not starting with a digit.
+std::string metric_word(std::string_view text) {
+  std::string word;
+  for (const char c : text) word += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (word.empty() || std::isdigit(static_cast<unsigned char>(word.front()))) word.insert(word.begin(), '_');
+  return word;
+}
+
+// The HELP of each GPU health counter a health line carries (graded_line::counters, check_gpu_record.cpp).
+constexpr std::array<std::pair<std::string_view, std::string_view>, 6> gpu_counter_help{{
+    {"ecc_errors",
+     "ECC errors the GPU counted, by type (corrected or uncorrected; volatile: since the driver loaded, aggregate: the GPU's "
+     "lifetime), as the graded run read them at its end"},
+    {"remapped_rows",
+     "HBM rows remapped (state correctable, uncorrectable: counts) and the remapper's flags (pending, failure: 1 yes, 0 no) "
+     "at the graded run's end; a pending remap needs a GPU reset"},
+    {"remap_banks", "Memory banks by spare rows left (availability max, high, partial, low, none), from the remap histogram"},
+    {"retired_pages",
+     "Pages retired (cause single_bit_ecc, double_bit_ecc: counts; pending: 1 when a retirement waits for a GPU reset)"},
+    {"xid_events", "Xid events the driver logged on the GPU during the graded run, by Xid number"},
+    {"reset_status",
+     "The driver's reset flags at the graded run's end (flag reset_required, drain_and_reset_recommended): 1 yes, 0 no"},
+}};
+
+std::string counter_help(std::string_view name) {
+  for (const auto& [known, help] : gpu_counter_help) {
+    if (known == name) return std::string(help);
+  }
+  return "A GPU health counter hdbench check read (docs/machine-output.md)";
+}
+
 std::string render(const std::vector<node_view>& nodes, std::string_view previous_text) {
   const auto previous = read_previous(previous_text);
   std::deque<std::string> labels_of;  // every series' labels, at addresses that stay put
@@ -184,6 +216,13 @@ std::string render(const std::vector<node_view>& nodes, std::string_view previou
     samples value, low, high, centre;
   };
   std::map<std::string, unit_families> by_unit;
+  // The health lines' counters, per counter name: hdbench_gpu_<name>{node, gpu, its labels}.
+  struct counter_family {
+    std::string help;
+    samples rows;
+    std::set<std::string_view> seen;  // a series once, though several lines of an item carry it
+  };
+  std::map<std::string, counter_family> by_counter;
   for (const auto& node : nodes) {
     const auto* node_labels = keep(node_label(node.name) + ",kind=\"" + label_value(node.kind) + "\"");
     node_grade.emplace_back(node_labels, prometheus_grade_value(node.verdict));
@@ -195,6 +234,19 @@ std::string render(const std::vector<node_view>& nodes, std::string_view previou
     for (const auto& line : node.lines) ++counts[line.result];
     for (const auto& [g, n] : counts) {
       line_counts.emplace_back(keep(*node_labels + ",grade=\"" + std::string(to_string(g)) + "\""), n);
+    }
+    for (const auto& line : node.lines) {
+      for (const auto& c : line.counters) {
+        std::string labels = node_label(node.name) + ",gpu=\"" + gpu_label(line.gpus) + "\"";
+        for (const auto& [label, value] : c.labels) {
+          const auto name = metric_word(label);
+          if (name != "node" && name != "gpu") labels += "," + name + "=\"" + label_value(value) + "\"";
+        }
+        auto& family = by_counter[metric_word(c.name)];
+        if (family.help.empty()) family.help = counter_help(c.name);
+        const auto* kept = keep(std::move(labels));
+        if (family.seen.insert(*kept).second) family.rows.emplace_back(kept, c.value);
+      }
     }
     for (auto& s : series_of(node)) {
       const auto* labels = keep(std::move(s.labels));
@@ -236,6 +288,7 @@ std::string render(const std::vector<node_view>& nodes, std::string_view previou
   for (const auto& [suffix, families] : by_unit) {
     for (const auto* rows : {&families.value, &families.low, &families.high, &families.centre}) count(*rows);
   }
+  for (const auto& [name, family] : by_counter) count(family.rows);
   std::string out;
   out.reserve(bytes + 64 * 1024);  // and the HELP and TYPE lines
   add_family(out, "hdbench_node_grade",
@@ -273,6 +326,7 @@ std::string render(const std::vector<node_view>& nodes, std::string_view previou
   add_family(out, "hdbench_figure_peak_ratio",
              "A figure graded against the traffic class's theoretical peak (no reference set): its value over that peak",
              of_peak);
+  for (const auto& [name, family] : by_counter) add_family(out, "hdbench_gpu_" + name, family.help, family.rows);
   return out;
 }
 

@@ -78,8 +78,9 @@ struct link_health_snapshot {
 [[nodiscard]] std::vector<gpu_link_counters> merge_link_counters(const std::vector<smi_pcie_replays>& pcie,
                                                                  const std::vector<smi_nvlink_errors>& nvlink);
 
-// Runs `nvidia-smi -q` and `nvidia-smi nvlink -e` (every GPU at once). Never throws.
-[[nodiscard]] link_health_snapshot take_link_health_snapshot();
+// The counters from the answers of `nvidia-smi -q` and `nvidia-smi nvlink -e` (every GPU at once;
+// take_health_snapshot, gpu_health.hpp, runs them); taken_utc is the caller's.
+[[nodiscard]] link_health_snapshot link_health_from(const smi_output& query, const smi_output& nvlink);
 
 [[nodiscard]] nlohmann::json to_json(const link_health_snapshot& snapshot);
 // Tolerant, as activity_snapshot_from_json.

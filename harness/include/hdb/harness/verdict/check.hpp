@@ -4,7 +4,7 @@
 // band a healthy node of the same kind reads (the reference set found by the run's node kind,
 // reference_set.hpp), or against % of the traffic class's peak when no set matches; then the
 // node's health (PCIe link training and replays, NVLinks, throttling, other processes on the
-// GPUs), each cause its own line with its evidence; then a summary. docs/harness.md, `check`,
+// GPUs, and the GPUs' own record: ECC, row remap, Xid events, fabric, reset flags), each cause its own line with its evidence; then a summary. docs/harness.md, `check`,
 // gives the rules and their reasons. Each figure is graded by the one decision (decision.hpp) under
 // the judging declaration (judging.hpp); rendering (check_render.cpp) decides nothing.
 #include <cstddef>
@@ -77,9 +77,17 @@ void weigh_attempts(std::vector<graded_line>& lines, const std::vector<result_ro
 // that grew between the run's start and end, NVLinks fewer than the kind's, throttling around a
 // family, other compute processes on a measured GPU during a family (naming the `figures` of that
 // family on that GPU). One line per GPU and item, PASS lines included, so the evidence of a
-// healthy node is printed too.
+// healthy node is printed too. `notes` (when given) gets what was skipped for the node as a whole
+// (check's notes: no GPU on an NVSwitch fabric).
 [[nodiscard]] std::vector<graded_line> health_lines(const nlohmann::json& meta, const node_kind* kind,
-                                                    const std::vector<graded_line>& figures);
+                                                    const std::vector<graded_line>& figures,
+                                                    std::vector<std::string>* notes = nullptr);
+
+// The GPU's own health record (check_gpu_record.cpp; health_lines appends it): ECC, row remap or
+// retired pages, NVSwitch fabric, the driver's reset flags and the Xid events the run's kernel log
+// holds, per GPU, with their counters (graded_line::counters); what was not read is INFO with why.
+// A node none of whose GPUs is on a fabric gets a note in `notes` (an INFO line without them).
+[[nodiscard]] std::vector<graded_line> gpu_record_lines(const nlohmann::json& meta, std::vector<std::string>* notes = nullptr);
 
 // The whole check of a run directory. Throws harness_error (exit 2) for a missing directory,
 // results.csv or meta.json, a meta.json without the node's GPUs, or a --reference that does not

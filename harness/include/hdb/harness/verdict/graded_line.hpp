@@ -3,6 +3,7 @@
 // everything that decided it. check makes them, check.json holds them, fleet reads them back and
 // grades them again by the same decision (decision.hpp); its JSON form is written and read here
 // and nowhere else (docs/machine-output.md, "check.json").
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +45,17 @@ struct attempt_reading {
   grade result = grade::not_graded;
 };
 
+// A number a health line read, for Prometheus: hdbench_gpu_<name>{node, gpu, <labels>} value
+// (prometheus_render.cpp), e.g. ecc_errors{kind="uncorrected_volatile"} 0. Its labels are bounded
+// words (a kind, a state, an Xid number), never a reading.
+struct health_counter {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  double value = 0;
+
+  auto operator<=>(const health_counter&) const = default;
+};
+
 struct graded_line {
   grade result = grade::not_graded;
   grade_basis basis = grade_basis::none;
@@ -63,9 +75,15 @@ struct graded_line {
   std::string reason;
   confirmation confirmed = confirmation::none;
   std::vector<attempt_reading> attempts;  // every attempt, the deciding one last; empty: measured once
+  std::vector<health_counter> counters;   // a health line's counters (ECC errors, remapped rows, Xid events)
 
   [[nodiscard]] bool is_figure() const { return family != "health" && family != "node"; }
 };
+
+// A health line (family "health", basis health): the GPU(s) (none: the node), the item ("PCIe
+// link", "ECC"), its reading ("Gen4 x16", "pending") and the reason in words.
+[[nodiscard]] graded_line health_line(grade result, std::vector<int> gpus, std::string item, std::string reading,
+                                      std::string reason);
 
 // The confirmation rule on a figure line just decided against its band on its last try (check's
 // and fleet's one rule): line.attempts holds every try, the last one the line's value; the earlier

@@ -20,6 +20,8 @@ inline constexpr std::string_view smi_clock_event_reasons = "clocks_event_reason
 [[nodiscard]] std::optional<double> smi_number(std::string_view text);
 // "0x0000000000000004" -> 4; anything without the 0x prefix or with other characters: unknown.
 [[nodiscard]] std::optional<unsigned long long> smi_mask(std::string_view text);
+// "Yes" -> true, "No" -> false (a flag such as remapped_rows.pending); anything else: unknown.
+[[nodiscard]] std::optional<bool> smi_yes_no(std::string_view text);
 
 // One GPU's line of a --query-gpu answer: field name -> its text, trimmed.
 struct smi_row {
@@ -39,6 +41,7 @@ inline constexpr std::chrono::seconds smi_timeout{30};
 struct smi_output {
   std::optional<std::string> text;  // stdout when it exited with status 0
   std::string error;                // else why: "nvidia-smi not found in PATH", "nvidia-smi --query-gpu=... failed (timed out after 30 s (killed))"
+  std::string refusal;              // else what it printed (stdout, then stderr): 'Field "x" is not a valid field to query.'
 };
 
 // Runs nvidia-smi with `arguments` (stderr discarded). Never throws.
@@ -54,6 +57,20 @@ struct smi_query {
 // UUID; empty: every GPU). Never throws.
 [[nodiscard]] smi_query query_gpus(const std::vector<std::string>& fields, const std::string& gpu = {},
                                    std::chrono::seconds timeout = smi_timeout);
+
+// A --query-gpu of fields that some drivers do not know (remapped_rows.*, fabric.*,
+// reset_status.*): an older driver refuses the whole query for one unknown field ('Field "x" is
+// not a valid field to query.'). Asked in one call; a field refused by name is left out and the
+// rest asked again; a refusal that names none of the fields asks each field alone with the key.
+// fields.front() is that key ("uuid"): it joins the answers of separate calls. Never throws.
+struct smi_field_query {
+  std::vector<smi_row> gpus;         // a refused field is not among a row's fields
+  std::vector<std::string> refused;  // the fields this driver does not know
+  std::string error;                 // non-empty: nvidia-smi missing or failing otherwise, and `gpus` is empty
+  int calls = 0;                     // nvidia-smi runs it took: 1 where the driver knows every field
+};
+[[nodiscard]] smi_field_query query_gpu_fields(const std::vector<std::string>& fields,
+                                               std::chrono::seconds timeout = smi_timeout);
 
 // One GPU's PCIe replay counters, as `nvidia-smi -q` prints them under "PCI": a replay is a
 // packet the link had to send again (a bad CRC or a lost acknowledgement); the count grows on a
@@ -71,6 +88,18 @@ struct smi_pcie_replays {
 // are ignored, so a driver that adds or drops fields reads as unknown, never as an error. A
 // section without a UUID is dropped.
 [[nodiscard]] std::vector<smi_pcie_replays> parse_pcie_replays(std::string_view query_text);
+
+// One GPU's bank remap availability histogram, as `nvidia-smi -q` prints it under "Remapped Rows"
+// (GPUs that remap HBM rows): how many memory banks have each level of spare rows left, "max",
+// "high", "partial", "low" or "none" -> banks ("2560 bank(s)" -> 2560). Only -q prints it.
+struct smi_remap_histogram {
+  std::string uuid;
+  std::map<std::string, unsigned long long, std::less<>> banks;  // empty: no histogram printed
+};
+
+// Every GPU section of `nvidia-smi -q`, as parse_pcie_replays reads them; a level that is not a
+// whole number of banks (N/A) is left out.
+[[nodiscard]] std::vector<smi_remap_histogram> parse_remap_histograms(std::string_view query_text);
 
 // One counter of one NVLink: link index, the counter's name in lower snake case ("Replay
 // Errors" -> "replay_errors") and its value.
