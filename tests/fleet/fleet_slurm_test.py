@@ -13,7 +13,10 @@ port: Debian's slurm is built with --enable-multiple-slurmd). Then, twice,
 
 with HDBENCH a wrapper around the real hdbench that runs each node's `hdbench run` on the
 stand-in family (no GPU) under that node's hostname (its own UTS namespace, as each node of a
-real cluster has its own), except on the last two nodes: n(N-1) crashes (SIGSEGV) before its run
+real cluster has its own), each healthy node reporting the same planted triad bandwidth
+(`--bandwidth`): what is tested is the batch script, and a CPU-timed triad on a shared machine
+can lose half its speed to a neighbour for one node's turn and FAIL against its peers. Except on
+the last two nodes: n(N-1) crashes (SIGSEGV) before its run
 starts, nN's family hangs past HDBENCH_NODE_TIMEOUT (and hdbench with it: SIGKILL after the
 SIGTERM).
 1. The healthy nodes n1..n(N-2): sbatch exits 0, no failing-nodes line, fleet.json and fleet.txt
@@ -45,6 +48,10 @@ from hdb_test_support import Checks, finish, plotting_python  # noqa: E402
 from slurm_cluster import SKIP, Cluster, Skip, hanging_family_bin, preflight, run_on  # noqa: E402
 
 
+# The triad bandwidth every healthy node reports (the stand-in's --bandwidth: no triad is timed).
+PLANTED_GBPS = 12
+
+
 def write_wrapper(work: Path, args: argparse.Namespace, crash: str, hang: str) -> Path:
     """HDBENCH for the job: `run` as the node (its hostname; the crash and hang plants), the rest as is."""
     hang_bin = hanging_family_bin(args.standin_bin, work)
@@ -54,17 +61,10 @@ def write_wrapper(work: Path, args: argparse.Namespace, crash: str, hang: str) -
 if [ "$1" = run ]; then
   shift
   bin='{args.standin_bin}'
-  # The nodes of this cluster share one machine's cores, where a real cluster's each have their
-  # own: the measuring nodes take turns (one lock), so one node's CPU-timed stand-in figure is not
-  # another's load. The hung node measures nothing and must not hold the others up.
-  lock='{work / "measure.lock"}'
   case "${{SLURMD_NODENAME:-}}" in
     {crash}) kill -SEGV $$ ;;
-    {hang}) bin='{hang_bin}'; lock='' ;;
+    {hang}) bin='{hang_bin}' ;;
   esac
-  if [ -n "$lock" ]; then
-    exec flock "$lock" unshare --uts sh -c 'hostname "$0" && exec "$@"' "$SLURMD_NODENAME" '{args.hdbench}' run --bin-dir "$bin" "$@"
-  fi
   exec unshare --uts sh -c 'hostname "$0" && exec "$@"' "$SLURMD_NODENAME" '{args.hdbench}' run --bin-dir "$bin" "$@"
 fi
 exec '{args.hdbench}' "$@"
@@ -80,7 +80,8 @@ def submit(cluster: Cluster, args: argparse.Namespace, work: Path, wrapper: Path
     submit_dir = work / f"{name}-submit"
     submit_dir.mkdir()
     env = dict(cluster.env, HDBENCH=str(wrapper), HDBENCH_FLEET_DIR=str(fleet_dir),
-               HDBENCH_RUN_ARGS=f"--manifest {args.manifest}", HDBENCH_NODE_TIMEOUT=str(args.node_timeout),
+               HDBENCH_RUN_ARGS=f"--manifest {args.manifest} -- --bandwidth={PLANTED_GBPS}",
+               HDBENCH_NODE_TIMEOUT=str(args.node_timeout),
                HDBENCH_NODE_KILL_AFTER="2", MPLBACKEND="Agg", MPLCONFIGDIR=str(work / "mplconfig"))
     argv = ["sbatch", "--wait", "-N", str(len(nodes)), f"--nodelist={','.join(nodes)}", "--chdir", str(submit_dir),
             str(args.sbatch)]
@@ -166,7 +167,6 @@ def main() -> int:
     parser.add_argument("--manifest", type=Path, required=True, help="tests/standin_family/suite.json")
     parser.add_argument("--sbatch", type=Path, required=True, help="share/hdbench/hdbench-fleet.sbatch")
     parser.add_argument("--nodes", type=int, default=6, help="node names n1..nN (the last two are broken; >= 6)")
-    # The measuring nodes take turns (the wrapper's lock), so a node's timeout covers its wait for the others too.
     parser.add_argument("--node-timeout", type=int, default=45, help="HDBENCH_NODE_TIMEOUT for the job")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args()
