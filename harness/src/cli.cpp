@@ -14,7 +14,6 @@
 #include "hdb/harness/verdict/check.hpp"
 #include "hdb/harness/data/collect.hpp"
 #include "hdb/harness/verdict/compare.hpp"
-#include "hdb/harness/data/convert.hpp"
 #include "hdb/harness/data/installed_declarations.hpp"
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/files.hpp"
@@ -55,7 +54,7 @@ fs::path existing_run_dir(const std::string& text) {
 
 struct parsed_cli {
   suite_run_options run;
-  std::string run_dir;  // collect / report / plot / convert
+  std::string run_dir;  // collect / report / plot
   std::string doc_check, doc_update;  // schema-doc
   bool doc_json = false;              // schema-doc --json
   bool plot_meta_only = false;        // plot --meta-only
@@ -233,10 +232,6 @@ int dispatch(const CLI::App& app, parsed_cli& cli) {
     const auto collected = collect_and_write(existing_run_dir(cli.run_dir), installed_sources(cli.run.bin_dir));
     std::cerr << "hdbench: wrote " << (fs::path(cli.run_dir) / "results.csv").string() << " (" << collected.rows.size()
               << " rows)\n";
-    return 0;
-  }
-  if (app.got_subcommand("convert")) {
-    std::cerr << "hdbench convert: " << describe_conversion(convert_run(existing_run_dir(cli.run_dir), cli.run.bin_dir));
     return 0;
   }
   if (app.got_subcommand("schema-doc")) return schema_doc_command(cli);
@@ -417,9 +412,6 @@ int cli_main(int argc, char** argv) {
   add_check(app, cli);
   add_fleet(app, cli);
   add_reference(app, cli);
-  app.add_subcommand("convert", "rewrite a schema-2 results.csv as schema 3 with the current declarations (docs/csv-schema.md)")
-      ->add_option("dir", cli.run_dir, "run directory")
-      ->required();
   auto* doc = app.add_subcommand("schema-doc", "print the section of docs/csv-schema.md generated from the declarations");
   auto* check = doc->add_option("--check", cli.doc_check, "exit 1 when this file's generated section differs");
   auto* update = doc->add_option("--update", cli.doc_update, "rewrite this file's generated section")->excludes(check);

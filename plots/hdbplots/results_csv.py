@@ -228,7 +228,7 @@ def parameter_columns(header: Sequence[str], declarations: Mapping[str, FamilyDe
 def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
     """Header and records of results.csv; refuse any schema but 3, naming the first bad line.
 
-    The version is checked before the columns: an older file lacks columns, and "convert it"
+    The version is checked before the columns: an older file lacks columns, and its version
     helps its owner more than "missing columns".
     """
     with path.open(newline="", encoding="utf-8") as handle:
@@ -321,8 +321,6 @@ def schema_message(path: Path, version: str, line: int) -> str:
     """Why a CSV is refused, and for an older run how to make it readable again (one line)."""
     text = (f"{path}: schema_version {version or '(empty)'} on line {line}; "
             f"this plotter reads schema_version {SCHEMA_VERSION} only")
-    if version == "2":
-        return text + f" (convert it with `hdbench convert {path.parent}`)"
     if version.isdigit() and int(version) < 2:
         return text + f" (rebuild it from raw/ with `hdbench collect {path.parent}`)"
     return text
