@@ -89,8 +89,7 @@ def core_columns(meta: Mapping[str, Any], directory: Path) -> CoreColumns:
     if "results_csv" not in meta:
         state = "has no results_csv" if path.is_file() else "not found, so no results_csv"
         raise InputError(f"{path}: {state} (results.csv's core columns, which hdbench records there; an older "
-                         f"run lacks them): draw it with `hdbench plot {directory}`, or add them with "
-                         f"`hdbench plot --meta-only {directory}`")
+                         f"run lacks them): draw it with `hdbench plot {directory}`, which records them first")
     try:
         return CoreColumns.from_record(meta["results_csv"])
     except ValueError as error:
