@@ -14,13 +14,11 @@
 #include "hdb/harness/verdict/check.hpp"
 #include "hdb/harness/data/collect.hpp"
 #include "hdb/harness/verdict/compare.hpp"
-#include "hdb/harness/data/convert.hpp"
 #include "hdb/harness/data/installed_declarations.hpp"
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/files.hpp"
 #include "hdb/harness/verdict/fleet.hpp"
 #include "hdb/harness/verdict/prometheus_render.hpp"
-#include "hdb/harness/data/meta.hpp"
 #include "hdb/harness/report/plots.hpp"
 #include "hdb/harness/verdict/reference_set.hpp"
 #include "hdb/harness/report/report.hpp"
@@ -55,10 +53,9 @@ fs::path existing_run_dir(const std::string& text) {
 
 struct parsed_cli {
   suite_run_options run;
-  std::string run_dir;  // collect / report / plot / convert
+  std::string run_dir;  // collect / report / plot
   std::string doc_check, doc_update;  // schema-doc
   bool doc_json = false;              // schema-doc --json
-  bool plot_meta_only = false;        // plot --meta-only
   std::vector<std::string> compared_runs;  // BASELINE [BASELINE...] CURRENT
   std::string threshold;  // empty: 1 % with known noise, 5 % from repetitions alone
   std::string format = "text", noise_model = "auto", reference;
@@ -204,18 +201,6 @@ int schema_doc_command(const parsed_cli& cli) {
   return 1;
 }
 
-// `hdbench plot --meta-only DIR`: meta.json gets the records plot_run reads, nothing is drawn.
-int plot_meta_only(const fs::path& dir) {
-  const auto file = (dir / "meta.json").string();
-  switch (update_meta_tables(dir)) {
-    case meta_update::unchanged: std::cerr << "hdbench plot: " << file << " already records them\n"; return 0;
-    case meta_update::updated: std::cerr << "hdbench plot: recorded results_csv and the link rates in " << file << "\n"; return 0;
-    case meta_update::created: std::cerr << "hdbench plot: wrote " << file << " (results_csv only: the run had none)\n"; return 0;
-    case meta_update::unreadable: break;
-  }
-  throw harness_error(file + " is not a JSON object; nothing recorded");
-}
-
 int dispatch(const CLI::App& app, parsed_cli& cli) {
   if (app.got_subcommand("run")) {
     if (cli.run.manifest.empty()) cli.run.manifest = cli.run.bin_dir / "suite.json";
@@ -235,10 +220,6 @@ int dispatch(const CLI::App& app, parsed_cli& cli) {
               << " rows)\n";
     return 0;
   }
-  if (app.got_subcommand("convert")) {
-    std::cerr << "hdbench convert: " << describe_conversion(convert_run(existing_run_dir(cli.run_dir), cli.run.bin_dir));
-    return 0;
-  }
   if (app.got_subcommand("schema-doc")) return schema_doc_command(cli);
   if (app.got_subcommand("check")) return check_command(cli);
   if (app.got_subcommand("fleet")) return fleet_command(cli);
@@ -249,7 +230,6 @@ int dispatch(const CLI::App& app, parsed_cli& cli) {
   }
   if (app.got_subcommand("plot")) {
     const auto dir = existing_run_dir(cli.run_dir);
-    if (cli.plot_meta_only) return plot_meta_only(dir);
     auto plots = plot_options_from_environment();
     plots.per_gpu = cli.per_gpu_plots;
     write_check(dir, std::cerr);  // the node figures' input, for runs made before it was written
@@ -408,18 +388,12 @@ int cli_main(int argc, char** argv) {
     command->add_option("dir", cli.run_dir, "run directory")->required();
     if (std::string(name) == "plot") {
       command->add_flag("--per-gpu-plots", cli.per_gpu_plots, "sweep figures for every GPU, not one per class");
-      command->add_flag("--meta-only", cli.plot_meta_only,
-                        "only record in meta.json what plot_run reads from the harness (results.csv's core columns, "
-                        "each GPU's link rates), for a run written before it did; draw nothing");
     }
   }
   add_compare(app, cli);
   add_check(app, cli);
   add_fleet(app, cli);
   add_reference(app, cli);
-  app.add_subcommand("convert", "rewrite a schema-2 results.csv as schema 3 with the current declarations (docs/csv-schema.md)")
-      ->add_option("dir", cli.run_dir, "run directory")
-      ->required();
   auto* doc = app.add_subcommand("schema-doc", "print the section of docs/csv-schema.md generated from the declarations");
   auto* check = doc->add_option("--check", cli.doc_check, "exit 1 when this file's generated section differs");
   auto* update = doc->add_option("--update", cli.doc_update, "rewrite this file's generated section")->excludes(check);

@@ -89,8 +89,7 @@ def core_columns(meta: Mapping[str, Any], directory: Path) -> CoreColumns:
     if "results_csv" not in meta:
         state = "has no results_csv" if path.is_file() else "not found, so no results_csv"
         raise InputError(f"{path}: {state} (results.csv's core columns, which hdbench records there; an older "
-                         f"run lacks them): draw it with `hdbench plot {directory}`, or add them with "
-                         f"`hdbench plot --meta-only {directory}`")
+                         f"run lacks them): draw it with `hdbench plot {directory}`, which records them first")
     try:
         return CoreColumns.from_record(meta["results_csv"])
     except ValueError as error:
@@ -228,7 +227,7 @@ def parameter_columns(header: Sequence[str], declarations: Mapping[str, FamilyDe
 def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
     """Header and records of results.csv; refuse any schema but 3, naming the first bad line.
 
-    The version is checked before the columns: an older file lacks columns, and "convert it"
+    The version is checked before the columns: an older file lacks columns, and its version
     helps its owner more than "missing columns".
     """
     with path.open(newline="", encoding="utf-8") as handle:
@@ -321,8 +320,6 @@ def schema_message(path: Path, version: str, line: int) -> str:
     """Why a CSV is refused, and for an older run how to make it readable again (one line)."""
     text = (f"{path}: schema_version {version or '(empty)'} on line {line}; "
             f"this plotter reads schema_version {SCHEMA_VERSION} only")
-    if version == "2":
-        return text + f" (convert it with `hdbench convert {path.parent}`)"
     if version.isdigit() and int(version) < 2:
         return text + f" (rebuild it from raw/ with `hdbench collect {path.parent}`)"
     return text

@@ -31,10 +31,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-SUBCOMMANDS = ("run", "check", "compare", "fleet", "plot", "collect", "report", "convert", "schema-doc",
+SUBCOMMANDS = ("run", "check", "compare", "fleet", "plot", "collect", "report", "schema-doc",
                "reference add", "reference learn", "reference validate")
 FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9_.-]*)")
-COMMAND = re.compile(r"(?:^|[\s`(/])(?:hdbench|\./run_all\.sh)\s+(run|check|compare|fleet|plot|collect|report|convert|"
+COMMAND = re.compile(r"(?:^|[\s`(/])(?:hdbench|\./run_all\.sh)\s+(run|check|compare|fleet|plot|collect|report|"
                      r"schema-doc|reference(?:\s+(?:add|learn|validate))?)\b(.*)")
 RUN_ALL = re.compile(r"(?:^|[\s`(])\./run_all\.sh\b(.*)")
 FAMILY_BINARY = re.compile(r"hdbench-(copy|overlap|sync|p2p|allreduce)\b(.*)")

@@ -473,9 +473,9 @@ TEST_CASE("bad inputs: one clear line, exit 2", "[compare]") {
   const auto [bad, expected] = GENERATE(table<std::string, std::string>({
       {"compare/no-such-run", "no such file"},
       {"compare/malformed.csv", "unterminated quoted field"},
-      {"compare/other_schema.csv", "schema_version 4 (this hdbench reads version 3)"},
-      {"compare/schema2_run.csv", "schema_version 2 (this hdbench reads version 3); rewrite it with `hdbench convert RUN_DIR`"},
-      {"compare/schema1_run.csv", "schema_version 1 (this hdbench reads version 3); rebuild it"},
+      {"compare/other_schema.csv", "schema_version 4: a schema 4 results.csv; this hdbench reads schema 3"},
+      {"compare/schema2_run.csv", "schema_version 2: a schema 2 results.csv; this hdbench reads schema 3"},
+      {"compare/schema1_run.csv", "schema_version 1: a schema 1 results.csv; this hdbench reads schema 3; rebuild it"},
       {"compare/empty_run.csv", "empty run"},
   }));
   const auto position = GENERATE(0, 1, 2);  // only baseline, second of two baselines, current

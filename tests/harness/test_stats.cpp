@@ -206,9 +206,9 @@ TEST_CASE("results.csv round trip", "[csv]") {
   SECTION("a parameter without a column is refused, never dropped") {
     CHECK_THROWS_WITH(hdb::write_results_csv(rows, {"direction"}), "copy bandwidth: parameter 'size_bytes' has no column");
   }
-  SECTION("schema 2 is refused with the command that converts it") {
-    CHECK_THROWS_WITH(hdb::read_results_csv(hdb::read_text_file(hdb_test::fixture("convert/schema2/results.csv"))),
-                      "schema_version 2 (this hdbench reads version 3); rewrite it with `hdbench convert RUN_DIR`");
+  SECTION("schema 2 is refused: it names its schema and the one this hdbench reads") {
+    CHECK_THROWS_WITH(hdb::read_results_csv(hdb::read_text_file(hdb_test::fixture("schema2_run/results.csv"))),
+                      "schema_version 2: a schema 2 results.csv; this hdbench reads schema 3");
   }
 }
 

@@ -17,7 +17,7 @@ export HDBENCH_PYTHON=$python MPLBACKEND=Agg MPLCONFIGDIR=$work/mplconfig
 cmake --install "$build" --prefix "$work/staged" > "$work/install.log"
 mv "$work/staged" "$work/moved"
 prefix=$work/moved
-expected=(bin/hdbench bin/suite.json bin/renames-schema3.json bin/schema/copy.json
+expected=(bin/hdbench bin/suite.json bin/schema/copy.json
           share/hdbench/plots/plot_run.py share/hdbench/plots/hdbplots/figures.py
           share/hdbench/reference/h200/noise.json share/doc/hdbench/teaching.md share/hdbench/hdbench-alerts.yml
           share/hdbench/hdbench-fleet.sbatch share/hdbench/hdbench-healthcheck)

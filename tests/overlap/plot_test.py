@@ -5,7 +5,7 @@ The run is built here rather than stored, so it always carries the schema versio
 loader and the columns of the family's declaration (bench/overlap/schema.json, passed as
 --schema; results.csv schema 3) with the core columns the harness lists (`hdbench schema-doc
 --json`), and the harness records its tables in its meta.json as it does before it plots a run
-(`hdbench plot --meta-only`). Its numbers come from a toy pipeline simulation (one H2D engine,
+(make_fixtures.record_harness_tables). Its numbers come from a toy pipeline simulation (one H2D engine,
 the SMs and one D2H engine, each serving one operation at a time), which is enough for plausible
 Gantt charts; they are not measurements. The test passes when `plot_run.py --list-expected`
 (from the module's FIGURES) lists the five overlap figures and `--strict` draws exactly those.

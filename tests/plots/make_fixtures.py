@@ -21,8 +21,7 @@ planted 20 % slow and graded FAIL, the rest within their bands.
     python3 tests/plots/make_fixtures.py --hdbench build/ci/bin/hdbench   # rewrite the fixtures in place
 
 The core columns come from the harness (`hdbench schema-doc --json`), and each meta.json gets
-what the harness records before plotting (`hdbench plot --meta-only`: results_csv, the PCIe
-peaks), so no list of columns or rates is written here. Rerun it after a declaration changes (a
+what the harness records before plotting (`hdbench plot`: results_csv, the PCIe peaks), so no list of columns or rates is written here. Rerun it after a declaration changes (a
 parameter or metric renamed) and commit the result; the figure-list tests
 (tests/plots/figure_list_test.py) then say whether every figure is still drawn.
 """
@@ -31,8 +30,11 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
+import shutil
 import statistics
 import subprocess
+import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -57,8 +59,19 @@ def core_columns(hdbench: Path) -> tuple[list[str], list[str]]:
 
 def record_harness_tables(hdbench: Path, run_dir: Path) -> None:
     """What the harness adds to a run's meta.json before the plots read it (results_csv, each
-    GPU's PCIe peak): `hdbench plot --meta-only`."""
-    subprocess.run([str(hdbench), "plot", "--meta-only", str(run_dir)], capture_output=True, text=True, check=True)
+    GPU's PCIe peak), as `hdbench plot` records them before it draws: run on a scratch directory
+    holding only a copy of meta.json (none: it writes one), with HDBENCH_PLOTS_DIR at an empty
+    directory, it records them and does nothing else (no results.csv to check, no plot_run.py to
+    draw with); the meta.json comes back to run_dir."""
+    with tempfile.TemporaryDirectory() as scratch:
+        run, no_plots = Path(scratch) / "run", Path(scratch) / "no_plots"
+        run.mkdir()
+        no_plots.mkdir()
+        if (run_dir / "meta.json").exists():
+            shutil.copy2(run_dir / "meta.json", run / "meta.json")
+        subprocess.run([str(hdbench), "plot", str(run)], env={**os.environ, "HDBENCH_PLOTS_DIR": str(no_plots)},
+                       capture_output=True, text=True, check=True)
+        shutil.copy2(run / "meta.json", run_dir / "meta.json")
 
 
 class Writer:

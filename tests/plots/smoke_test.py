@@ -13,7 +13,7 @@ reason is printed).
                   --workdir build/tests/plots CHECK
 
 The core columns and the link rates come from the harness (--hdbench: `schema-doc --json`, and
-`plot --meta-only`, which records them in a run's meta.json as hdbench does before it plots one).
+what `plot` records in a run's meta.json before it draws: make_fixtures.record_harness_tables).
 """
 from __future__ import annotations
 
@@ -223,9 +223,9 @@ def check_unknown_family(ctx: argparse.Namespace) -> None:
 
 
 def check_bad_schema(ctx: argparse.Namespace) -> None:
-    """An older CSV: exit 2 with exactly one line that says why and how to make it readable
-    (schema 2: `hdbench convert DIR`; schema 1: `hdbench collect DIR`), nothing drawn."""
-    for version, command in (("2", "hdbench convert"), ("1", "hdbench collect")):
+    """An older CSV: exit 2 with exactly one line that names its version and the one read (schema 1
+    also how to rebuild it: `hdbench collect DIR`), nothing drawn."""
+    for version, command in (("2", None), ("1", "hdbench collect")):
         run_dir = fresh_run(ctx.fixture, ctx.workdir, f"bad_schema_{version}")
         rewrite_csv(run_dir / "results.csv", lambda rows: [dict(r, schema_version=version) for r in rows])
         result = plot(ctx.plot_run, str(run_dir))
@@ -233,7 +233,8 @@ def check_bad_schema(ctx: argparse.Namespace) -> None:
         lines = result.stderr.strip().splitlines()
         expect(len(lines) == 1 and f"schema_version {version}" in lines[0] and "schema_version 3 only" in lines[0],
                f"schema {version}: expected one clear line, got {lines}")
-        expect(f"{command} {run_dir}" in lines[0], f"schema {version}: the line does not say how to fix it: {lines}")
+        expect(f"`{command} {run_dir}`" in lines[0] if command else "`" not in lines[0],
+               f"schema {version}: the line names no command, or the wrong one: {lines}")
         expect(not result.stdout.strip(), "printed output paths for a refused run")
 
 
@@ -250,7 +251,7 @@ def check_missing_csv(ctx: argparse.Namespace) -> None:
 def check_no_meta(ctx: argparse.Namespace) -> None:
     """meta.json records results.csv's core columns (results_csv): without one, or with one written
     before it did, plot_run exits 2 with one line naming the hdbench command that adds it. With the
-    meta.json `hdbench plot --meta-only` writes for a run that has none (results_csv alone), the
+    meta.json `hdbench plot` writes for a run that has none (results_csv alone), the
     declarations come from the checkout's manifest and every figure is drawn (no GPU name, no peaks)."""
     run_dir = fresh_run(ctx.fixture, ctx.workdir, "no_meta")
     meta = json.loads((run_dir / "meta.json").read_text(encoding="utf-8"))
@@ -260,11 +261,11 @@ def check_no_meta(ctx: argparse.Namespace) -> None:
         refused = plot(ctx.plot_run, str(run_dir), "--format", "png")
         lines = refused.stderr.strip().splitlines()
         expect(refused.returncode == 2 and len(lines) == 1 and state in lines[0]
-               and f"hdbench plot --meta-only {run_dir}" in lines[0], f"meta.json {state}: exit {refused.returncode}, {lines}")
+               and f"`hdbench plot {run_dir}`" in lines[0], f"meta.json {state}: exit {refused.returncode}, {lines}")
         (run_dir / "meta.json").unlink(missing_ok=True)
     record_harness_tables(ctx.hdbench, run_dir)
     written = json.loads((run_dir / "meta.json").read_text(encoding="utf-8"))
-    expect(sorted(written) == ["results_csv", "schema_version"], f"hdbench plot --meta-only wrote {sorted(written)}")
+    expect(sorted(written) == ["results_csv", "schema_version"], f"hdbench plot wrote {sorted(written)}")
     result = plot(ctx.plot_run, str(run_dir), "--format", "png", "--dpi", "50", "--strict")
     expect(result.returncode == 0, f"exit {result.returncode}, expected 0")
     expect(sorted(p.stem for p in (run_dir / "plots").glob("*.png")) == sorted(EXPECTED_FIGURES), "figures missing")
@@ -404,8 +405,8 @@ def check_p2p_mixed_links(ctx: argparse.Namespace) -> None:
     p2p figure's PCIe limit of a pair is the smaller link, 31.5 GB/s (the p2p report's rule,
     bench/p2p/report.cpp), not the first GPU's 63 GB/s; each loopback has its own GPU's; the
     ladder's staged rung the smaller. The same fixture with alike links keeps the plain label.
-    The rates are the harness's: GPU 1's link is changed in meta.json and `hdbench plot
-    --meta-only` records its peak, as hdbench does before it plots a run."""
+    The rates are the harness's: GPU 1's link is changed in meta.json and the harness records its
+    peak (record_harness_tables), as `hdbench plot` does before it draws."""
     sys.path.insert(0, str(ctx.plot_run.resolve().parent))
     from hdbplots import p2p, teaching
     from hdbplots.figures import plan
@@ -458,8 +459,8 @@ def check_p2p_mixed_links(ctx: argparse.Namespace) -> None:
 def check_recorded_tables(ctx: argparse.Namespace) -> None:
     """Every committed run's meta.json (results/reference/**, tests/plots/fixtures/*) already holds
     what the harness records before it plots a run (results_csv, each GPU's PCIe peak, NVLink rates
-    copied from node.topology): `hdbench plot --meta-only` on a copy changes nothing, so plot_run
-    draws them directly with the harness's columns and rates of today."""
+    copied from node.topology): recording them on a copy (record_harness_tables) changes nothing,
+    so plot_run draws them directly with the harness's columns and rates of today."""
     fixtures = Path(__file__).resolve().parent / "fixtures"
     metas = sorted(ctx.references.glob("**/meta.json")) + sorted(fixtures.glob("run_*/meta.json"))
     expect(len(metas) > 20, f"only {len(metas)} committed meta.json files found")
@@ -472,8 +473,8 @@ def check_recorded_tables(ctx: argparse.Namespace) -> None:
         record_harness_tables(ctx.hdbench, copy)
         if json.loads((copy / "meta.json").read_text(encoding="utf-8")) != json.loads(meta.read_text(encoding="utf-8")):
             stale.append(str(meta.parent))
-    expect(not stale, f"meta.json lacks what hdbench records today; run `hdbench plot --meta-only DIR` for: "
-                      f"{', '.join(stale)}")
+    expect(not stale, f"meta.json lacks what hdbench records today; run `hdbench plot DIR` (it records them "
+                      f"before it draws) for: {', '.join(stale)}")
 
 
 def write_csv(path: Path, header: list[str], rows: list[dict[str, str]]) -> None:

@@ -123,9 +123,9 @@ class column_index {
 };
 
 std::string schema_mismatch(const std::string& version) {
-  std::string why = "schema_version " + version + " (this hdbench reads version " + std::to_string(results_schema_version) + ")";
+  std::string why = "schema_version " + version + ": a schema " + version + " results.csv; this hdbench reads schema " +
+                    std::to_string(results_schema_version);
   if (version == "1") why += "; rebuild it from the run's raw/ with `hdbench collect RUN_DIR`";
-  if (version == "2") why += "; rewrite it with `hdbench convert RUN_DIR`";
   return why;
 }
 

@@ -93,7 +93,7 @@ struct results_table {
 };
 
 // Schema 3 only. Throws harness_error for a missing column, a malformed field or another schema
-// version (schema 2 with the hint to run `hdbench convert RUN_DIR`).
+// version (schema 1 with the hint to rebuild it with `hdbench collect RUN_DIR`).
 [[nodiscard]] results_table read_results_csv(std::string_view text);
 
 }  // namespace hdb
