@@ -22,7 +22,7 @@
 //
 // Lessons are the `## ` sections. Each needs a citation, a link to a plot and a run command in
 // code whose --families and --benchmark_filter run every cited row's case, unless it carries
-// `<!-- pending issue N -->`. A run command is `hdbench run ...` (also as a path to the binary),
+// `<!-- pending: WHY -->` (what the lesson waits for). A run command is `hdbench run ...` (also as a path to the binary),
 // `./run_all.sh ...` (which passes its arguments to hdbench run) or a family's binary,
 // `.../hdbench-<family> --benchmark_filter=...`.
 //
@@ -358,7 +358,7 @@ page parse_page(std::string_view markdown, const fs::path& page_dir) {
   bool fenced = false;
   int number = 0;
   static const std::regex link(R"(\]\(([^)\s]+)\))");
-  static const std::regex pending("pending issue [0-9]+");
+  static const std::regex pending("pending: .+");
   paragraph prose;
   bool exercise = false;  // the paragraph is the lesson's exercise
   const auto end_paragraph = [&] {
@@ -439,7 +439,7 @@ page parse_page(std::string_view markdown, const fs::path& page_dir) {
         }
         const bool set = body.starts_with("cite-set ");
         if (!set && !body.starts_with("cite ")) {
-          parsed.problems.push_back(where + ": comment '" + body + "' is neither 'cite ...', 'cite-set ...' nor 'pending issue N'");
+          parsed.problems.push_back(where + ": comment '" + body + "' is neither 'cite ...', 'cite-set ...' nor 'pending: WHY'");
           continue;
         }
         citation c{number, exercise, body.substr(set ? 9 : 5), "", "", set, "", "", ""};
@@ -1060,7 +1060,7 @@ std::vector<std::string> check_page(std::string_view markdown, const sources& wh
   for (const auto& l : parsed.lessons) {
     const std::string name = "lesson '" + l.title + "' (line " + std::to_string(l.line) + ")";
     if (!l.pending) {
-      if (l.citations.empty()) parsed.problems.push_back(name + " cites no number (or mark it <!-- pending issue N -->)");
+      if (l.citations.empty()) parsed.problems.push_back(name + " cites no number (or mark it <!-- pending: WHY -->)");
       if (l.plots == 0) parsed.problems.push_back(name + " links no plot");
       if (l.commands.empty()) parsed.problems.push_back(name + " has no `hdbench run` command");
     }

@@ -164,8 +164,8 @@ TEST_CASE("teaching check: a lesson without a citation fails unless it is marked
   CHECK(hdb_test::contains(problems[3], "lesson '2. Stragglers' (line 12) has no exercise"));
   // A pending lesson still has its exercise, with no answer yet.
   const std::string straggler = exercise("./run_all.sh --families allreduce -- --benchmark_filter=allreduce/straggler/", "no data yet");
-  CHECK(hdb::teaching::check_page(bare + "<!-- pending issue 21 -->\n" + straggler, fixture_sources).empty());
-  CHECK(hdb_test::contains(only_problem(bare + "<!-- pending issue 21 -->\n"), "has no exercise"));
+  CHECK(hdb::teaching::check_page(bare + "<!-- pending: a straggler run on a multi-GPU set -->\n" + straggler, fixture_sources).empty());
+  CHECK(hdb_test::contains(only_problem(bare + "<!-- pending: a straggler run on a multi-GPU set -->\n"), "has no exercise"));
 }
 
 TEST_CASE("teaching check: an exercise asks a prediction, gives a command and cites the answer its command measures") {
@@ -205,7 +205,7 @@ TEST_CASE("teaching check: a command that would not run the cited case fails") {
 TEST_CASE("teaching check: a comment that is not a citation, and a citation after no number, fail") {
   const auto problem = only_problem(replaced(good_page(), "<!-- cite", "<!-- cit"));  // the exercise still cites
   CHECK(hdb_test::contains(problem, "line 5: comment 'cit mini copy/bandwidth"));
-  CHECK(hdb_test::contains(problem, "is neither 'cite ...', 'cite-set ...' nor 'pending issue N'"));
+  CHECK(hdb_test::contains(problem, "is neither 'cite ...', 'cite-set ...' nor 'pending: WHY'"));
   const auto unbacked = only_problem(replaced(good_page(), "55.3 GB/s<!--", "fast<!--"));
   CHECK(hdb_test::contains(unbacked, "line 5: 'cite mini copy/bandwidth"));
   CHECK(hdb_test::contains(unbacked, "follows no number"));
