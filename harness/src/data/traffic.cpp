@@ -49,16 +49,19 @@ std::optional<double> links_active(const json& meta, int device_index) {
   return number_field(field(topology_gpu(meta, device_index), "nvlink"), "links_active");
 }
 
+// The NVLinks of one pair's link record (node.topology.pairs[k].link); nullopt for a PCIe link.
+std::optional<double> nvlinks_of(const json& link) {
+  // Compared as a string: GCC 12 -O3 reports a false -Warray-bounds inside json == const char*.
+  const auto& type = field(link, "type");
+  if (!type.is_string() || type.get_ref<const std::string&>() != "nvlink") return std::nullopt;
+  return number_field(link, "links");
+}
+
 std::optional<double> pair_links(const json& meta, int src, int dst) {
   const auto& pairs = field(field(field(meta, "node"), "topology"), "pairs");
   if (!pairs.is_array()) return std::nullopt;
   for (const auto& p : pairs) {
-    if (p.value("src", -1) != src || p.value("dst", -1) != dst) continue;
-    const auto& link = field(p, "link");
-    // Compared as a string: GCC 12 -O3 reports a false -Warray-bounds inside json == const char*.
-    const auto& type = field(link, "type");
-    if (!type.is_string() || type.get_ref<const std::string&>() != "nvlink") return std::nullopt;
-    return number_field(link, "links");
+    if (p.value("src", -1) == src && p.value("dst", -1) == dst) return nvlinks_of(field(p, "link"));
   }
   return std::nullopt;
 }
@@ -185,8 +188,9 @@ void record_link_rates(json& meta) {
   for (auto& pair : *pairs) {
     if (!pair.is_object()) continue;
     const auto link = pair.find("link");
-    const auto links = pair_links(meta, pair.value("src", -1), pair.value("dst", -1));
-    if (link == pair.end() || !link->is_object() || !links) continue;  // a PCIe pair has no NVLink peak
+    if (link == pair.end() || !link->is_object()) continue;
+    const auto links = nvlinks_of(*link);
+    if (!links) continue;  // a PCIe pair has no NVLink peak
     const auto src = nvlink_data_per_link_gbps(meta, pair.value("src", -1));
     const auto dst = nvlink_data_per_link_gbps(meta, pair.value("dst", -1));
     (*link)["peak_GBps"] = src && dst ? json(*links * std::min(*src, *dst)) : json(nullptr);
