@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""The verdicts on the committed runs do not move unless a change means them to.
+
+For every committed run with a results.csv under results/reference/ (each set's runs, its
+holdouts, the sets themselves) this runs `hdbench check DIR` (text and json) and `hdbench compare
+SET DIR` (text and json) against its kind's set, and `compare` between runs of the h200 set with
+and without a noise model (headlines: what decides the exit), and holds every output against the one kept under golden/. A change
+that refactors the verdict must leave them as they are; a change that means to move a verdict
+rewrites them with --update and shows the difference in its diff.
+
+Text must match to the letter; json numbers to 1e-9 relative (another libm may move the last bit).
+Standard library only; run from anywhere (it runs hdbench from the repository root, whose
+relative paths the outputs name).
+"""
+import argparse
+import difflib
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+
+def run_outputs(repo: Path) -> dict[str, list[str]]:
+    """name of the golden file -> hdbench's arguments."""
+    reference = repo / "results" / "reference"
+    outputs: dict[str, list[str]] = {}
+    for csv in sorted(reference.rglob("results.csv")):
+        run = csv.parent.relative_to(repo)
+        kind = run.relative_to("results/reference").parts[0]
+        name = str(run.relative_to("results/reference")).replace("/", "__")
+        for fmt in ("text", "json"):
+            outputs[f"{name}.check.{fmt}"] = ["check", str(run), "--no-files", "--format", fmt]
+            outputs[f"{name}.compare.{fmt}"] = ["compare", f"results/reference/{kind}", str(run), "--format", fmt]
+    runs = sorted(p.relative_to(repo) for p in (reference / "h200" / "runs").iterdir())
+    holdouts = sorted(p.parent.relative_to(repo) for p in (reference / "h200" / "holdout").glob("*/results.csv"))
+    pairs = {
+        "pair-one-baseline": [str(runs[0]), str(holdouts[-1])],
+        "pair-three-baselines": [*map(str, runs[:3]), str(holdouts[0])],
+        "pair-cotenant": [str(runs[1]), str(next(h for h in holdouts if "cotenant-whole" in h.name))],
+    }
+    for name, dirs in pairs.items():
+        for model in ("auto", "none"):
+            outputs[f"{name}-{model}.compare.text"] = ["compare", *dirs, "--noise-model", model]
+    return outputs
+
+
+def same_json(a, b) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+            return False
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hdbench", required=True)
+    parser.add_argument("--repo", type=Path, required=True)
+    parser.add_argument("--update", action="store_true", help="rewrite golden/ from this hdbench")
+    args = parser.parse_args()
+    golden = Path(__file__).resolve().parent / "golden"
+    outputs = run_outputs(args.repo.resolve())
+    if args.update:
+        golden.mkdir(exist_ok=True)
+        for old in golden.iterdir():
+            old.unlink()
+    failures = 0
+    for name, argv in outputs.items():
+        done = subprocess.run([args.hdbench, *argv], cwd=args.repo, capture_output=True, text=True, timeout=60)
+        if done.returncode not in (0, 1):
+            print(f"FAIL {name}: hdbench {' '.join(argv)} exited {done.returncode}: {done.stderr.strip()}")
+            failures += 1
+            continue
+        got = f"exit {done.returncode}\n{done.stdout}"
+        path = golden / name
+        if args.update:
+            path.write_text(got)
+            continue
+        if not path.is_file():
+            print(f"FAIL {name}: no golden file {path} (run with --update and commit it)")
+            failures += 1
+            continue
+        want = path.read_text()
+        if name.endswith(".json"):
+            want_exit, want_body = want.split("\n", 1)
+            same = want_exit == f"exit {done.returncode}" and same_json(json.loads(want_body), json.loads(done.stdout))
+        else:
+            same = want == got
+        if not same:
+            failures += 1
+            print(f"FAIL {name}: hdbench {' '.join(argv)} differs from golden/{name}:")
+            sys.stdout.writelines(list(difflib.unified_diff(want.splitlines(True), got.splitlines(True),
+                                                            "golden", "now", n=1))[:40])
+    if args.update:
+        extra = sorted(p.name for p in golden.iterdir() if p.name not in outputs)
+        print(f"wrote {len(outputs)} golden outputs to {golden}" + (f"; stray: {extra}" if extra else ""))
+        return 0
+    stray = sorted(p.name for p in golden.iterdir() if p.name not in outputs)
+    for name in stray:
+        print(f"FAIL golden/{name}: no committed run makes it any more (run with --update)")
+    failures += len(stray)
+    print(f"{len(outputs)} outputs, {failures} differing from golden/")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
