@@ -10,7 +10,6 @@
 #include "hdb/harness/run/runner.hpp"
 #include "harness/test_support.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -25,17 +24,9 @@ namespace fs = std::filesystem;
 using hdb_test::temp_dir;
 
 // An nvidia-smi that sees one busy GPU with another program's process on it.
-void write_fake_smi(const fs::path& dir) {
-  const auto script = dir / "nvidia-smi";
-  hdb::atomic_write_file(script,
-                         "#!/bin/sh\n"
-                         "case \"$1\" in\n"
-                         "  --query-compute-apps=*) echo '4242, /usr/bin/python3, GPU-standin-0, 30000' ;;\n"
-                         "  --query-gpu=*) echo '0, GPU-standin-0, 1980, 1980, 2619, 0x0000000000000000, 61, 650.00' ;;\n"
-                         "  *) exit 6 ;;\n"
-                         "esac\n");
-  ::chmod(script.c_str(), 0755);
-}
+constexpr const char* busy_gpu =
+    "  --query-compute-apps=*) echo '4242, /usr/bin/python3, GPU-standin-0, 30000' ;;\n"
+    "  --query-gpu=*) echo '0, GPU-standin-0, 1980, 1980, 2619, 0x0000000000000000, 61, 650.00' ;;\n";
 
 struct finished_run {
   fs::path dir;
@@ -61,11 +52,7 @@ finished_run run_good_family(const fs::path& out) {
 
 TEST_CASE("a run while another program loads the GPU is flagged", "[activity][run]") {
   const temp_dir out;
-  fs::create_directories(out.path() / "smi");
-  write_fake_smi(out.path() / "smi");
-  const hdb_test::scoped_env path("PATH", (out.path() / "smi").string() + ":/usr/bin:/bin");
-  // Nor the real /proc: on a GPU node a GPU test beside this one holds the GPU's device file.
-  const hdb_test::scoped_env no_proc("HDBENCH_PROC", (out.path() / "no-proc").string());
+  const hdb_test::fake_nvidia_smi smi(out.path(), busy_gpu);
 
   const auto run = run_good_family(out.path());
   const auto& activity = run.meta["families"]["good"]["activity"];

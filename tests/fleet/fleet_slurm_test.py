@@ -35,17 +35,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from hdb_test_support import Checks, finish, plotting_python  # noqa: E402
-from slurm_cluster import SKIP, Cluster, Skip, hanging_family_bin, preflight, run_on  # noqa: E402
+from slurm_cluster import (SKIP, Cluster, hanging_family_bin, parse_paths, required, run_on,  # noqa: E402
+                           test_arguments, work_directory)
 
 
 # The triad bandwidth every healthy node reports (the stand-in's --bandwidth: no triad is timed).
@@ -161,30 +160,16 @@ def run_jobs(cluster: Cluster, args: argparse.Namespace, work: Path, checks: Che
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hdbench", type=Path, required=True)
-    parser.add_argument("--standin-bin", type=Path, required=True, help="the stand-in family's bin directory")
-    parser.add_argument("--manifest", type=Path, required=True, help="tests/standin_family/suite.json")
-    parser.add_argument("--sbatch", type=Path, required=True, help="share/hdbench/hdbench-fleet.sbatch")
+    parser = test_arguments(__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=6, help="node names n1..nN (the last two are broken; >= 6)")
     parser.add_argument("--node-timeout", type=int, default=45, help="HDBENCH_NODE_TIMEOUT for the job")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
-    args = parser.parse_args()
+    args = parse_paths(parser)
     if args.nodes < 6:
         parser.error("--nodes must be >= 6: 4 healthy nodes (3 peers each) and the 2 broken ones")
-    args.hdbench, args.standin_bin, args.manifest, args.sbatch = (
-        p.resolve() for p in (args.hdbench, args.standin_bin, args.manifest, args.sbatch))
-    required = os.environ.get("HDB_SLURM_TEST_REQUIRED") == "1"
-    try:
-        preflight()
-    except Skip as e:
-        print(f"skip: {e}")
-        return SKIP
-
     start = time.monotonic()
-    # Under /tmp: a unix socket's path must stay short, and the daemons' own files stay apart from the build.
-    work = Path(tempfile.mkdtemp(prefix="hdb-slurm-"))
-    work.chmod(0o755)
+    work = work_directory("hdb-slurm-")
+    if work is None:
+        return SKIP
     cluster = Cluster(work, [f"n{i}" for i in range(1, args.nodes + 1)])
     checks = Checks()
     def jobs() -> None:
@@ -192,7 +177,7 @@ def main() -> int:
               f"({time.monotonic() - start:.1f} s; {work})")
         run_jobs(cluster, args, work, checks)
 
-    if not run_on(cluster, checks, required, jobs):
+    if not run_on(cluster, checks, required(), jobs):
         shutil.rmtree(work, ignore_errors=True)
         return SKIP
     print(f"wall: {time.monotonic() - start:.1f} s, services stopped")

@@ -4,8 +4,10 @@ munged socket, slurm.conf, ports, state and logs of their own in one directory (
 /etc/slurm or /etc/munge is read or written), stopped by Cluster.stop() whatever happened."""
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
+import tempfile
 import signal
 import socket
 import subprocess
@@ -247,6 +249,45 @@ def run_on(cluster: Cluster, checks, required: bool, body, skip_note: str = "", 
     finally:
         cluster.stop()
     return True
+
+
+def test_arguments(description: str) -> argparse.ArgumentParser:
+    """The arguments every Slurm test takes; a test adds its own before parse_paths()."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--hdbench", type=Path, required=True)
+    parser.add_argument("--standin-bin", type=Path, required=True, help="the stand-in family's bin directory")
+    parser.add_argument("--manifest", type=Path, required=True, help="tests/standin_family/suite.json")
+    parser.add_argument("--sbatch", type=Path, required=True, help="share/hdbench/hdbench-fleet.sbatch")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    return parser
+
+
+def parse_paths(parser: argparse.ArgumentParser) -> argparse.Namespace:
+    """The parsed arguments, every path absolute: the jobs run in other directories."""
+    args = parser.parse_args()
+    for name, value in vars(args).items():
+        if isinstance(value, Path):
+            setattr(args, name, value.resolve())
+    return args
+
+
+def required() -> bool:
+    """Slurm's daemons not starting is a failure here, not a skip (.ci/run sets it)."""
+    return os.environ.get("HDB_SLURM_TEST_REQUIRED") == "1"
+
+
+def work_directory(prefix: str) -> Path | None:
+    """The test's temporary directory, under /tmp (munged's socket path must stay short, and the
+    daemons' files stay apart from the build); None, after one line saying why, where this host
+    cannot run Slurm's daemons (the test then exits SKIP)."""
+    try:
+        preflight()
+    except Skip as e:
+        print(f"skip: {e}")
+        return None
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    work.chmod(0o755)
+    return work
 
 
 def preflight() -> None:

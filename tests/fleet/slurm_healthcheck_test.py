@@ -48,13 +48,13 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from hdb_test_support import FAULT_SLOWDOWN, Checks, finish, make_standin_set  # noqa: E402
-from slurm_cluster import SKIP, Cluster, Skip, hanging_family_bin, preflight, run_on  # noqa: E402
+from slurm_cluster import (SKIP, Cluster, hanging_family_bin, parse_paths, required, run_on,  # noqa: E402
+                           test_arguments, work_directory)
 
 NODES = ["n1", "n2", "n3"]
 # The drain reason of a slow stand-in node: the count of FAIL lines, then the first one's GPUs,
@@ -308,8 +308,7 @@ def direct_cases(cluster: Cluster, work: Path, wrapper: Path, checks: Checks) ->
         checks.check(status == 2 and expected in err, f"hostname {hostname}, no SLURMD_NODENAME: exit 2, {err.strip()!r}")
 
 
-def slurmd_cases(root: Path, work: Path, args: argparse.Namespace, hdbench: Path, set_dir: Path, checks: Checks,
-                 required: bool) -> None:
+def slurmd_cases(root: Path, work: Path, args: argparse.Namespace, hdbench: Path, set_dir: Path, checks: Checks) -> None:
     """slurm.conf's HealthCheckProgram: slurmd's own runs drain n2 and resume it, and drain the
     hung n3 with the default settings, inside slurmd's own 60 s."""
     root.mkdir()
@@ -355,32 +354,19 @@ def slurmd_cases(root: Path, work: Path, args: argparse.Namespace, hdbench: Path
         checks.check(state.startswith("idle") and reason == "none",
                      f"slurmd's next health check resumed n2 once healthy ({time.monotonic() - healthy_at:.1f} s): {state} {reason!r}")
 
-    run_on(cluster, checks, required, cases, skip_note=" (the HealthCheckProgram cluster)", wait_idle=False)
+    run_on(cluster, checks, required(), cases, skip_note=" (the HealthCheckProgram cluster)", wait_idle=False)
     if checks.failures:
         print(cluster.tail("slurmd-n2", 30))
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hdbench", type=Path, required=True)
-    parser.add_argument("--standin-bin", type=Path, required=True, help="the stand-in family's bin directory")
-    parser.add_argument("--manifest", type=Path, required=True, help="tests/standin_family/suite.json")
+    parser = test_arguments(__doc__.splitlines()[0])
     parser.add_argument("--healthcheck", type=Path, required=True, help="share/hdbench/hdbench-healthcheck")
-    parser.add_argument("--sbatch", type=Path, required=True, help="share/hdbench/hdbench-fleet.sbatch")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
-    args = parser.parse_args()
-    args.hdbench, args.standin_bin, args.manifest, args.healthcheck, args.sbatch = (
-        p.resolve() for p in (args.hdbench, args.standin_bin, args.manifest, args.healthcheck, args.sbatch))
-    required = os.environ.get("HDB_SLURM_TEST_REQUIRED") == "1"
-    try:
-        preflight()
-    except Skip as e:
-        print(f"skip: {e}")
-        return SKIP
-
+    args = parse_paths(parser)
     start = time.monotonic()
-    work = Path(tempfile.mkdtemp(prefix="hdb-slurmhc-"))  # under /tmp: munged's socket path must stay short
-    work.chmod(0o755)
+    work = work_directory("hdb-slurmhc-")
+    if work is None:
+        return SKIP
     checks = Checks()
     try:
         set_dir = make_standin_set(args.hdbench, args.standin_bin, args.manifest, work, RUN_TIMEOUT)
@@ -396,13 +382,13 @@ def main() -> int:
         fleet_job(cluster, args, work, hdbench, set_dir, checks)
         direct_cases(cluster, work, write_healthcheck_wrapper(work, cluster, args, hdbench, set_dir), checks)
 
-    if not run_on(cluster, checks, required, cases):
+    if not run_on(cluster, checks, required(), cases):
         shutil.rmtree(work, ignore_errors=True)
         return SKIP
     if checks.failures:
         print("".join(cluster.tail(name) for name, _ in cluster.procs))
     print(f"{time.monotonic() - start:.1f} s: the HealthCheckProgram cluster")
-    slurmd_cases(work / "slurmd", work, args, hdbench, set_dir, checks, required)
+    slurmd_cases(work / "slurmd", work, args, hdbench, set_dir, checks)
     print(f"wall: {time.monotonic() - start:.1f} s, services stopped")
     return finish(checks, work, args.keep)
 

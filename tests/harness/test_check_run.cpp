@@ -2,7 +2,6 @@
 // start and end, and the kernel log's Xid lines in between (meta.json "health"), and check reads
 // them: a stand-in family under a fake nvidia-smi whose PCIe replay counter grows and whose row
 // remap is pending at the end, beside a stand-in /dev/kmsg. Also --run-dir-file, which run_all.sh reads.
-#include <sys/stat.h>
 
 #include <sstream>
 
@@ -21,40 +20,28 @@ namespace fs = std::filesystem;
 // more replays and prints the bank remap histogram. Its health record is clean at the run's start;
 // at its end (the second -q read) a row remap is pending, and the driver logged an Xid 79 for it in
 // $HDBENCH_KMSG meanwhile. Each call is appended to `calls`.
-void write_fake_smi(const fs::path& dir) {
-  const auto script = dir / "nvidia-smi";
-  hdb::atomic_write_file(script,
-                         "#!/bin/sh\n"
-                         "d=$(dirname \"$0\")\n"
-                         "echo \"$1\" >> \"$d/calls\"\n"
-                         "n=$(cat \"$d/replays\" 2>/dev/null || echo 0)\n"
-                         "case \"$1\" in\n"
-                         "  --query-compute-apps=*) ;;\n"
-                         "  --query-gpu=uuid,*) pending=No; [ \"$n\" -ge 10 ] && pending=Yes\n"
-                         "      echo \"GPU-0000, Enabled, 0, 0, 2, 0, [N/A], [N/A], [N/A], 0, 0, $pending, No, [N/A], [N/A], No, No\" ;;\n"
-                         "  --query-gpu=*) echo '0, GPU-0000, 1980, 1980, 2619, 0x0000000000000001, 40, 90.00' ;;\n"
-                         "  -q) printf 'GPU 00000000:3B:00.0\\n    GPU UUID : GPU-0000\\n    PCI\\n'\n"
-                         "      printf '        Replays Since Reset : %s\\n        Replay Number Rollovers : 0\\n' \"$n\"\n"
-                         "      printf '    Remapped Rows\\n        Bank Remap Availability Histogram\\n'\n"
-                         "      printf '            Max : 2560 bank(s)\\n            Low : 0 bank(s)\\n'\n"
-                         "      [ \"$n\" = 5 ] && echo '4,9002,2000,-;NVRM: Xid (PCI:0000:3B:00): 79, pid=1, name=x, GPU has fallen off the bus.' >> \"$HDBENCH_KMSG\"\n"
-                         "      echo $((n + 5)) > \"$d/replays\" ;;\n"
-                         "  nvlink) echo 'GPU 0: Stand-in GPU (UUID: GPU-0000)' ;;\n"
-                         "  *) exit 6 ;;\n"
-                         "esac\n");
-  ::chmod(script.c_str(), 0755);
-}
+constexpr const char* count_calls_and_replays =
+    "echo \"$1\" >> \"$d/calls\"\n"
+    "n=$(cat \"$d/replays\" 2>/dev/null || echo 0)\n";
+constexpr const char* replays_and_remap =
+    "  --query-compute-apps=*) ;;\n"
+    "  --query-gpu=uuid,*) pending=No; [ \"$n\" -ge 10 ] && pending=Yes\n"
+    "      echo \"GPU-0000, Enabled, 0, 0, 2, 0, [N/A], [N/A], [N/A], 0, 0, $pending, No, [N/A], [N/A], No, No\" ;;\n"
+    "  --query-gpu=*) echo '0, GPU-0000, 1980, 1980, 2619, 0x0000000000000001, 40, 90.00' ;;\n"
+    "  -q) printf 'GPU 00000000:3B:00.0\\n    GPU UUID : GPU-0000\\n    PCI\\n'\n"
+    "      printf '        Replays Since Reset : %s\\n        Replay Number Rollovers : 0\\n' \"$n\"\n"
+    "      printf '    Remapped Rows\\n        Bank Remap Availability Histogram\\n'\n"
+    "      printf '            Max : 2560 bank(s)\\n            Low : 0 bank(s)\\n'\n"
+    "      [ \"$n\" = 5 ] && echo '4,9002,2000,-;NVRM: Xid (PCI:0000:3B:00): 79, pid=1, name=x, GPU has fallen off the bus.' >> \"$HDBENCH_KMSG\"\n"
+    "      echo $((n + 5)) > \"$d/replays\" ;;\n"
+    "  nvlink) echo 'GPU 0: Stand-in GPU (UUID: GPU-0000)' ;;\n";
 
 }  // namespace
 
 TEST_CASE("check: a run's replay counters, GPU health record and Xid lines are read at its start and end", "[check][run]") {
   const hdb_test::temp_dir out;
-  fs::create_directories(out.path() / "smi");
   fs::create_directories(out.path() / "no-sets");
-  write_fake_smi(out.path() / "smi");
-  const hdb_test::scoped_env path("PATH", (out.path() / "smi").string() + ":/usr/bin:/bin");
-  // Nor the real /proc: on a GPU node a GPU test beside this one holds the GPU's device file.
-  const hdb_test::scoped_env no_proc("HDBENCH_PROC", (out.path() / "no-proc").string());
+  const hdb_test::fake_nvidia_smi smi(out.path(), replays_and_remap, count_calls_and_replays);
   // Nor the real kernel log: an Xid logged before the run, which is not the run's.
   const auto kmsg = out.path() / "kmsg";
   hdb::atomic_write_file(kmsg, "4,9001,1000,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, GPU has fallen off the bus.\n");
@@ -82,7 +69,7 @@ TEST_CASE("check: a run's replay counters, GPU health record and Xid lines are r
   CHECK(record["gpus"][0]["remap_banks"] == nlohmann::json{{"max", 2560}, {"low", 0}});
   CHECK(health["end"]["gpu_record"]["gpus"][0]["fields"]["remapped_rows.pending"] == "Yes");
   std::size_t record_calls = 0;  // the record's query at the start and the end, nothing more
-  std::istringstream calls(hdb::read_text_file(out.path() / "smi" / "calls"));
+  std::istringstream calls(hdb::read_text_file(smi.dir() / "calls"));
   for (std::string call; std::getline(calls, call);) record_calls += call.starts_with("--query-gpu=uuid,") ? 1 : 0;
   CHECK(record_calls == 2);
   CHECK(health["kernel_log"]["source"] == kmsg.string());

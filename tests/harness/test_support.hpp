@@ -1,5 +1,7 @@
 #pragma once
 // Helpers shared by the harness tests (contains, temp_dir: test_helpers.hpp).
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -34,6 +36,30 @@ inline hdb::suite_run_options standin_run_options(const std::filesystem::path& o
   options.plots.plots_dir = out / "no-plots";
   return options;
 }
+
+// The GPU tools a stand-in run meets, for one scope: an `nvidia-smi` in dir/smi, first on PATH,
+// answering as `answers` says (branches of a shell `case "$1"`, after `prelude`; `$d` is its
+// directory; any other query exits 6, as nvidia-smi does on a flag it lacks), and no /proc (a GPU test beside this one
+// holds the GPU's device file, which the run would see as another process).
+class fake_nvidia_smi {
+ public:
+  fake_nvidia_smi(const std::filesystem::path& dir, const std::string& answers, const std::string& prelude = "")
+      : dir_(write(dir / "smi", prelude, answers)),
+        path_("PATH", dir_.string() + ":/usr/bin:/bin"),
+        no_proc_("HDBENCH_PROC", (dir / "no-proc").string()) {}
+  [[nodiscard]] const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  static std::filesystem::path write(const std::filesystem::path& dir, const std::string& prelude, const std::string& answers) {
+    std::filesystem::create_directories(dir);
+    const auto script = dir / "nvidia-smi";
+    hdb::atomic_write_file(script, "#!/bin/sh\nd=$(dirname \"$0\")\n" + prelude + "case \"$1\" in\n" + answers + "  *) exit 6 ;;\nesac\n");
+    ::chmod(script.c_str(), 0755);
+    return dir;
+  }
+  std::filesystem::path dir_;
+  scoped_env path_, no_proc_;
+};
 
 // Appends `row` once per sample (statistic sample, index i) and once as their median.
 inline void append_samples_and_median(std::vector<hdb::result_row>& rows, hdb::result_row row,
