@@ -8,7 +8,9 @@ and without a noise model (headlines: what decides the exit), and holds every ou
 that refactors the verdict must leave them as they are; a change that means to move a verdict
 rewrites them with --update and shows the difference in its diff.
 
-Text must match to the letter; json numbers to 1e-9 relative (another libm may move the last bit).
+Text must match to the letter, but for the checkout's own path (compare names the noise model it
+found by its absolute path), written <repo>; json numbers to 1e-9 relative (another libm may move
+the last bit).
 Standard library only; run from anywhere (it runs hdbench from the repository root, whose
 relative paths the outputs name).
 """
@@ -64,19 +66,21 @@ def main() -> int:
     parser.add_argument("--update", action="store_true", help="rewrite golden/ from this hdbench")
     args = parser.parse_args()
     golden = Path(__file__).resolve().parent / "golden"
-    outputs = run_outputs(args.repo.resolve())
+    repo = args.repo.resolve()
+    outputs = run_outputs(repo)
     if args.update:
         golden.mkdir(exist_ok=True)
         for old in golden.iterdir():
             old.unlink()
     failures = 0
     for name, argv in outputs.items():
-        done = subprocess.run([args.hdbench, *argv], cwd=args.repo, capture_output=True, text=True, timeout=60)
+        done = subprocess.run([args.hdbench, *argv], cwd=repo, capture_output=True, text=True, timeout=60)
         if done.returncode not in (0, 1):
             print(f"FAIL {name}: hdbench {' '.join(argv)} exited {done.returncode}: {done.stderr.strip()}")
             failures += 1
             continue
-        got = f"exit {done.returncode}\n{done.stdout}"
+        stdout = done.stdout.replace(str(repo), "<repo>")
+        got = f"exit {done.returncode}\n{stdout}"
         path = golden / name
         if args.update:
             path.write_text(got)
@@ -88,7 +92,7 @@ def main() -> int:
         want = path.read_text()
         if name.endswith(".json"):
             want_exit, want_body = want.split("\n", 1)
-            same = want_exit == f"exit {done.returncode}" and same_json(json.loads(want_body), json.loads(done.stdout))
+            same = want_exit == f"exit {done.returncode}" and same_json(json.loads(want_body), json.loads(stdout))
         else:
             same = want == got
         if not same:
