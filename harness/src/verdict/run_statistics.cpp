@@ -62,7 +62,7 @@ bool positive_medians(const std::vector<run_metric>& runs) {
 
 metric_decision decide(const std::vector<double>& baseline_samples, double baseline_median,
                        const std::vector<double>& current_samples, double current_median, better direction,
-                       const judge_options& options) {
+                       const statistics_options& options) {
   metric_decision d;
   if (baseline_median != 0) d.change = (current_median - baseline_median) / baseline_median;
   else if (current_median != 0) d.change = current_median > 0 ? INFINITY : -INFINITY;
@@ -150,7 +150,7 @@ run_spread pool_run_spread(const std::vector<std::vector<run_metric>>& metrics) 
 
 metric_decision decide_against_runs(const std::vector<run_metric>& baselines, const run_metric& current,
                                     const run_spread& spread, better direction, std::size_t tests,
-                                    const judge_options& options) {
+                                    const statistics_options& options) {
   if (baselines.empty() || !(spread.df > 0) || tests == 0 || !positive_medians(baselines) || !(current.median > 0)) {
     throw std::invalid_argument("decide_against_runs needs a baseline run, a spread with df > 0 and positive medians");
   }
