@@ -36,7 +36,7 @@ struct comparison {
   std::vector<const metric_data*> baselines;  // the baseline runs that measured this metric
   const metric_data* current = nullptr;
   double reference = 0;  // the baseline value the change is relative to
-  metric_decision decision;
+  metric_verdict decision;
   double worse = 0;  // change in the bad direction; sorts the table
   // With a node's rules: the band above as the decision reads it, and the figure's one decision
   // (decision.hpp) on it, the grade check prints; where the comparison holds the node to its

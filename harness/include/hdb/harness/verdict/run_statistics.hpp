@@ -26,8 +26,8 @@ struct statistics_options {
   double alpha = 0.05;  // significance level (family-wise over headline metrics with several baselines)
 };
 
-// The decision for one metric of one case.
-struct metric_decision {
+// compare's verdict on one metric of one case, and its evidence.
+struct metric_verdict {
   // The verdict: what compare prints and gates on. Against a node's reference set it follows the
   // figure's one decision (comparison::node_decision), so SLOWER needs the change beyond the
   // figure's tolerance, as check's FAIL does.
@@ -49,7 +49,7 @@ struct metric_decision {
 // sample counts cannot reach p < alpha. `detectable` is the larger of the threshold and what the
 // repetitions tell apart, which understates run-to-run noise. A neutral
 // metric is always SAME (its change is still computed).
-[[nodiscard]] metric_decision decide(const std::vector<double>& baseline_samples, double baseline_median,
+[[nodiscard]] metric_verdict decide(const std::vector<double>& baseline_samples, double baseline_median,
                                      const std::vector<double>& current_samples, double current_median,
                                      better direction, const statistics_options& options);
 
@@ -93,7 +93,7 @@ struct run_spread {
 // there are no repetitions). `detectable` is the smallest change in the bad direction this rule
 // flags (significance and threshold together). Needs >= 1 baseline, spread.df > 0 and positive
 // medians. The threshold is options.threshold, else known_noise_threshold.
-[[nodiscard]] metric_decision decide_against_runs(const std::vector<run_metric>& baselines, const run_metric& current,
+[[nodiscard]] metric_verdict decide_against_runs(const std::vector<run_metric>& baselines, const run_metric& current,
                                                   const run_spread& spread, better direction, std::size_t tests,
                                                   const statistics_options& options);
 
