@@ -227,7 +227,7 @@ MUTATIONS = [
              STATISTICS_CPP, "  const double level = options.alpha / static_cast<double>(tests);",
              "  const double level = options.alpha;", [COMPARE]),
     Mutation("compare-bonferroni-m", "build_comparisons passes m = 1 to decide_against_runs, not the gating headlines' count",
-             COMPARISON_CPP, "std::max<std::size_t>(set.tests, 1), options);", "std::size_t{1}, options);", [COMPARE]),
+             COMPARISON_CPP, "std::max<std::size_t>(set.tests, 1), statistics);", "std::size_t{1}, statistics);", [COMPARE]),
     Mutation("compare-bonferroni-all", "with --all, non-gating metrics count as Bonferroni tests too",
              COMPARISON_CPP, "    if (probe.gates() && spread_of(key, runs) && *it->second.central > 0) ++set.tests;",
              "    if (spread_of(key, runs) && *it->second.central > 0) ++set.tests;", [COMPARE]),

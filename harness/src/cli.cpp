@@ -5,6 +5,7 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,30 +52,41 @@ fs::path existing_run_dir(const std::string& text) {
   return dir;
 }
 
+// What a command prints, as the command line names it: --format, and --prometheus DIR (check, fleet).
+struct output_flags {
+  std::string format = "text";
+  std::string prometheus;
+};
+
+// Each command's options as the library takes them, and beside them what the command line gives
+// as text until it is read (formats, percentages, run lists).
 struct parsed_cli {
   suite_run_options run;
-  std::string run_dir;  // collect / report / plot
+  std::string run_dir;  // collect / report / plot / check
   std::string doc_check, doc_update;  // schema-doc
   bool doc_json = false;              // schema-doc --json
-  std::vector<std::string> compared_runs;  // BASELINE [BASELINE...] CURRENT
-  std::string threshold;  // empty: 1 % with known noise, 5 % from repetitions alone
-  std::string format = "text", noise_model = "auto", reference;
-  double alpha = 0.05;
-  bool all = false;
-  std::string check_reference, check_format = "text";  // hdbench check
-  std::string check_prometheus;                         // hdbench check --prometheus DIR
-  bool check_no_files = false;                          // hdbench check --no-files
   std::string run_reference;                            // hdbench run --plan --reference
   std::string run_confirm{default_confirm};             // hdbench run --confirm
   bool per_gpu_plots = false;                           // hdbench run / plot
+  // hdbench compare
+  compare_options compare;
+  std::vector<std::string> compared_runs;  // BASELINE [BASELINE...] CURRENT
+  std::string compare_format = "text";
+  std::string threshold;  // compare, reference validate; empty: 1 % with known noise, 5 % from repetitions alone
+  // hdbench check
+  check_options check;
+  output_flags check_output;
+  bool check_no_files = false;
   // hdbench reference add|learn|validate
+  validate_options validate;
   std::string set_dir, plant;
   std::vector<std::string> reference_runs;
   bool representative = false;
   // hdbench fleet
+  fleet_options fleet;
+  output_flags fleet_output;
   std::vector<std::string> fleet_dirs;
-  std::string fleet_reference, fleet_format = "text", fleet_out, fleet_learn;
-  std::string fleet_prometheus;  // hdbench fleet --prometheus DIR
+  std::string fleet_out, fleet_learn;
   bool fleet_nodelist = false, fleet_no_plots = false;
 };
 
@@ -101,9 +113,8 @@ int reference_command(const CLI::App& reference, const parsed_cli& cli) {
               << model.metrics.size() << " metrics, " << describe(model.kind) << "\n";
     return 0;
   }
-  validate_options options;
-  options.alpha = cli.alpha;
-  if (!cli.threshold.empty()) options.threshold = threshold_flag(cli.threshold, "hdbench reference validate");
+  auto options = cli.validate;
+  if (!cli.threshold.empty()) options.statistics.threshold = threshold_flag(cli.threshold, "hdbench reference validate");
   if (!cli.plant.empty()) options.plant = parse_percent(cli.plant);
   if (options.plant && !(*options.plant > 0 && *options.plant < 1)) throw harness_error("--plant must be between 0% and 100%");
   const std::vector<fs::path> extra(cli.reference_runs.begin(), cli.reference_runs.end());
@@ -124,12 +135,9 @@ std::string prometheus_output(const Report& report, const std::string& dir, outp
 
 // The node verdict; exit 0 for PASS or WARN, 1 for any FAIL (bad input throws: exit 2).
 int check_command(const parsed_cli& cli) {
-  check_options options;
-  if (!cli.check_reference.empty()) options.reference = fs::path(cli.check_reference);
-  options.alpha = cli.alpha;
-  const auto format = parse_output_format(cli.check_format, check_formats);
+  const auto format = parse_output_format(cli.check_output.format, check_formats);
   const auto dir = existing_run_dir(cli.run_dir);
-  const auto report = check_run(dir, options);
+  const auto report = check_run(dir, cli.check);
   if (!cli.check_no_files) {
     try {
       write_check_files(dir, report);
@@ -137,7 +145,7 @@ int check_command(const parsed_cli& cli) {
       std::cerr << "hdbench check: check.txt and check.json not written (" << e.what() << ")\n";
     }
   }
-  const auto prometheus = prometheus_output(report, cli.check_prometheus, format);
+  const auto prometheus = prometheus_output(report, cli.check_output.prometheus, format);
   std::cout << (format == output_format::prometheus ? prometheus : render_check(report, format));
   return report.exit_code();
 }
@@ -145,11 +153,9 @@ int check_command(const parsed_cli& cli) {
 // Many nodes' runs against their kind's set or their peers; exit 1 when any node FAILs. --nodelist
 // prints only the failing nodes' Slurm names (hostlist form, for scontrol); hdbench fleet never drains.
 int fleet_command(const parsed_cli& cli) {
-  fleet_options options;
-  if (!cli.fleet_reference.empty()) options.reference = fs::path(cli.fleet_reference);
-  options.alpha = cli.alpha;
+  auto options = cli.fleet;
   options.plots = !cli.fleet_no_plots;
-  const auto format = parse_output_format(cli.fleet_format, fleet_formats);
+  const auto format = parse_output_format(cli.fleet_output.format, fleet_formats);
   const std::vector<fs::path> args(cli.fleet_dirs.begin(), cli.fleet_dirs.end());
   std::vector<fs::path> skipped;
   const auto run_dirs = fleet_run_dirs(args, &skipped);
@@ -161,7 +167,7 @@ int fleet_command(const parsed_cli& cli) {
   if (!cli.fleet_learn.empty()) {
     for (const auto& line : learn_fleet_sets(report, cli.fleet_learn)) std::cerr << line << "\n";
   }
-  const auto prometheus = prometheus_output(report, cli.fleet_prometheus, format);
+  const auto prometheus = prometheus_output(report, cli.fleet_output.prometheus, format);
   if (cli.fleet_nodelist) {
     const auto list = slurm_hostlist(report.failing_slurm_nodes());
     if (!list.empty()) std::cout << list << "\n";
@@ -238,13 +244,9 @@ int dispatch(const CLI::App& app, parsed_cli& cli) {
     return 0;
   }
   if (const auto* reference = app.get_subcommand("reference"); reference->parsed()) return reference_command(*reference, cli);
-  compare_options options;
-  if (!cli.threshold.empty()) options.threshold = threshold_flag(cli.threshold, "hdbench compare");
-  options.noise_model = cli.noise_model;
-  if (!cli.reference.empty()) options.reference = fs::path(cli.reference);
-  options.alpha = cli.alpha;
-  options.format = parse_output_format(cli.format, compare_formats);
-  options.all = cli.all;
+  auto options = cli.compare;
+  if (!cli.threshold.empty()) options.statistics.threshold = threshold_flag(cli.threshold, "hdbench compare");
+  options.format = parse_output_format(cli.compare_format, compare_formats);
   if (cli.compared_runs.size() < 2) throw harness_error("compare needs BASELINE [BASELINE...] CURRENT (at least two runs)");
   const std::vector<fs::path> baselines(cli.compared_runs.begin(), cli.compared_runs.end() - 1);
   const auto result = compare_runs(baselines, cli.compared_runs.back(), options);
@@ -284,21 +286,31 @@ void add_run(CLI::App& app, parsed_cli& cli) {
       ->check(CLI::ExistingDirectory);
 }
 
+// --alpha: a family-wise significance level (check, compare, fleet, reference validate), each
+// command saying over what.
+void add_alpha(CLI::App& command, double& alpha, const std::string& what) {
+  command.add_option("--alpha", alpha, what)->capture_default_str()->check(CLI::Range(1e-9, 0.5));
+}
+
+// --reference (where the sets are), --format and --prometheus DIR of check and fleet.
+void add_verdict_flags(CLI::App& command, std::optional<fs::path>& reference, output_flags& output, const std::string& formats,
+                       const std::string& prometheus) {
+  command.add_option("--reference", reference,
+                     "a reference set or a directory of sets (default $HDBENCH_REFERENCE_DIR, else results/reference)");
+  command.add_option("--format", output.format, formats)->capture_default_str();
+  command.add_option("--prometheus", output.prometheus, prometheus)->check(CLI::ExistingDirectory);
+}
+
 void add_check(CLI::App& app, parsed_cli& cli) {
   auto* check = app.add_subcommand(
       "check", "is this node healthy? each GPU's figures against the reference set of its kind, and its links, clocks and "
                "neighbours; exit 1 on any FAIL");
   check->add_option("dir", cli.run_dir, "run directory")->required();
-  check->add_option("--reference", cli.check_reference,
-                    "a reference set or a directory of sets (default $HDBENCH_REFERENCE_DIR, else results/reference)");
-  check->add_option("--format", cli.check_format, "text, junit, json or prometheus (docs/machine-output.md)")->capture_default_str();
-  check->add_option("--prometheus", cli.check_prometheus,
-                    "also write DIR/hdbench.prom for node_exporter's textfile collector (--collector.textfile.directory)")
-      ->check(CLI::ExistingDirectory);
+  add_verdict_flags(*check, cli.check.reference, cli.check_output, "text, junit, json or prometheus (docs/machine-output.md)",
+                    "also write DIR/hdbench.prom for node_exporter's textfile collector (--collector.textfile.directory)");
   check->add_flag("--no-files", cli.check_no_files, "print only: do not write DIR/check.txt and DIR/check.json");
-  check->add_option("--alpha", cli.alpha, "compare's significance level, family-wise over the gating headlines (check reads compare's decisions)")
-      ->capture_default_str()
-      ->check(CLI::Range(1e-9, 0.5));
+  add_alpha(*check, cli.check.alpha,
+            "compare's significance level, family-wise over the gating headlines (check reads compare's decisions)");
 }
 
 void add_fleet(CLI::App& app, parsed_cli& cli) {
@@ -306,15 +318,9 @@ void add_fleet(CLI::App& app, parsed_cli& cli) {
       "fleet", "many nodes' runs (check.json, meta.json) graded against their kind's set or their peers; names the nodes and "
                "GPUs that differ; exit 1 when any node FAILs (docs/fleet.md)");
   fleet->add_option("dirs", cli.fleet_dirs, "run directories, or parents of run directories (one per node)")->required();
-  fleet->add_option("--reference", cli.fleet_reference,
-                    "a reference set or a directory of sets (default $HDBENCH_REFERENCE_DIR, else results/reference)");
-  fleet->add_option("--format", cli.fleet_format, "text, junit (one testcase per node), json or prometheus")->capture_default_str();
-  fleet->add_option("--prometheus", cli.fleet_prometheus,
-                    "also write DIR/hdbench.prom, every node's series, for node_exporter's textfile collector")
-      ->check(CLI::ExistingDirectory);
-  fleet->add_option("--alpha", cli.alpha, "family-wise level over every node x figure graded against peers")
-      ->capture_default_str()
-      ->check(CLI::Range(1e-9, 0.5));
+  add_verdict_flags(*fleet, cli.fleet.reference, cli.fleet_output, "text, junit (one testcase per node), json or prometheus",
+                    "also write DIR/hdbench.prom, every node's series, for node_exporter's textfile collector");
+  add_alpha(*fleet, cli.fleet.alpha, "family-wise level over every node x figure graded against peers");
   fleet->add_option("--out", cli.fleet_out, "where fleet.json, fleet.txt and plots/ go (default: the first DIR's parent/fleet-<utc>)");
   fleet->add_flag("--nodelist", cli.fleet_nodelist, "print only the failing nodes, by Slurm's names for them (meta.json host.slurm_node_name, else the hostname), in Slurm's hostlist form (for scontrol)");
   fleet->add_option("--learn", cli.fleet_learn, "write a reference set per kind under this directory from the nodes that did not FAIL");
@@ -330,16 +336,14 @@ void add_compare(CLI::App& app, parsed_cli& cli) {
   compare->add_option("--threshold", cli.threshold,
                       "percent: 5 or 5% (not 0.05, unlike --alpha); the change of the median that matters (default 1% with "
                       "known noise, 5% from one run's repetitions)");
-  compare->add_option("--noise-model", cli.noise_model,
+  compare->add_option("--noise-model", cli.compare.noise_model,
                       "auto (the set named as baseline, else the reference set of the current run's kind), none, or a noise.json")
       ->capture_default_str();
-  compare->add_option("--reference", cli.reference,
+  compare->add_option("--reference", cli.compare.reference,
                       "where --noise-model auto looks for sets (default $HDBENCH_REFERENCE_DIR, else results/reference)");
-  compare->add_option("--alpha", cli.alpha, "significance level (family-wise over headline metrics with several baselines)")
-      ->capture_default_str()
-      ->check(CLI::Range(1e-9, 0.5));
-  compare->add_option("--format", cli.format, "text, markdown, junit or json (docs/machine-output.md)")->capture_default_str();
-  compare->add_flag("--all", cli.all, "also show non-headline metrics (never affect the exit status)");
+  add_alpha(*compare, cli.compare.statistics.alpha, "significance level (family-wise over headline metrics with several baselines)");
+  compare->add_option("--format", cli.compare_format, "text, markdown, junit or json (docs/machine-output.md)")->capture_default_str();
+  compare->add_flag("--all", cli.compare.all, "also show non-headline metrics (never affect the exit status)");
 }
 
 void add_reference(CLI::App& app, parsed_cli& cli) {
@@ -358,7 +362,7 @@ void add_reference(CLI::App& app, parsed_cli& cli) {
   validate->add_option("runs", cli.reference_runs, "extra runs of the same kind to judge against the whole set");
   validate->add_option("--plant", cli.plant, "make every gating headline this much worse in a copy (e.g. 5%) and expect SLOWER");
   validate->add_option("--threshold", cli.threshold, "percent: 5 or 5%, as compare's (default 1%)");
-  validate->add_option("--alpha", cli.alpha, "as compare's")->capture_default_str()->check(CLI::Range(1e-9, 0.5));
+  add_alpha(*validate, cli.validate.statistics.alpha, "as compare's");
 }
 
 }  // namespace

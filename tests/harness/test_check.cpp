@@ -519,7 +519,7 @@ TEST_CASE("compare against a set: below the band within the tolerance is SAME an
     spec.run_id = id;
     spec.gpus[0].pinned_h2d *= factor;
     hdb::compare_options options;
-    options.threshold = threshold;
+    options.statistics.threshold = threshold;
     return hdb::compare_runs({f.set}, write_run(f.dir.path(), spec), options);
   };
   const auto within = compare_at("two", 0.98, std::nullopt);  // pinned copies: 3 % tolerance

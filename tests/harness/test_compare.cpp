@@ -215,7 +215,7 @@ TEST_CASE("a planted 5 % bandwidth slowdown against three baselines: SLOWER on e
   CHECK(hdb_test::contains(result.output, "reaches the 1 % threshold"));  // known noise: the 1 % default
   SECTION("with --threshold 5%, d2h at -4.5 % (its own +0.5 % shift) is within noise of the threshold, still called") {
     hdb::compare_options five;
-    five.threshold = 0.05;
+    five.statistics.threshold = 0.05;
     const auto at_five = hdb::compare_runs(baselines, current, five);
     CHECK(hdb_test::contains(at_five.output, "3 slower, 0 faster, 4 same"));
     CHECK(hdb_test::contains(at_five.output, "within noise of it"));
@@ -246,7 +246,7 @@ TEST_CASE("a planted 5 % bandwidth slowdown against three baselines: SLOWER on e
     CHECK(result_small.exit_code == 1);
     CHECK(hdb_test::contains(result_small.output, "2 slower"));  // h2d and d2h; bidir is noisier
     hdb::compare_options ten;
-    ten.threshold = 0.10;
+    ten.statistics.threshold = 0.10;
     const auto at_ten = hdb::compare_runs(baselines, small_run, ten);
     INFO(at_ten.output);
     CHECK(at_ten.exit_code == 0);
@@ -255,7 +255,7 @@ TEST_CASE("a planted 5 % bandwidth slowdown against three baselines: SLOWER on e
 }
 
 TEST_CASE("decision against runs: detectable change follows each metric's noise", "[compare]") {
-  const hdb::compare_options options;
+  const hdb::statistics_options options;
   std::vector<std::vector<hdb::run_metric>> bandwidths, host_latencies;
   for (std::size_t m : {0, 1, 2}) bandwidths.push_back(baseline_runs_of(m));
   for (std::size_t m : {5, 6}) host_latencies.push_back(baseline_runs_of(m));
@@ -379,7 +379,7 @@ TEST_CASE("a non-headline metric never fails the comparison", "[compare]") {
 }
 
 TEST_CASE("decision rule with one baseline: significance and threshold together", "[compare]") {
-  const hdb::compare_options options;  // 5 %, alpha 0.05
+  const hdb::statistics_options options;  // 5 %, alpha 0.05
   const std::vector<double> tight = {100, 100.2, 99.8, 100.1, 99.9};
   std::vector<double> tight_worse;
   for (const double v : tight) tight_worse.push_back(v * 0.9);
@@ -918,7 +918,7 @@ TEST_CASE("Bonferroni: a 1.5 % shift significant at alpha but not at alpha over 
     CHECK(row.at("verdict") == "SAME");
   }
   // The same rule at a level of 0.05 after the division (alpha 0.35 over 7 tests) calls both SLOWER.
-  options.alpha = 0.35;
+  options.statistics.alpha = 0.35;
   const auto loose = nlohmann::json::parse(hdb::compare_runs(baselines, current, options).output);
   CHECK(loose.at("rule").at("level").get<double>() == hdb_test::Approx(0.05));
   for (const auto& row : one_way(loose)) {
@@ -954,7 +954,7 @@ TEST_CASE("plain baseline runs, tight: a 1.5 % shift is SLOWER at the default 1 
     CHECK(line.starts_with("SLOWER") == hdb_test::contains(line, "GB/s"));
   }
   hdb::compare_options two;
-  two.threshold = 0.02;
+  two.statistics.threshold = 0.02;
   const auto at_two = hdb::compare_runs(baselines, current, two);
   INFO(at_two.output);
   CHECK(hdb_test::contains(at_two.output, "0 slower, 0 faster, 7 same"));

@@ -257,7 +257,7 @@ TEST_CASE("compare against a set: unchanged quiet, planted 5 % SLOWER beyond the
   CHECK(hdb_test::contains(slow.output, "2 slower, 0 faster, 2 same (headline metrics; 2 of them outside the set's band"));
   CHECK(hdb_test::contains(slow.output, "but within the 15 % that matters for a node"));
   hdb::compare_options at_one;
-  at_one.threshold = 0.01;  // the user names the change that matters: the band and 1 % alone
+  at_one.statistics.threshold = 0.01;  // the user names the change that matters: the band and 1 % alone
   CHECK(hdb_test::contains(hdb::compare_runs({set.set_dir}, planted, at_one).output, "4 slower, 0 faster, 0 same"));
 
   SECTION("a plain run directory as baseline is a single run, as before") {
@@ -325,7 +325,7 @@ TEST_CASE("detectable is the edge of the rule: just beyond it SLOWER, just insid
   const double centre = std::exp(mean_log);
   double previous_edge = 0;
   for (const double threshold : {0.001, 0.01, 0.05, 0.10}) {
-    hdb::judge_options options;
+    hdb::statistics_options options;
     options.threshold = threshold;
     const auto probe = hdb::decide_against_runs(runs, {{}, centre}, spread, hdb::better::higher, 3, options);
     REQUIRE(probe.detectable);
@@ -364,7 +364,7 @@ TEST_CASE("band_for: the values compare against the whole set calls SAME", "[ref
     spec.shift[2] = median / (2.2 * (1 + 0.01 * 0.1)) - 1;  // the pattern's median is +0.1 within-SDs
     const auto dir = write_run(set.tmp.path() / std::to_string(median), spec);
     hdb::compare_options band_alone;  // at band_for's 1 %, not held to the node tolerance
-    band_alone.threshold = 0.01;
+    band_alone.statistics.threshold = 0.01;
     return verdict_of(hdb::compare_runs({set.set_dir}, dir, band_alone).output, " latency ", "direction=h2d host_kind=pinned");
   };
   CHECK(verdict_at(band->high * 1.0005) == "SLOWER");

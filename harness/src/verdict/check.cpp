@@ -66,21 +66,19 @@ struct figure {
   judged_rule judged;
 };
 
-// A figure's line against the set: compare's band for it, then the one decision.
-void grade_against_set(graded_line& line, const comparison* compared, better direction) {
-  if (compared == nullptr || !compared->decision.band_low || !compared->decision.band_high) {
+// A figure's line against the set: compare's band for it and the one decision the comparison made
+// on it, under the same rule (the run's judging).
+void grade_against_set(graded_line& line, const comparison* compared) {
+  if (compared == nullptr || !compared->node_decision) {
     line.result = grade::warn;
     line.reason = compared == nullptr ? "no reference entry: the set's runs did not measure it"
                                       : "no band: fewer than 2 of the set's runs measured it";
     return;
   }
-  const auto& decision = compared->decision;
   line.basis = grade_basis::set;
-  line.band = figure_band{*decision.band_low, *decision.band_high, compared->reference, compared->baselines.size(),
-                          decision.detectable};
-  const auto decided = decide_figure(*line.value, *line.band, direction, line.rule);
-  line.result = decided.result;
-  line.reason = decision_reason(decided, *line.value, *line.band, line.rule, band_source::set, line.unit);
+  line.band = compared->node_band;
+  line.result = compared->node_decision->result;
+  line.reason = decision_reason(*compared->node_decision, *line.value, *line.band, line.rule, band_source::set, line.unit);
 }
 
 // A figure worse than the band whose own repetitions scattered far wider than the set's runs'
@@ -266,11 +264,9 @@ std::vector<graded_line> grade_figures(const std::vector<result_row>& rows, cons
     current.name = meta.value("run_id", std::string("current"));
     current.rows = rows;
     current.meta = meta;
-    comparison_options options;
-    options.alpha = alpha;
-    options.all = true;
-    options.node_rule = [&](const metric_key& key) { return judging.rule_for(key).judged.rule; };
-    compared = build_comparisons(members, index_run(std::move(current)), options, &set->model);
+    statistics_options statistics;
+    statistics.alpha = alpha;
+    compared = build_comparisons(members, index_run(std::move(current)), statistics, compared_metrics::all, &set->model, &judging);
     for (const auto& c : compared.compared) decisions[c.key] = &c;
   }
   for (const auto& f : figures) {
@@ -287,7 +283,7 @@ std::vector<graded_line> grade_figures(const std::vector<result_row>& rows, cons
     line.rule = f.judged.rule;
     if (set != nullptr) {
       const auto decision = decisions.find(*line.key);
-      grade_against_set(line, decision == decisions.end() ? nullptr : decision->second, row.better_direction.value_or(better::higher));
+      grade_against_set(line, decision == decisions.end() ? nullptr : decision->second);
       const auto own = samples.find(*line.key);
       if (!meta.value("quick", false)) {
         note_unsteady_repetitions(line, set->model.find(*line.key), own == samples.end() ? std::vector<double>{} : own->second);

@@ -91,12 +91,12 @@ percent_flag parse_percent_flag(std::string_view text, std::string_view flag) {
 }
 
 comparison_set compare_held_to_node_rule(const std::vector<indexed_run>& baselines, const indexed_run& current,
-                                         comparison_options options, const fs::path& schema_dir, const noise_model* model) {
+                                         const statistics_options& statistics, compared_metrics shown, const fs::path& schema_dir,
+                                         const noise_model* model) {
   const nlohmann::json no_meta = nlohmann::json::object();
   const judging_declarations installed(schema_dir);
   const run_judging judging(current.run.meta ? *current.run.meta : no_meta, installed);
-  options.node_rule = [&](const metric_key& key) { return judging.rule_for(key).judged.rule; };
-  return build_comparisons(baselines, current, options, model);
+  return build_comparisons(baselines, current, statistics, shown, model, &judging);
 }
 
 compare_result compare_runs(const std::vector<fs::path>& baselines, const fs::path& current,
@@ -119,7 +119,8 @@ compare_result compare_runs(const std::vector<fs::path>& baselines, const fs::pa
     std::vector<std::string> notes;
     const auto chosen = choose_model(options, named_set, cur, notes);
     // Against a reference set, the tolerances check holds the node to (applied only there).
-    auto set = compare_held_to_node_rule(base, cur, options, options.schema_dir, chosen.model ? &*chosen.model : nullptr);
+    auto set = compare_held_to_node_rule(base, cur, options.statistics, options.all ? compared_metrics::all : compared_metrics::headlines,
+                                         options.schema_dir, chosen.model ? &*chosen.model : nullptr);
     if (chosen.model) {
       set.noise_model_source = chosen.source;
       notes.insert(notes.begin(), "noise model: " + chosen.source + " (" + describe(chosen.model->kind) + ", " +

@@ -42,7 +42,7 @@ std::vector<std::string> table_header(const compare_options& options, std::size_
 
 std::vector<std::string> rule_lines(std::size_t baseline_runs, const comparison_set& set, const compare_options& options) {
   const auto known = percent_text(set.known_threshold), unknown = percent_text(set.unknown_threshold);
-  const auto repetition_rule = "Mann-Whitney U p < " + format_figure(options.alpha) + " on the repetitions and median change beyond " +
+  const auto repetition_rule = "Mann-Whitney U p < " + format_figure(options.statistics.alpha) + " on the repetitions and median change beyond " +
                                unknown + " (threshold alone with fewer than 3 repetitions)";
   const bool model = !set.noise_model_source.empty();
   if (baseline_runs < 2 && !model) {
@@ -58,7 +58,7 @@ std::vector<std::string> rule_lines(std::size_t baseline_runs, const comparison_
                                                          : "the run-to-run spread of " + runs + " baseline runs";
   std::vector<std::string> lines = {
       "rule: SLOWER/FASTER = the current median lies outside " + spread + " (t test on log medians, p < " +
-      format_figure(options.alpha) + "/" + std::to_string(tests) + " = " + format_figure(options.alpha / static_cast<double>(tests)) +
+      format_figure(options.statistics.alpha) + "/" + std::to_string(tests) + " = " + format_figure(options.statistics.alpha / static_cast<double>(tests)) +
       ", Bonferroni over " + std::to_string(tests) + " headline metrics) and the bad end of the interval reaches the " + known +
       " threshold; detectable = smallest change in the bad direction this rule flags"};
   if (set.held_to_node_tolerance) {
@@ -196,9 +196,9 @@ std::string render_json(const std::vector<indexed_run>& base, const indexed_run&
   const json rule = {
       {"test", repetitions_rule ? "mann_whitney_u" : "t_log_medians"},
       {"spread", spread_source(base.size(), set)},
-      {"alpha", options.alpha},
+      {"alpha", options.statistics.alpha},
       {"tests", set.tests},
-      {"level", repetitions_rule ? options.alpha : options.alpha / static_cast<double>(tests)},
+      {"level", repetitions_rule ? options.statistics.alpha : options.statistics.alpha / static_cast<double>(tests)},
       {"threshold", repetitions_rule ? set.unknown_threshold : set.known_threshold},
       {"repetition_threshold", set.unknown_threshold},
       {"repetitions_only", set.repetitions_only},

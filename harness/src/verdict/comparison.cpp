@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 
+#include "hdb/harness/verdict/judging.hpp"
 #include "hdb/harness/verdict/noise_model.hpp"
 #include "hdb/harness/common/tables.hpp"
 #include "hdb/util/lists.hpp"
@@ -99,17 +100,20 @@ void add_gpu_notes(const std::vector<indexed_run>& baselines, const indexed_run&
   }
 }
 
-
-
-// A node against its kind's reference set: the figure's one decision on the set's band, as check
-// makes it (docs/harness.md, "compare against a reference set"): outside the band on the bad side
-// is SLOWER only beyond the figure's tolerance.
-void hold_to_node_rule(comparison& cmp, const comparison_options& options) {
+// The figure's one decision on the baselines' band under the node's rule: the grade check prints.
+void decide_for_node(comparison& cmp, const figure_rule& rule) {
   const auto& d = cmp.decision;
   if (!d.band_low || !d.band_high || !(cmp.reference > 0)) return;
-  const auto rule = options.node_rule(cmp.key);
-  const figure_band band{*d.band_low, *d.band_high, cmp.reference, cmp.baselines.size(), d.detectable};
+  const auto& band = cmp.node_band.emplace(figure_band{*d.band_low, *d.band_high, cmp.reference, cmp.baselines.size(), d.detectable});
   cmp.node_decision = decide_figure(*cmp.current->central, band, cmp.baselines.front()->direction, rule);
+}
+
+// A node against its kind's reference set: compare's verdict is that decision, as check grades it
+// (docs/harness.md, "compare against a reference set"): outside the band on the bad side is SLOWER
+// only beyond the figure's tolerance.
+void hold_to_node_rule(comparison& cmp, const figure_rule& rule) {
+  if (!cmp.node_decision) return;
+  const auto& d = cmp.decision;
   cmp.decision.result = compare_verdict(*cmp.node_decision);
   if (cmp.decision.result == verdict::same && cmp.node_decision->position == verdict::slower && rule.tolerance) {
     cmp.decision.note = "outside the set's band (" + percent_text(d.change, percent_style::signed_change) + ") but within the " +
@@ -125,10 +129,11 @@ bool comparison::gates() const {
 }
 
 comparison_set build_comparisons(const std::vector<indexed_run>& baselines, const indexed_run& current,
-                                 const comparison_options& options, const noise_model* model) {
+                                 const statistics_options& statistics, compared_metrics shown, const noise_model* model,
+                                 const run_judging* node_rules) {
   comparison_set set;
-  set.known_threshold = options.threshold.value_or(known_noise_threshold);
-  set.unknown_threshold = options.threshold.value_or(unknown_noise_threshold);
+  set.known_threshold = statistics.threshold.value_or(known_noise_threshold);
+  set.unknown_threshold = statistics.threshold.value_or(unknown_noise_threshold);
   // A reference set's model was learned from the very runs passed as baselines: pooling it with
   // their own spread would count the same runs twice.
   const bool model_is_baselines =
@@ -137,8 +142,8 @@ comparison_set build_comparisons(const std::vector<indexed_run>& baselines, cons
       });
   set.model_is_baselines = model_is_baselines;
   // A node against its kind: the baselines are the whole set, not one of its members.
-  set.held_to_node_tolerance = model_is_baselines && baselines.size() == model->members.size() && !options.threshold &&
-                               options.node_rule;
+  set.held_to_node_tolerance = model_is_baselines && baselines.size() == model->members.size() && !statistics.threshold &&
+                               node_rules != nullptr;
   add_node_notes(baselines, current, set);
   // A reference set's members are separate machines by design (and so is a node compared with
   // its kind): other GPUs behind one index are what the set is, not news.
@@ -160,7 +165,7 @@ comparison_set build_comparisons(const std::vector<indexed_run>& baselines, cons
   std::map<metric_key, std::vector<const metric_data*>> measured;
   for (const auto* index : base_indexes) {
     for (const auto& [key, data] : index->metrics) {
-      if ((data.headline || options.all) && data.central) measured[key].push_back(&data);
+      if ((data.headline || shown == compared_metrics::all) && data.central) measured[key].push_back(&data);
     }
   }
   const auto across_runs = [](const std::vector<const metric_data*>& runs) {
@@ -196,19 +201,19 @@ comparison_set build_comparisons(const std::vector<indexed_run>& baselines, cons
       else set.only_baseline.push_back(one_sided(key, {&current.index}));
       continue;
     }
-    const comparison probe{key, runs, &it->second, 0, {}, 0, std::nullopt};
+    const comparison probe{key, runs, &it->second, 0, {}, 0, std::nullopt, std::nullopt};
     if (probe.gates() && spread_of(key, runs) && *it->second.central > 0) ++set.tests;
     pairs.emplace_back(key, runs);
   }
   for (const auto& [key, runs] : pairs) {
     const auto& cur = current.index.metrics.at(key);
     const auto& first = *runs.front();
-    comparison cmp{key, runs, &cur, 0, {}, 0, std::nullopt};
+    comparison cmp{key, runs, &cur, 0, {}, 0, std::nullopt, std::nullopt};
     const auto spread = spread_of(key, runs);
     if (spread && *cur.central > 0) {
       const auto base = to_run_metrics(runs);
       cmp.decision = decide_against_runs(base, to_run_metric(cur), *spread, first.direction,
-                                         std::max<std::size_t>(set.tests, 1), options);
+                                         std::max<std::size_t>(set.tests, 1), statistics);
       double mean_log = 0;
       for (const auto& r : base) mean_log += std::log(r.median) / static_cast<double>(base.size());
       cmp.reference = std::exp(mean_log);
@@ -220,7 +225,7 @@ comparison_set build_comparisons(const std::vector<indexed_run>& baselines, cons
         medians.push_back(*r->central);
       }
       cmp.reference = median(medians);
-      cmp.decision = decide(samples, cmp.reference, cur.samples, *cur.central, first.direction, options);
+      cmp.decision = decide(samples, cmp.reference, cur.samples, *cur.central, first.direction, statistics);
       ++set.repetitions_only;
       if (baselines.size() > 1 || model) {
         const auto why = runs.size() >= 2 || *cur.central <= 0 ? "non-positive values"
@@ -233,7 +238,11 @@ comparison_set build_comparisons(const std::vector<indexed_run>& baselines, cons
                 : first.direction == better::higher ? -cmp.decision.change
                                                     : cmp.decision.change;
     cmp.decision.against_band = cmp.decision.result;
-    if (set.held_to_node_tolerance) hold_to_node_rule(cmp, options);
+    if (node_rules != nullptr) {
+      const auto rule = node_rules->rule_for(key).judged.rule;
+      decide_for_node(cmp, rule);
+      if (set.held_to_node_tolerance) hold_to_node_rule(cmp, rule);
+    }
     if (cmp.gates()) {
       (cmp.decision.result == verdict::slower ? set.slower : cmp.decision.result == verdict::faster ? set.faster : set.same)++;
       if (cmp.decision.result != cmp.decision.against_band) ++set.within_tolerance;
@@ -241,7 +250,7 @@ comparison_set build_comparisons(const std::vector<indexed_run>& baselines, cons
     set.compared.push_back(std::move(cmp));
   }
   for (const auto& [key, c] : current.index.metrics) {
-    if ((c.headline || options.all) && !measured.contains(key)) set.only_current.push_back(one_sided(key, base_indexes));
+    if ((c.headline || shown == compared_metrics::all) && !measured.contains(key)) set.only_current.push_back(one_sided(key, base_indexes));
   }
   std::stable_sort(set.compared.begin(), set.compared.end(), [](const comparison& a, const comparison& b) {
     return std::tie(a.decision.result, b.worse) < std::tie(b.decision.result, a.worse);

@@ -69,7 +69,7 @@ std::vector<indexed_run> all_but(const std::vector<indexed_run>& runs, std::size
 
 // `hdbench check` of `run` against `set`: its figures, then its health lines.
 std::vector<graded_line> checked(const loaded_run& run, const reference_set& set, const validate_options& options) {
-  auto lines = grade_figures(run.rows, *run.meta, &set, options.alpha, options.schema_dir);
+  auto lines = grade_figures(run.rows, *run.meta, &set, options.statistics.alpha, options.schema_dir);
   weigh_attempts(lines, run.rows, run.superseded);
   auto health = health_lines(*run.meta, &set.model.kind, lines);
   lines.insert(lines.end(), std::make_move_iterator(health.begin()), std::make_move_iterator(health.end()));
@@ -169,9 +169,11 @@ validation validate_reference_set(const fs::path& set_dir, const std::vector<fs:
   for (std::size_t i = 0; i < members.size(); ++i) {
     const auto others = all_but(members, i);
     const auto model = learn_noise_model(others, set.model.kind);
-    counts.healthy(compare_held_to_node_rule(others, members[i], options, options.schema_dir, &model));
+    counts.healthy(
+        compare_held_to_node_rule(others, members[i], options.statistics, compared_metrics::headlines, options.schema_dir, &model));
     if (options.plant && extra_runs.empty()) {
-      counts.planted(build_comparisons(others, index_run(planted_copy(members[i].run, *options.plant)), options, &model));
+      counts.planted(build_comparisons(others, index_run(planted_copy(members[i].run, *options.plant)), options.statistics,
+                                       compared_metrics::headlines, &model));
     }
     if (members[i].run.meta) {
       const auto rest = without(set, others, model);
@@ -184,8 +186,12 @@ validation validate_reference_set(const fs::path& set_dir, const std::vector<fs:
     if (!run.meta || kind_of(*run.meta) != set.model.kind) {
       throw harness_error(path.string() + ": not a run of the set's kind (" + describe(set.model.kind) + ")");
     }
-    counts.healthy(compare_held_to_node_rule(members, index_run(run), options, options.schema_dir, &set.model));
-    if (options.plant) counts.planted(build_comparisons(members, index_run(planted_copy(run, *options.plant)), options, &set.model));
+    counts.healthy(compare_held_to_node_rule(members, index_run(run), options.statistics, compared_metrics::headlines, options.schema_dir,
+                                             &set.model));
+    if (options.plant) {
+      counts.planted(build_comparisons(members, index_run(planted_copy(run, *options.plant)), options.statistics,
+                                       compared_metrics::headlines, &set.model));
+    }
     result.checks.push_back(summarise(run.name, checked(run, set, options)));
     if (options.plant && result.planted_checks.empty()) result.planted_checks = check_planted_faults(run, set, options);
   }
@@ -210,8 +216,8 @@ validation validate_reference_set(const fs::path& set_dir, const std::vector<fs:
       if (const auto* spread = set.model.spread_for(key, noise->headline); spread && spread->inflation_df > 0) {
         entry.inflation = spread->inflation;
       }
-      if (const auto band = band_for(set, key, entry.direction, std::max<std::size_t>(result.tests, 1), options.alpha,
-                                     options.threshold.value_or(known_noise_threshold))) {
+      if (const auto band = band_for(set, key, entry.direction, std::max<std::size_t>(result.tests, 1), options.statistics.alpha,
+                                     options.statistics.threshold.value_or(known_noise_threshold))) {
         entry.detectable = band->detectable;
       }
     } else {

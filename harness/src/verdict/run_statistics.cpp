@@ -60,10 +60,10 @@ bool positive_medians(const std::vector<run_metric>& runs) {
   return std::all_of(runs.begin(), runs.end(), [](const run_metric& r) { return r.median > 0; });
 }
 
-metric_decision decide(const std::vector<double>& baseline_samples, double baseline_median,
+metric_verdict decide(const std::vector<double>& baseline_samples, double baseline_median,
                        const std::vector<double>& current_samples, double current_median, better direction,
-                       const judge_options& options) {
-  metric_decision d;
+                       const statistics_options& options) {
+  metric_verdict d;
   if (baseline_median != 0) d.change = (current_median - baseline_median) / baseline_median;
   else if (current_median != 0) d.change = current_median > 0 ? INFINITY : -INFINITY;
   const double worse = direction == better::higher ? -d.change : d.change;
@@ -148,9 +148,9 @@ run_spread pool_run_spread(const std::vector<std::vector<run_metric>>& metrics) 
   return spread;
 }
 
-metric_decision decide_against_runs(const std::vector<run_metric>& baselines, const run_metric& current,
+metric_verdict decide_against_runs(const std::vector<run_metric>& baselines, const run_metric& current,
                                     const run_spread& spread, better direction, std::size_t tests,
-                                    const judge_options& options) {
+                                    const statistics_options& options) {
   if (baselines.empty() || !(spread.df > 0) || tests == 0 || !positive_medians(baselines) || !(current.median > 0)) {
     throw std::invalid_argument("decide_against_runs needs a baseline run, a spread with df > 0 and positive medians");
   }
@@ -182,7 +182,7 @@ metric_decision decide_against_runs(const std::vector<run_metric>& baselines, co
 
   const double level = options.alpha / static_cast<double>(tests);
   const double half_width = student_t_quantile(1 - level / 2, df) * se;
-  metric_decision d;
+  metric_verdict d;
   d.change = std::expm1(d_log);
   d.p_value = se > 0 ? 2 * student_t_cdf(-std::abs(d_log) / se, df) : (d_log == 0 ? 1.0 : 0.0);
   const auto limits = flag_limits_for(half_width, threshold);

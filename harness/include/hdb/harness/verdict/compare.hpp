@@ -18,7 +18,9 @@ namespace hdb {
 inline constexpr std::initializer_list<output_format> compare_formats = {output_format::text, output_format::markdown,
                                                                          output_format::junit, output_format::json};
 
-struct compare_options : comparison_options {
+struct compare_options {
+  statistics_options statistics;  // --threshold, --alpha
+  bool all = false;               // --all: also show non-headline metrics (they never affect the exit)
   output_format format = output_format::text;
   // "auto": a baseline that is a reference set brings its model; otherwise the set matching the
   // current run's kind (find_reference_set with `reference`), if any. "none": no model. Anything
@@ -62,8 +64,8 @@ struct compare_result {
 // flag: the declarations in `schema_dir`, else the current run's), as compare does against a
 // reference set: compare_runs and `hdbench reference validate` decide alike.
 [[nodiscard]] comparison_set compare_held_to_node_rule(const std::vector<indexed_run>& baselines, const indexed_run& current,
-                                                       comparison_options options, const std::filesystem::path& schema_dir,
-                                                       const noise_model* model);
+                                                       const statistics_options& statistics, compared_metrics shown,
+                                                       const std::filesystem::path& schema_dir, const noise_model* model);
 
 [[nodiscard]] compare_result compare_runs(const std::vector<std::filesystem::path>& baselines,
                                           const std::filesystem::path& current, const compare_options& options);

@@ -13,7 +13,7 @@
 // SLOWER/FASTER/SAME per metric; only headline metrics whose better direction is not neutral
 // affect the exit status, and so does such a headline the current run lost to a failure (MISSING).
 #include <cstddef>
-#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,25 +25,23 @@
 namespace hdb {
 
 struct noise_model;  // noise_model.hpp
+class run_judging;   // judging.hpp
 
-struct comparison_options : judge_options {
-  bool all = false;  // also judge non-headline metrics (they never affect the exit)
-  // Against a reference set (the baselines are its members), the rule that judges a figure of a
-  // node of the kind (judging.hpp, check's): a metric outside the set's band but within its
-  // tolerance is SAME, with a note, unless --threshold named the change that matters. Unset: no
-  // rule is known.
-  std::function<figure_rule(const metric_key&)> node_rule;
-};
+// Which metrics a comparison matches: the headlines, or every metric (--all; the others never
+// affect the exit).
+enum class compared_metrics { headlines, all };
 
 struct comparison {
   metric_key key;
   std::vector<const metric_data*> baselines;  // the baseline runs that measured this metric
   const metric_data* current = nullptr;
   double reference = 0;  // the baseline value the change is relative to
-  metric_decision decision;
+  metric_verdict decision;
   double worse = 0;  // change in the bad direction; sorts the table
-  // Against a node's reference set: the figure's one decision (decision.hpp) on the band above,
-  // the grade check gives it; decision.result follows it (compare_verdict).
+  // With a node's rules: the band above as the decision reads it, and the figure's one decision
+  // (decision.hpp) on it, the grade check prints; where the comparison holds the node to its
+  // tolerance (comparison_set::held_to_node_tolerance), decision.result follows it (compare_verdict).
+  std::optional<figure_band> node_band;
   std::optional<figure_decision> node_decision;
 
   // A metric gates only where both sides declare it a headline and it has a direction: a family
@@ -78,7 +76,12 @@ struct comparison_set {
 // the current run and decides it. With a noise model (noise_model.hpp) its spread is used where
 // the baselines alone do not give one (one baseline run) and pooled with theirs where they do,
 // unless the baselines are the model's own members (a reference set: the same data, once).
+// With `node_rules` (the current run's, judging.hpp: check's) each figure with a band gets its one
+// decision under its rule; against a whole reference set, with no --threshold naming the change
+// that matters, that decision is the verdict: outside the set's band but within the figure's
+// tolerance is SAME, with a note. Without node_rules no rule is known.
 [[nodiscard]] comparison_set build_comparisons(const std::vector<indexed_run>& baselines, const indexed_run& current,
-                                               const comparison_options& options, const noise_model* model = nullptr);
+                                               const statistics_options& statistics, compared_metrics shown,
+                                               const noise_model* model = nullptr, const run_judging* node_rules = nullptr);
 
 }  // namespace hdb

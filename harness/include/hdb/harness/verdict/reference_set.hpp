@@ -139,7 +139,8 @@ struct validation {
   int false_verdicts = 0, missed = 0;  // check FAILs on healthy runs count as false verdicts
 };
 
-struct validate_options : comparison_options {
+struct validate_options {
+  statistics_options statistics;  // --threshold, --alpha
   std::optional<double> plant;  // make every gating headline worse by this fraction
   std::filesystem::path schema_dir = own_directory() / "schema";  // as check_options'
 };

@@ -18,15 +18,16 @@ namespace hdb {
 inline constexpr double known_noise_threshold = 0.01;
 inline constexpr double unknown_noise_threshold = 0.05;
 
-struct judge_options {
+// The statistics of a comparison, as the command line sets them (compare, reference validate).
+struct statistics_options {
   // Relative change of the median that matters. nullopt: 1 % where the run-to-run noise is known
   // (>= 2 baselines or a noise model), 5 % where only the repetitions speak (reference_set.hpp).
   std::optional<double> threshold;
   double alpha = 0.05;  // significance level (family-wise over headline metrics with several baselines)
 };
 
-// The decision for one metric of one case.
-struct metric_decision {
+// compare's verdict on one metric of one case, and its evidence.
+struct metric_verdict {
   // The verdict: what compare prints and gates on. Against a node's reference set it follows the
   // figure's one decision (comparison::node_decision), so SLOWER needs the change beyond the
   // figure's tolerance, as check's FAIL does.
@@ -48,9 +49,9 @@ struct metric_decision {
 // sample counts cannot reach p < alpha. `detectable` is the larger of the threshold and what the
 // repetitions tell apart, which understates run-to-run noise. A neutral
 // metric is always SAME (its change is still computed).
-[[nodiscard]] metric_decision decide(const std::vector<double>& baseline_samples, double baseline_median,
+[[nodiscard]] metric_verdict decide(const std::vector<double>& baseline_samples, double baseline_median,
                                      const std::vector<double>& current_samples, double current_median,
-                                     better direction, const judge_options& options);
+                                     better direction, const statistics_options& options);
 
 // One run's view of one metric: its repetitions (may be empty) and their median.
 struct run_metric {
@@ -92,9 +93,9 @@ struct run_spread {
 // there are no repetitions). `detectable` is the smallest change in the bad direction this rule
 // flags (significance and threshold together). Needs >= 1 baseline, spread.df > 0 and positive
 // medians. The threshold is options.threshold, else known_noise_threshold.
-[[nodiscard]] metric_decision decide_against_runs(const std::vector<run_metric>& baselines, const run_metric& current,
+[[nodiscard]] metric_verdict decide_against_runs(const std::vector<run_metric>& baselines, const run_metric& current,
                                                   const run_spread& spread, better direction, std::size_t tests,
-                                                  const judge_options& options);
+                                                  const statistics_options& options);
 
 // The changes (on the log scale, relative to the baseline centre) at which the rule above turns
 // SLOWER or FASTER for a half-width h and a threshold: below `low` and above `high`, whatever the
