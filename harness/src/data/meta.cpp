@@ -1,6 +1,7 @@
 #include "hdb/harness/data/meta.hpp"
 
 #include <cstdio>
+#include <string_view>
 #include <utility>
 
 #include <hdb/build_info.hpp>
