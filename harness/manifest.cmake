@@ -1,4 +1,4 @@
-# The one CMake reader of harness/suite.json and of the tests' own manifests (bench/, harness/ and
+# The one CMake reader of harness/suite.json and of the tests' own manifests (the top level, bench/ and
 # tests/standin_family include it), so the manifest's rules are checked in one place: schema_version 2, every family's folder exists and
 # holds its declaration (schema.json).
 #

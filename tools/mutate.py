@@ -97,9 +97,9 @@ PLAN_CPP = "harness/src/run/plan.cpp"
 PLOTS_CPP = "harness/src/report/plots.cpp"
 PROMETHEUS_CPP = "harness/src/verdict/prometheus_render.cpp"
 COMPARE_HPP = "harness/include/hdb/harness/verdict/compare.hpp"
-FAMILY_CPP = "bench/common/family.cpp"
-STOPPING_HPP = "bench/common/util/include/hdb/util/stopping.hpp"
-DECLARATION_CPP = "bench/common/contract/declaration.cpp"
+FAMILY_CPP = "bench/family_main/family.cpp"
+STOPPING_HPP = "foundation/util/include/hdb/util/stopping.hpp"
+DECLARATION_CPP = "foundation/contract/declaration.cpp"
 HEALTHCHECK_SH = "share/hdbench/hdbench-healthcheck"
 
 MUTATIONS = [
@@ -305,7 +305,7 @@ MUTATIONS = [
     # --- family_main: every case held to its declaration --------------------------------------
     Mutation("family-check-declared", "family_main never calls check_declared: an undeclared counter or traffic pick "
              "of the CPU stand-in must fail its cases",
-             "bench/common/family.cpp", "    if (!state.error_occurred()) check_declared(state, spec, schema, record);",
+             "bench/family_main/family.cpp", "    if (!state.error_occurred()) check_declared(state, spec, schema, record);",
              "    if (false && !state.error_occurred()) check_declared(state, spec, schema, record);", [STANDIN_DECLARED]),
     # --- the exits a user acts on (issue 46) --------------------------------------------------
     Mutation("run-all-exit-0", "./run_all.sh exits 0 on a node that check FAILs",

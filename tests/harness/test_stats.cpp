@@ -13,6 +13,7 @@
 #include "hdb/harness/data/fit.hpp"
 #include "hdb/harness/verdict/mann_whitney.hpp"
 #include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/run/node_probe.hpp"
 #include "hdb/harness/data/peaks.hpp"
 #include "hdb/harness/data/results.hpp"
 #include "hdb/harness/data/run_dir.hpp"

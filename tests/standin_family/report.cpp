@@ -1,6 +1,6 @@
 // Report rules of the stand-in family (tests/standin_family), compiled into the harness and
 // registered from the stand-in's own manifest the way a bench family's are from harness/suite.json
-// (harness/CMakeLists.txt), so `hdbench report` on a stand-in run goes through the registry. One
+// (the top-level CMakeLists.txt), so `hdbench report` on a stand-in run goes through the registry. One
 // anomaly: a triad whose loop ran with other lanes than its case asked for (the planted --slowdown
 // run doubles them: standin.cpp). Its own section: the triad's medians per access pattern and lane
 // count at every size. % of peak is not here: it is generic, from the traffic class.

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/common/json_fields.hpp"
 #include "hdb/harness/data/run_dir.hpp"
 #include "hdb/util/lists.hpp"
 #include "hdb/util/process.hpp"

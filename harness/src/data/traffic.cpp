@@ -4,7 +4,7 @@
 // node.gpus[i].nvlink and node.topology.pairs, the per-link data rate from the rate nvidia-smi
 // reported (nvlink.per_link_GBps) and the GPU's generation. Every peak is a data rate.
 #include "hdb/harness/data/traffic.hpp"
-#include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/common/json_fields.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -1,6 +1,6 @@
 // The registry of family report rules and the helpers the rule modules share. The rules
 // themselves live in each family's folder (bench/<family>/report.cpp); the list of them is
-// generated from the manifest by harness/CMakeLists.txt (manifest_family_rules).
+// generated from the manifest by the top-level CMakeLists.txt (manifest_family_rules).
 #include "hdb/harness/report/family_rules.hpp"
 
 #include <algorithm>

@@ -14,6 +14,7 @@
 #include "hdb/harness/common/files.hpp"
 #include "hdb/harness/data/gpu_activity.hpp"
 #include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/common/json_fields.hpp"
 #include "hdb/harness/report/family_rules.hpp"
 #include "hdb/harness/data/run_index.hpp"
 #include "hdb/util/stats.hpp"

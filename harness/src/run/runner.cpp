@@ -20,6 +20,7 @@
 #include "hdb/harness/data/gpu_activity.hpp"
 #include "hdb/harness/data/gpu_health.hpp"
 #include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/run/node_probe.hpp"
 #include "hdb/harness/run/plan.hpp"
 #include "hdb/harness/verdict/reference_set.hpp"
 #include "hdb/harness/run/tiers.hpp"

@@ -1,6 +1,6 @@
 #include "hdb/harness/run/tiers.hpp"
 
-#include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/common/json_fields.hpp"
 
 #include <algorithm>
 #include <map>

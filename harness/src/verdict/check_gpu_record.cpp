@@ -12,7 +12,7 @@
 
 #include "hdb/harness/data/gpu_health.hpp"
 #include "hdb/harness/common/tables.hpp"
-#include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/common/json_fields.hpp"
 #include "hdb/harness/verdict/check.hpp"
 #include "hdb/util/nvidia_smi.hpp"
 

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "hdb/harness/verdict/check.hpp"
-#include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/common/json_fields.hpp"
 #include "hdb/harness/data/gpu_activity.hpp"
 #include "hdb/harness/verdict/noise_model.hpp"
 #include "hdb/harness/data/results.hpp"

@@ -18,6 +18,7 @@
 #include "hdb/harness/common/error.hpp"
 #include "hdb/harness/common/files.hpp"
 #include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/common/json_fields.hpp"
 #include "hdb/harness/verdict/judging.hpp"
 #include "hdb/harness/verdict/noise_model.hpp"
 #include "hdb/harness/verdict/reference_set.hpp"

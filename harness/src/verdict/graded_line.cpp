@@ -1,7 +1,7 @@
 #include "hdb/harness/verdict/graded_line.hpp"
 
 #include "hdb/harness/common/tables.hpp"
-#include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/common/json_fields.hpp"
 
 #include <algorithm>
 #include <array>

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "hdb/harness/common/tables.hpp"
-#include "hdb/harness/data/meta.hpp"
+#include "hdb/harness/common/json_fields.hpp"
 
 namespace hdb {
 namespace {

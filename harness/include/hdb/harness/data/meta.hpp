@@ -1,12 +1,11 @@
 #pragma once
-// meta.json: the fingerprint of the node and of the run (fields in docs/harness.md).
+// meta.json: the record of a run and of its node (fields in docs/harness.md), made, written and
+// read. What it records of the node is gathered by run/node_probe.hpp.
 #include <chrono>
-#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,26 +16,6 @@ namespace hdb {
 
 inline constexpr int meta_schema_version = 1;
 
-struct iommu_state {
-  std::optional<bool> enabled;  // nullopt: no evidence either way
-  std::string evidence;         // how it was decided
-};
-
-// Decides from the number of entries in /sys/class/iommu and the kernel command line.
-// sysfs_entries is nullopt when /sys/class/iommu cannot be read (containers).
-[[nodiscard]] iommu_state detect_iommu(std::optional<std::size_t> sysfs_entries, std::string_view kernel_cmdline);
-
-// PRETTY_NAME from /etc/os-release text ("" when absent).
-[[nodiscard]] std::string os_pretty_name(std::string_view os_release);
-
-// Hostname, Slurm's node name (SLURMD_NODENAME; null outside Slurm), CPU model and cores, memory,
-// OS, kernel, IOMMU, read from /proc, /sys, /etc and the environment.
-[[nodiscard]] nlohmann::json gather_host_facts();
-
-// Runs hdbench-probe and returns its JSON object. Never throws: a missing binary, bad output
-// or a non-zero exit (2 = no GPU) is recorded in the object's "error" and "probe" fields.
-[[nodiscard]] nlohmann::json run_probe(const std::filesystem::path& probe_binary);
-
 struct run_identity {
   std::string run_id;
   std::chrono::system_clock::time_point started;
@@ -45,11 +24,11 @@ struct run_identity {
   bool verdict = false;  // --verdict: only the cases check grades and compare gates
 };
 
-// The meta.json object a run starts with ("finished_utc" null, "families" empty).
 // The environment variables that change how GPUs and NCCL behave (NCCL_*, CUDA_*, NVSHMEM_*,
 // TORCH_SYMM_MEM_*), name -> value, from a NULL-terminated `environ`-style list.
 [[nodiscard]] nlohmann::json gpu_environment(const char* const* variables);
 
+// The meta.json object a run starts with ("finished_utc" null, "families" empty).
 [[nodiscard]] nlohmann::json make_meta(const run_identity& run, nlohmann::json host, nlohmann::json node);
 
 // Sets meta["families"] from the statuses (collect adds each family's `schema` and `plots`).
@@ -72,13 +51,6 @@ meta_update update_meta_tables(const std::filesystem::path& run_dir);
 
 // meta.json parsed, or nullopt when missing or unreadable.
 [[nodiscard]] std::optional<nlohmann::json> read_meta(const std::filesystem::path& meta_path);
-
-// The member `key` of `object`, or a null json when `object` is not an object or lacks it:
-// meta.json's facts are optional (a source that did not answer), so readers chain this instead
-// of checking every level.
-[[nodiscard]] const nlohmann::json& field(const nlohmann::json& object, const char* key);
-// field() when it is a number, else nullopt: the one reader of an optional number in our JSON.
-[[nodiscard]] std::optional<double> number_field(const nlohmann::json& object, const char* key);
 
 // The node's hostname: meta.json's node.hostname (the probe's), else host.hostname; nullopt
 // without either.

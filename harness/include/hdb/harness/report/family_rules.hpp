@@ -36,7 +36,7 @@ struct family_rules {
 void register_family_rules(family_rules rules);
 
 // The rules of every manifest family whose folder holds report.cpp, in manifest order. Defined in
-// a file harness/CMakeLists.txt generates from harness/suite.json.
+// a file the top-level CMakeLists.txt generates from harness/suite.json.
 [[nodiscard]] std::vector<family_rules> manifest_family_rules();
 
 // "GPU 3: " before an anomaly about one GPU, "" when the row names none.

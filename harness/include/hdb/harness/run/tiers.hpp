@@ -2,7 +2,7 @@
 // The tiered default of an N-GPU node (docs/harness.md, "Tiers"): GPUs fall into classes (same
 // model, PCIe link, NVLink count and CPU placement), ordered pairs into link classes (their GPUs'
 // classes and the link between them). The lowest-numbered GPU and pair of each class get every
-// case; the others their tier points (bench/common/include/hdb/sweep.hpp). Read from the node
+// case; the others their tier points (bench/family_main/include/hdb/sweep.hpp). Read from the node
 // fingerprint (meta.json "node"), so the same rule serves a run, its plan and its plots.
 #include <string>
 #include <utility>

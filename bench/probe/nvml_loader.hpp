@@ -2,7 +2,7 @@
 // The few NVML entry points the topology reader needs, declared here because no nvml.h exists on
 // the nodes we run on: the driver's libnvidia-ml.so.1 is opened at run time with dlopen. Types
 // and values follow NVML's public API reference (nvml.h of CUDA 12/13); only what is called is
-// declared. Private to bench/common.
+// declared. Private to the probe (bench/probe).
 #include <optional>
 #include <string>
 
