@@ -315,14 +315,14 @@ TEST_CASE("fleet: bad input") {
   CHECK(hdb::kind_dir_name(json{{"gpu_name", "NVIDIA H100 80GB HBM3"}, {"gpus", 8}}) == "h100-80gb-hbm3-x8");
 }
 
-TEST_CASE("fleet: a figure's direction is its line's, and an older check.json is read with its frozen rule noted") {
+TEST_CASE("fleet: a figure's direction is its line's, and a check.json of another version is refused") {
   // 12 one-GPU nodes of one figure; node 4 (gpu13) reads 5 % higher.
   const auto graded = [](const std::string& name, hdb::better direction, bool older, const std::string& schema_dir = "schema") {
     fleet_dir fleet(name);
     for (int i = 0; i < 12; ++i) {
       auto line = figure_line(0, (i == 3 ? 1.05 : 1 + 0.002 * std::sin(1.7 * i)) * 10, 0.03, false, "pinned h2d 1 GiB", direction);
       const auto dir = fleet.node("gpu" + std::to_string(10 + i), json::array({line}));
-      if (older) {  // check.json of an older hdbench: no version, no key, no check; no results.csv to check again
+      if (older) {  // check.json of an older hdbench: no version, and lines without key, check and basis
         line.erase("key");
         line.erase("check");
         line.erase("basis");
@@ -348,13 +348,14 @@ TEST_CASE("fleet: a figure's direction is its line's, and an older check.json is
     CHECK(report.failed_nodes() == 0);
     CHECK(line_named(report, "gpu13", "copy").result == hdb::grade::warn);
   }
-  SECTION("an older check.json without results.csv: graded against its peers by its frozen tolerance, which the line says") {
-    const auto report = graded("older", hdb::better::lower, true);
-    CHECK(report.failing_hostnames() == std::vector<std::string>{"gpu13"});
-    const auto line = line_named(report, "gpu13", "copy");
-    CHECK_THAT(line.reason, hdb_test::contains_text("its check.json holds"));
-    REQUIRE_FALSE(report.kinds[0].notes.empty());
-    CHECK_THAT(report.kinds[0].notes[0], hdb_test::contains_text("check.json of an older hdbench"));
+  SECTION("an older check.json: one line naming the file, its version and what to run, and no grades") {
+    try {
+      (void)graded("older", hdb::better::lower, true);
+      FAIL("an older check.json was graded");
+    } catch (const hdb::harness_error& e) {
+      CHECK_THAT(std::string(e.what()), hdb_test::contains_text("gpu10/check.json: check.json version 1 (no \"version\"); this hdbench "
+                                                                "reads version 2: run `hdbench check "));
+    }
   }
   SECTION("no declaration installed: the check.json's tolerance judges, and a FAIL says so") {
     const auto report = graded("no_schema", hdb::better::lower, false, "no-schema");

@@ -69,7 +69,6 @@ struct loaded_node {
   std::optional<json> meta;         // lean (no families)
   std::optional<node_kind> kind;
   bool has_check = false;
-  int check_version = 1;            // check.json's "version" (1: written before it had one)
   std::optional<std::string> check_set;  // the set check.json was made against (its name), if any
   std::size_t check_set_runs = 0;
 };
@@ -112,10 +111,14 @@ loaded_node load_node(const fs::path& given) {
                                                                                 : "no check.json: the run did not finish"));
     return loaded;
   }
-  loaded.has_check = true;
-  if (const auto version = check->find("version"); version != check->end() && version->is_number_integer()) {
-    loaded.check_version = version->get<int>();
+  // Another version's lines name their figures and rules otherwise: check writes this one again.
+  const auto version = check->find("version");
+  if (version == check->end() || !version->is_number_integer() || version->get<int>() != check_json_version) {
+    throw harness_error((dir / "check.json").string() + ": check.json version " +
+                        (version == check->end() ? std::string("1 (no \"version\")") : version->dump()) + "; this hdbench reads version " +
+                        std::to_string(check_json_version) + ": run `hdbench check " + dir.string() + "` to write it again");
   }
+  loaded.has_check = true;
   if (const auto reference = check->find("reference"); reference != check->end() && reference->is_object()) {
     loaded.check_set = reference->value("name", std::string());
     loaded.check_set_runs = reference->value("runs", std::size_t{0});
@@ -166,7 +169,6 @@ bool check_again(loaded_node& l, const fleet_options& options, std::vector<std::
   try {
     const auto report = check_run(l.node.dir, check);
     l.node.lines = report.lines;
-    l.check_version = check_json_version;
     l.check_set = report.set;
     l.check_set_runs = report.set_runs;
     return true;
@@ -177,11 +179,9 @@ bool check_again(loaded_node& l, const fleet_options& options, std::vector<std::
 }
 
 // The one decision on a figure line against `band`, under the rule the judging declaration gives
-// (judging_rule: the installed declaration's, as check's), and the reason for it. A line of an
-// older check.json names no row (no key) to look its rule up by: the tolerance it holds judges,
-// and a line that is not PASS says so, as it does where the family's declaration is not installed.
+// (judging_rule: the installed declaration's, as check's), and the reason for it.
 void decide_line(graded_line& line, const figure_band& band, band_source source, const judging_declarations& judging) {
-  const auto judged = line.key ? judging_rule(judging, line.family, line.check, line.key->metric, line.rule) : judged_rule{line.rule, false};
+  const auto judged = judging_rule(judging, line.family, line.check, line.key->metric, line.rule);
   line.rule = judged.rule;
   line.band = band;
   line.basis = source == band_source::set ? grade_basis::set : grade_basis::peers;
@@ -189,19 +189,17 @@ void decide_line(graded_line& line, const figure_band& band, band_source source,
   line.result = decided.result;
   line.reason = decision_reason(decided, *line.value, band, line.rule, source, line.unit);
   if (!judged.installed && line.result != grade::pass) {
-    line.reason += "; " + (line.key ? not_installed_note(line.family, "its check.json holds")
-                                    : std::string("judged by the tolerance its check.json holds (an older hdbench's, naming no row)"));
+    line.reason += "; " + not_installed_note(line.family, "its check.json holds");
   }
   weigh_tries(line);  // the run's confirmation, as check weighed it: its earlier tries against this band
 }
 
-// A figure line the decision can grade: a positive value and a direction.
-bool gradable(const graded_line& line) { return line.is_figure() && line.direction && line.value && *line.value > 0; }
+// A figure line the decision can grade: its row, a positive value and a direction.
+bool gradable(const graded_line& line) { return line.is_figure() && line.key && line.direction && line.value && *line.value > 0; }
 
-// One figure across nodes: its row (a current check.json's key) or, for an older check.json's
-// line, its family and label; on the same GPUs.
+// One figure across nodes: its row, on the same GPUs.
 std::string figure_identity(const graded_line& line) {
-  std::string id = line.key ? describe(*line.key) : line.family + "\x1f" + line.figure;
+  std::string id = describe(*line.key);
   for (const int g : line.gpus) id += "\x1f" + std::to_string(g);
   return id;
 }
@@ -397,15 +395,6 @@ fleet_report grade_fleet(const std::vector<fs::path>& run_dirs, const fleet_opti
   if (run_dirs.empty()) throw harness_error("fleet needs at least one run directory");
   std::vector<loaded_node> loaded = load_nodes(run_dirs);
 
-  // A check.json of an older hdbench (no figure keys to judge its lines by) is made again by check.
-  std::vector<std::string> problems;
-  std::size_t older = 0, older_kept = 0;
-  for (auto& l : loaded) {
-    if (!l.has_check || l.check_version >= check_json_version) continue;
-    ++older;
-    if (!check_again(l, options, problems)) ++older_kept;
-  }
-
   std::map<node_kind, kind_group> groups;
   kind_group unknown;
   for (std::size_t i = 0; i < loaded.size(); ++i) {
@@ -441,12 +430,6 @@ fleet_report grade_fleet(const std::vector<fs::path>& run_dirs, const fleet_opti
     summary.nodes = unknown.members.size();
     summary.notes.push_back("no readable meta.json node kind: graded alone, check.json's grades stand");
     report.kinds.push_back(std::move(summary));
-  }
-  if (older > 0 && !report.kinds.empty()) {
-    auto& notes = report.kinds.front().notes;
-    notes.push_back(std::to_string(older) + " node(s) had a check.json of an older hdbench (version 1): checked again from their "
-                    "results.csv" + (older_kept > 0 ? ", " + std::to_string(older_kept) + " without one kept as they were" : std::string()));
-    for (const auto& p : problems) notes.push_back("check again refused: " + p);
   }
 
   std::map<std::string, int> hostname_count;
