@@ -2,11 +2,13 @@
 
 #include "hdb/util/lists.hpp"
 #include "hdb/util/stopping.hpp"
+#include "hdb/util/units.hpp"
 #include "hdb/sizes.hpp"
 #include "hdb/sweep.hpp"
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 
 namespace hdb {
@@ -21,21 +23,15 @@ int parse_non_negative(const std::string& flag, const std::string& text) {
   return value;
 }
 
-std::string figure(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g", value);
-  return text;
-}
-
 // The stopping rule's figures from hdb/util/stopping.hpp, so the help cannot drift from the rule.
 // "a quarter" is stopping_policy::tolerance_fraction in words (options_test holds the two together).
 std::string stopping_help() {
   const stopping_policy precision;
   const repetition_policy fixed = repetitions_for(false);
   return "how a case's repetitions end: precision (a case that check or compare reads repeats until its median's " +
-         figure(100 * precision.confidence) + " % interval is within a quarter of its tolerance: " +
+         std::to_string(std::lround(100 * precision.confidence)) + " % interval is within a quarter of its tolerance: " +
          std::to_string(precision.floor) + " to " + std::to_string(precision.ceiling) + " repetitions, " +
-         figure(precision.max_seconds) + " s), fixed (" + std::to_string(fixed.regular) + ", or " +
+         format_seconds(precision.max_seconds) + "), fixed (" + std::to_string(fixed.regular) + ", or " +
          std::to_string(fixed.headline) + " for a gated case), or auto (precision with --verdict, else fixed)";
 }
 
