@@ -46,6 +46,7 @@ REFERENCE = ("test_reference", "")
 OVERLAP = ("overlap_report_tests", "")
 P2P = ("p2p_report_tests", "")
 COLLECT = ("test_harness", "[collect]")
+GATES = ("common_tests", "[gates]")
 # A CTest test instead of a Catch2 binary: (the target it needs built, "ctest:" + a -R regex).
 STANDIN_DECLARED = ("hdbench-standin", "ctest:standin_family: family_main fails each case")
 # The exits a user acts on, on the real entry points (tests/standin_family/exits_test.py).
@@ -352,6 +353,8 @@ MUTATIONS = [
     Mutation("verdict-keeps-unrunnable-gate", "--verdict keeps the gated case that cannot run, not the largest one that can",
              DECLARATION_CPP, "if (gated[i] || (candidates[i].skipped && would_gate[i])) keep[i] = true;",
              "if (would_gate[i]) keep[i] = true;", [VERDICT_RUN]),
+    Mutation("headlines-not-derived", "a case's headlines are not the metrics its gates name (a gated case's headline is refused)",
+             DECLARATION_CPP, "if (gated) c.headlines.push_back(metric);", "static_cast<void>(gated);", [GATES]),
     Mutation("plan-price-summed-over-gpus", "a case's price in the plan summed over the GPUs a member ran it on (8x on eight)",
              PLAN_CPP, "costs.by_case[key].push_back(seconds / count[key]);", "costs.by_case[key].push_back(seconds);", [PLAN]),
     Mutation("prometheus-ms-scale", "Prometheus: a value in ms scaled as us",

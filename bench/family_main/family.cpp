@@ -276,8 +276,6 @@ void add_fingerprint_context(const family_env& env) {
 
 }  // namespace
 
-repetition_policy repetitions_for(bool quick) noexcept { return quick ? repetition_policy{3, 5} : repetition_policy{}; }
-
 std::vector<int> device_indices(const family_env& env) {
   std::vector<int> indices;
   for (const auto& d : env.devices) indices.push_back(d.index);

@@ -1,11 +1,14 @@
 #include "hdb/options.hpp"
 
 #include "hdb/util/lists.hpp"
+#include "hdb/util/stopping.hpp"
+#include "hdb/util/units.hpp"
 #include "hdb/sizes.hpp"
 #include "hdb/sweep.hpp"
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 
 namespace hdb {
@@ -18,6 +21,18 @@ int parse_non_negative(const std::string& flag, const std::string& text) {
     throw usage_error("bad value for --" + flag + ": '" + text + "' (expected a whole number >= 0)");
   }
   return value;
+}
+
+// The stopping rule's figures from hdb/util/stopping.hpp, so the help cannot drift from the rule.
+// "a quarter" is stopping_policy::tolerance_fraction in words (options_test holds the two together).
+std::string stopping_help() {
+  const stopping_policy precision;
+  const repetition_policy fixed = repetitions_for(false);
+  return "how a case's repetitions end: precision (a case that check or compare reads repeats until its median's " +
+         std::to_string(std::lround(100 * precision.confidence)) + " % interval is within a quarter of its tolerance: " +
+         std::to_string(precision.floor) + " to " + std::to_string(precision.ceiling) + " repetitions, " +
+         format_seconds(precision.max_seconds) + "), fixed (" + std::to_string(fixed.regular) + ", or " +
+         std::to_string(fixed.headline) + " for a gated case), or auto (precision with --verdict, else fixed)";
 }
 
 const std::vector<flag_spec>& shared_flags() {
@@ -37,10 +52,7 @@ const std::vector<flag_spec>& shared_flags() {
        "GPUs that get every case; the others get their tier points (headline and checked cases, and those at "
        "sizes that are powers of 64): all, or indices such as 0,4 (hdbench run picks one GPU per class)"},
       {"sweep-pairs", "all", "", "ordered GPU pairs that get every pair case: all, none, or pairs such as 0>1,0>4"},
-      {"stopping", "auto", "",
-       "how a case's repetitions end: precision (a case that check or compare reads repeats until its median's 90 % "
-       "interval is within a quarter of its tolerance: 5 to 20 repetitions, 4 s), fixed (5, or 10 for a gated "
-       "case), or auto (precision with --verdict, else fixed)"},
+      {"stopping", "auto", "", stopping_help()},
       {"case-costs", "", "", "append each case's wall time (set-up and repetitions, seconds) to this file as JSON lines"},
       {"assume-gpus", "0", "",
        "with --benchmark_list_tests: list the cases for this many GPUs without touching any (planning on a login "

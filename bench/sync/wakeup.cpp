@@ -18,6 +18,7 @@
 
 #include "hdb/cuda_check.hpp"
 #include "hdb/util/process.hpp"
+#include "hdb/util/stopping.hpp"  // repetitions_for
 #include "hdb/sizes.hpp"
 
 #include <atomic>

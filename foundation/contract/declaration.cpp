@@ -161,6 +161,8 @@ case_decl read_case(const reader& r, const family_declaration& d, const std::str
   c.description = r.text(j, "description", where, false);
   c.parameters = r.list(j, "parameters", where);
   c.metrics = r.list(j, "metrics", where);
+  // A declaration stored before the gates named the headlines (a committed run's meta.json) lists
+  // them; a case without the list gets the metrics its gates name (parse_declaration).
   c.headlines = r.list(j, "headlines", where);
   for (const auto& p : c.parameters) {
     if (d.parameter(p) == nullptr) r.fail(where, "parameter '" + p + "' is not declared");
@@ -236,8 +238,8 @@ gate_decl read_gate(const reader& r, const family_declaration& d, std::size_t in
   if (kind == nullptr) r.fail(where, "case kind '" + g.case_kind + "' is not declared");
   g.metric = r.text(j, "metric", where, true);
   where += " (" + g.case_kind + " " + g.metric + ")";
-  if (!contains(kind->headlines, g.metric)) {
-    r.fail(where, "metric '" + g.metric + "' is not a headline of case kind '" + g.case_kind + "'");
+  if (!contains(kind->metrics, g.metric)) {
+    r.fail(where, "metric '" + g.metric + "' is not a metric of case kind '" + g.case_kind + "'");
   }
   if (d.metric(g.metric)->direction == better::neutral) r.fail(where, "metric '" + g.metric + "' is neutral, so it never gates");
   g.parameters = read_selection(r, j, where);
@@ -451,6 +453,15 @@ family_declaration parse_declaration(const ordered_json& document) {
     if (!gates->is_array()) r.fail("declaration.gates", "is not a list");
     for (std::size_t i = 0; i < gates->size(); ++i) d.gates.push_back(read_gate(r, d, i, (*gates)[i]));
   }
+  // A case's headlines are the metrics its gates name, in the order of its metrics.
+  for (case_decl& c : d.cases) {
+    if (document.at("cases").at(c.name).contains("headlines")) continue;
+    for (const std::string& metric : c.metrics) {
+      const bool gated = std::any_of(d.gates.begin(), d.gates.end(),
+                                     [&](const gate_decl& g) { return g.case_kind == c.name && g.metric == metric; });
+      if (gated) c.headlines.push_back(metric);
+    }
+  }
   d.fit = read_fit(r, d, document);
   return d;
 }
@@ -469,6 +480,9 @@ void require_documented(const family_declaration& d) {
   }
   for (const auto& c : d.cases) {
     if (c.description.empty()) r.fail("case '" + c.name + "'", "needs a \"description\"");
+    if (d.source.at("cases").at(c.name).contains("headlines")) {
+      r.fail("case '" + c.name + "'", "declares \"headlines\": a case's headlines are the metrics its gates name; delete the key");
+    }
     for (const auto& h : c.headlines) {
       const auto* m = d.metric(h);
       if (m->direction != better::neutral && !m->tolerance) {

@@ -2,6 +2,7 @@
 
 #include "hdb/family.hpp"
 #include "hdb/measure.hpp"
+#include "hdb/util/stopping.hpp"
 
 #include <stdexcept>
 #include <string>

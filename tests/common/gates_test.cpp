@@ -21,8 +21,8 @@ std::string with_gates(const std::string& gates, const std::string& tolerance = 
                 "latency": {"unit": "us", "better": "lower", "description": "l", "tolerance": 0.1},
                 "chunk": {"unit": "B", "better": "neutral", "description": "c"}},
     "cases": {"bandwidth": {"description": "d", "parameters": ["direction", "size_bytes", "streams"],
-                            "metrics": ["bandwidth", "latency", "chunk"], "headlines": ["bandwidth", "latency", "chunk"]},
-              "other": {"description": "o", "parameters": ["direction"], "metrics": ["latency"], "headlines": []}},
+                            "metrics": ["bandwidth", "latency", "chunk"]},
+              "other": {"description": "o", "parameters": ["direction"], "metrics": ["latency"]}},
     "gates": )" + gates + "}";
 }
 
@@ -68,18 +68,23 @@ TEST_CASE("gates: a valid list is read in order with its selections", "[schema][
   CHECK(d.gates[0].description == "why");
   CHECK(d.gates[1].parameters == hdb::label_list{{"size_bytes", "1"}});  // a number is read as its digits
   CHECK_NOTHROW(hdb::require_documented(d));
-  CHECK(hdb::parse_declaration(std::string_view(with_gates("[]"))).gates.empty());
+  // A case's headlines are the metrics its gates name, in the order of its metrics.
+  CHECK(d.case_kind("bandwidth")->headlines == std::vector<std::string>{"bandwidth", "latency"});
+  CHECK(d.case_kind("other")->headlines.empty());
+  const auto ungated = hdb::parse_declaration(std::string_view(with_gates("[]")));
+  CHECK(ungated.gates.empty());
+  CHECK(ungated.case_kind("bandwidth")->headlines.empty());
 }
 
 TEST_CASE("gates: a gate that could select nothing or gates the undeclared is refused", "[schema][gates]") {
   check_rejected(R"({})", "declaration.gates: is not a list");
   check_rejected(R"([{"case": "nope", "metric": "bandwidth"}])", "gate 0: case kind 'nope' is not declared");
   check_rejected(R"([{"case": "bandwidth"}])", "gate 0: needs \"metric\"");
-  check_rejected(R"([{"case": "other", "metric": "latency"}])", "metric 'latency' is not a headline of case kind 'other'");
+  check_rejected(R"([{"case": "other", "metric": "bandwidth"}])", "metric 'bandwidth' is not a metric of case kind 'other'");
   check_rejected(R"([{"case": "bandwidth", "metric": "chunk"}])", "metric 'chunk' is neutral, so it never gates");
   check_rejected(R"([{"case": "bandwidth", "metric": "bandwidth", "label": "x"}])", "unknown field \"label\"");
-  check_rejected(R"([{"case": "other", "parameters": {"size_bytes": "largest"}, "metric": "latency"}])",
-                 "is not a headline");  // the metric is checked first
+  check_rejected(R"([{"case": "other", "parameters": {"size_bytes": "largest"}, "metric": "bandwidth"}])",
+                 "is not a metric of case kind");  // the metric is checked first
   check_rejected(R"([{"case": "bandwidth", "parameters": {"api": "x"}, "metric": "bandwidth"}])",
                  "parameter 'api' is not declared for case kind 'bandwidth'");
   check_rejected(R"([{"case": "bandwidth", "parameters": {"direction": "x2h"}, "metric": "bandwidth"}])",

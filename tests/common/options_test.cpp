@@ -2,7 +2,9 @@
 
 #include "hdb/options.hpp"
 #include "hdb/sizes.hpp"
+#include "hdb/util/stopping.hpp"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -100,6 +102,23 @@ TEST_CASE("help is recognised and lists shared and family flags", "[options]") {
     CHECK(text.find(flag) != std::string::npos);
   }
   CHECK(text.find("(--quick: 4K,1M)") != std::string::npos);
+}
+
+TEST_CASE("the --stopping help states the stopping rule's own figures", "[options]") {
+  const std::string text = hdb::describe_flags({});
+  const hdb::stopping_policy precision;
+  const auto fixed = hdb::repetitions_for(false);
+  const auto whole = [](double value) { return std::to_string(std::lround(value)); };
+  for (const std::string& said : {"median's " + whole(100 * precision.confidence) + " % interval",
+                                 "of its tolerance: " + std::to_string(precision.floor) + " to " + std::to_string(precision.ceiling) +
+                                     " repetitions, " + whole(precision.max_seconds) + " s)",
+                                 "fixed (" + std::to_string(fixed.regular) + ", or " + std::to_string(fixed.headline) + " for a gated case)"}) {
+    INFO(said);
+    CHECK(text.find(said) != std::string::npos);
+  }
+  // The help says the interval's fraction of the tolerance in words.
+  CHECK(hdb::stopping_policy::tolerance_fraction == 0.25);
+  CHECK(text.find("within a quarter of its tolerance") != std::string::npos);
 }
 
 TEST_CASE("device selections: all, lists and ranges, checked against the node", "[options][devices]") {

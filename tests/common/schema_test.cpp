@@ -33,11 +33,11 @@ const std::string metrics =
     R"("bandwidth": {"unit": "GB/s", "better": "higher", "description": "d", "traffic": ["pcie_per_direction"]},
        "time": {"unit": "us", "better": "lower", "description": "t"})";
 const std::string cases =
-    R"("bandwidth": {"description": "d", "parameters": ["direction", "size_bytes"], "metrics": ["bandwidth", "time"],
-                     "headlines": ["bandwidth"]},
-       "other": {"description": "d", "parameters": ["api"], "metrics": ["time"], "headlines": []})";
+    R"("bandwidth": {"description": "d", "parameters": ["direction", "size_bytes"], "metrics": ["bandwidth", "time"]},
+       "other": {"description": "d", "parameters": ["api"], "metrics": ["time"]})";
+const std::string gate = R"(, "gates": [{"case": "bandwidth", "metric": "bandwidth", "description": "g"}])";
 
-hdb::family_declaration valid() { return hdb::parse_declaration(std::string_view(declaration(parameters, metrics, cases))); }
+hdb::family_declaration valid() { return hdb::parse_declaration(std::string_view(declaration(parameters, metrics, cases, gate))); }
 
 void check_rejected(const std::string& text, const std::string& fragment) {
   INFO(text);
@@ -77,8 +77,24 @@ TEST_CASE("a valid declaration is read with its types, values, units and cases",
   REQUIRE(s.metric("bandwidth") != nullptr);
   CHECK(s.metric("bandwidth")->traffic == std::vector<std::string>{"pcie_per_direction"});
   REQUIRE(s.case_kind("bandwidth") != nullptr);
-  CHECK(s.case_kind("bandwidth")->headlines == std::vector<std::string>{"bandwidth"});
+  CHECK(s.case_kind("bandwidth")->headlines == std::vector<std::string>{"bandwidth"});  // its gate's metric
+  CHECK(s.case_kind("other")->headlines.empty());
   CHECK_FALSE(s.fit);
+}
+
+// A declaration stored before the gates named the headlines (a committed run's meta.json, with
+// or without gates) lists them: it is read as written, and collect holds that run's rows to it.
+// A binary refuses its own schema.json that still lists them.
+TEST_CASE("headlines: a stored declaration's own list is read, a binary's schema.json may not declare one", "[schema]") {
+  const std::string listed =
+      R"("bandwidth": {"description": "d", "parameters": ["direction", "size_bytes"], "metrics": ["bandwidth", "time"],
+                       "headlines": ["time", "bandwidth"]},
+         "other": {"description": "d", "parameters": ["api"], "metrics": ["time"]})";
+  const auto stored = hdb::parse_declaration(std::string_view(declaration(parameters, metrics, listed)));
+  CHECK(stored.case_kind("bandwidth")->headlines == std::vector<std::string>{"time", "bandwidth"});
+  CHECK(stored.case_kind("other")->headlines.empty());
+  CHECK_THROWS_WITH(hdb::require_documented(stored),
+                    hdb_test::contains_text("t: case 'bandwidth': declares \"headlines\": a case's headlines are the metrics its gates name"));
 }
 
 // The fit's three rows take the names the family declares; each must be a metric in the unit and
@@ -129,10 +145,10 @@ TEST_CASE("a declaration that breaks the contract is refused, naming what is wro
   check_rejected(declaration(parameters, R"("b": {"unit": "GB/s", "better": "higher", "description": "d", "traffic": ["pcie"]})", ""),
                  "traffic class 'pcie' is not known");
   check_rejected(declaration(parameters, metrics,
-                             R"("c": {"description": "d", "parameters": [], "metrics": ["latency"], "headlines": []})"),
+                             R"("c": {"description": "d", "parameters": [], "metrics": ["latency"]})"),
                  "case 'c': metric 'latency' is not declared");
   check_rejected(declaration(parameters, metrics,
-                             R"("c": {"description": "d", "parameters": ["streams"], "metrics": [], "headlines": []})"),
+                             R"("c": {"description": "d", "parameters": ["streams"], "metrics": []})"),
                  "case 'c': parameter 'streams' is not declared");
   check_rejected(declaration(parameters, metrics,
                              R"("c": {"description": "d", "parameters": [], "metrics": ["time"], "headlines": ["bandwidth"]})"),

@@ -10,6 +10,9 @@ namespace {
 // One repetition's counters: the decision metric and one nobody reads.
 std::map<std::string, double> reading(double bandwidth) { return {{"bandwidth", bandwidth}, {"time_per_copy", 1e6 / bandwidth}}; }
 
+// The rule's own counts: what these tests hold is how the rule uses them, not their values.
+constexpr hdb::stopping_policy rule;
+
 hdb::repetition_stopper pinned_copy(hdb::stopping_policy policy = {}) {
   // A 3 % tolerance: the median's interval may be at most +-0.75 % wide.
   return hdb::repetition_stopper({{"bandwidth", 0.03 * hdb::stopping_policy::tolerance_fraction}}, policy);
@@ -43,15 +46,15 @@ TEST_CASE("the median's interval is the order statistics with at least the asked
 
 TEST_CASE("a steady decision metric stops at the floor, as precise", "[stopping]") {
   auto stopper = pinned_copy();
-  CHECK(stopper.ceiling() == 20);
-  for (int i = 0; i < 4; ++i) {
+  CHECK(stopper.ceiling() == rule.ceiling);
+  for (int i = 0; i < rule.floor - 1; ++i) {
     stopper.add(reading(55.0 + 0.01 * i), 0.05);
     CHECK_FALSE(stopper.done());
   }
   stopper.add(reading(55.02), 0.05);
   REQUIRE(stopper.done());
   CHECK(*stopper.reason() == hdb::stop_reason::precise);
-  CHECK(stopper.taken() == 5);
+  CHECK(stopper.taken() == rule.floor);
 }
 
 TEST_CASE("a noisy metric repeats until its interval narrows, else to the ceiling", "[stopping]") {
@@ -75,7 +78,7 @@ TEST_CASE("a noisy metric repeats until its interval narrows, else to the ceilin
       ++taken;
     }
     CHECK(*stopper.reason() == hdb::stop_reason::ceiling);
-    CHECK(stopper.taken() == 20);
+    CHECK(stopper.taken() == rule.ceiling);
   }
 }
 
@@ -83,12 +86,12 @@ TEST_CASE("the time ceiling ends a slow noisy case past the floor, never before 
   hdb::stopping_policy policy;
   policy.max_seconds = 2;
   auto stopper = pinned_copy(policy);
-  for (int i = 0; i < 4; ++i) stopper.add(reading(i % 2 ? 50.0 : 60.0), 1.0);  // 4 s, under the floor
+  for (int i = 0; i < rule.floor - 1; ++i) stopper.add(reading(i % 2 ? 50.0 : 60.0), 1.0);  // past its 2 s, under the floor
   CHECK_FALSE(stopper.done());
   stopper.add(reading(60.0), 1.0);
   REQUIRE(stopper.done());
   CHECK(*stopper.reason() == hdb::stop_reason::time);
-  CHECK(stopper.taken() == 5);
+  CHECK(stopper.taken() == rule.floor);
 }
 
 TEST_CASE("a fixed count ignores the values, and a failure stops any case", "[stopping]") {
@@ -103,7 +106,7 @@ TEST_CASE("a fixed count ignores the values, and a failure stops any case", "[st
 
   // No target: a fixed count of the floor.
   hdb::repetition_stopper no_target({}, hdb::stopping_policy{});
-  CHECK(no_target.ceiling() == 5);
+  CHECK(no_target.ceiling() == rule.floor);
 
   auto failing = pinned_copy();
   failing.add(reading(55.0), 0.01);

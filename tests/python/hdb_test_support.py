@@ -3,6 +3,7 @@ every failure, not just the first, and a reference set of the stand-in family.""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,6 +16,19 @@ def plotting_python(imports: str = "matplotlib") -> str | None:
         if candidate and subprocess.run([candidate, "-c", f"import {imports}"], capture_output=True).returncode == 0:
             return candidate
     return None
+
+
+def stopping_counts(binary: Path) -> dict[str, int]:
+    """The stopping rule's counts as a family binary's --help states them (formatted there from
+    hdb/util/stopping.hpp): `floor` and `ceiling` of the precision rule, and the fixed counts of
+    a case (`other`) and of a gated one (`gated`)."""
+    result = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=60)
+    text = result.stdout + result.stderr
+    match = re.search(r"(\d+) to (\d+) repetitions, .*?fixed \((\d+), or (\d+) for a gated case\)", text)
+    if match is None:
+        raise SystemExit(f"{binary} --help states no stopping rule's counts")
+    floor, ceiling, other, gated = map(int, match.groups())
+    return {"floor": floor, "ceiling": ceiling, "other": other, "gated": gated}
 
 
 class Checks:

@@ -5,8 +5,9 @@ For each results/reference/<kind>/results.csv (schema 3):
 - every measured row is walked back to its declaration (bench/<folder>/schema.json, found through
   harness/suite.json): the case kind exists, the metric is one the kind may set (or one of the
   metrics of the family's declared alpha-beta fit), unit and better are the declared ones, a
-  headline is a declared headline, the traffic class is one the metric may carry, every parameter
-  set is one of the kind's parameters, int parameters are integers, text values are declared;
+  headline is a metric a gate of its kind names, the traffic class is one the metric may carry,
+  every parameter set is one of the kind's parameters, int parameters are integers, text values
+  are declared;
 - `pandas.read_csv(path)` with no options and no warning (mixed types fail) gives the same
   core columns and one dtype per shared column for every reference: one GPU and two load alike
   (a parameter column a reference lacks belongs to a family or case it did not run);
@@ -142,8 +143,9 @@ def row_problems(row: dict[str, str], schemas: dict[str, dict], core: frozenset[
         expected = (metric["unit"], metric["better"])
         if row["traffic"] and row["traffic"] not in metric.get("traffic", []):
             problems.append(f"{where}: traffic {row['traffic']} is not one the metric may carry")
-        if row["headline"] == "yes" and row["metric"] not in kind.get("headlines", []):
-            problems.append(f"{where}: a headline the kind does not declare")
+        gated = {gate["metric"] for gate in schema.get("gates", []) if gate["case"] == row["case"]}
+        if row["headline"] == "yes" and row["metric"] not in gated:
+            problems.append(f"{where}: a headline no gate of the kind names")
     if (row["unit"], row["better"]) != expected:
         problems.append(f"{where}: unit/better {row['unit']}/{row['better']}, declared {expected[0]}/{expected[1]}")
     return problems

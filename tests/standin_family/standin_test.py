@@ -40,13 +40,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-from hdb_test_support import Checks, plotting_python  # noqa: E402
+from hdb_test_support import Checks, plotting_python, stopping_counts  # noqa: E402
 
 SKIP = 77
 LARGEST = str(4 << 20)  # the largest of the default --sizes of standin.cpp: 64K,512K,4M
 CASES = 12  # access x lanes x sizes in standin.cpp
 GATED_CASES = 4  # access x lanes at the largest size
-REPETITIONS = {"gated": 10, "other": 5}  # family_main's repetitions_for(quick=false)
 HEADLINE = {"access": "linear", "lanes": "8", "size_bytes": LARGEST}
 SLOWDOWN_PERCENT = 50
 PEAK_GBPS = 16 * 16 * 128 / 130 / 8  # GPU 1 of the stand-in probe: PCIe Gen4 x16 per direction (16 GT/s, 128b/130b), the slower of the two: 31.51 GB/s
@@ -109,7 +108,7 @@ def check_backend(checks: Checks, run: Path) -> None:
     checks.check(context.get("hdbench.devices") == "0,1", "its stand-in devices are 0,1")
 
 
-def check_results(checks: Checks, run: Path) -> dict[str, float]:
+def check_results(checks: Checks, run: Path, repetitions: dict[str, int]) -> dict[str, float]:
     """The CSV's checks; the medians of triad_bandwidth by (access, lanes, size_bytes)."""
     header, rows = read_csv(run / "results.csv")
     checks.check(bool(rows) and all(r["schema_version"] == "3" for r in rows), "results.csv is schema 3")
@@ -126,7 +125,7 @@ def check_results(checks: Checks, run: Path) -> dict[str, float]:
         medians = [r for r in standin if r["metric"] == metric and r["statistic"] == "median"]
         checks.check(len(medians) == CASES, f"{metric}: one median per case ({len(medians)} of {CASES})")
         for gated in (True, False):
-            want = REPETITIONS["gated" if gated else "other"] * (GATED_CASES if gated else CASES - GATED_CASES)
+            want = repetitions["gated" if gated else "other"] * (GATED_CASES if gated else CASES - GATED_CASES)
             samples = [r for r in standin if r["metric"] == metric and r["statistic"] == "sample"
                        and (r["size_bytes"] == LARGEST) == gated]
             checks.check(len(samples) == want, f"{metric}: one sample row per repetition of the "
@@ -135,9 +134,9 @@ def check_results(checks: Checks, run: Path) -> dict[str, float]:
     measured = [r for r in standin if r["statistic"] in ("sample", "median")]
     checks.check(bool(measured) and all(r["stopped_by"] == "fixed" for r in measured),
                  "every measured row says its case stopped by the fixed count (stopped_by = fixed)")
-    checks.check(all(int(r["repetitions"]) == REPETITIONS["gated" if r["size_bytes"] == LARGEST else "other"]
+    checks.check(all(int(r["repetitions"]) == repetitions["gated" if r["size_bytes"] == LARGEST else "other"]
                      for r in measured if r["repetitions"].isdigit()) and all(r["repetitions"].isdigit() for r in measured),
-                 "every measured row's repetitions is its case's count (10 gated, 5 others)")
+                 f"every measured row's repetitions is its case's count ({repetitions['gated']} gated, {repetitions['other']} others)")
     # The declaration's "fit" of triad_time: its rows exist where the host's times give a fit (alpha >= 0).
     fit_metrics = {"triad_fit_bandwidth", "triad_fit_latency", "triad_fit_n_half"}
     checks.check({r["statistic"] for r in standin if r["metric"] not in fit_metrics} <= {"sample", "median"},
@@ -270,7 +269,7 @@ def main() -> int:
     drew = True
     if base is not None:
         check_backend(checks, base)
-        medians = check_results(checks, base)
+        medians = check_results(checks, base, stopping_counts(args.bin_dir / "hdbench-standin"))
         check_report(args, checks, base, medians)
         if slow is not None:
             check_slow_report(checks, slow)

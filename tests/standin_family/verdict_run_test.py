@@ -34,11 +34,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-from hdb_test_support import Checks, finish  # noqa: E402
+from hdb_test_support import Checks, finish, stopping_counts  # noqa: E402
 
 HANG_GUARD = 240  # any one command: a hang guard, never a measurement
 MIB = 1 << 20
-FLOOR, CEILING = 5, 20  # stopping_policy's
 CHECKED = ("strided", "8", str(4 * MIB))  # schema.json's check: access, lanes, size_bytes
 
 
@@ -101,14 +100,15 @@ def main() -> int:
     for empty in ("no-plots", "no-sets"):
         (args.workdir / empty).mkdir(parents=True)
     checks = Checks()
+    counts = stopping_counts(args.bin_dir / "hdbench-standin")
 
     narrow = verdict_run(args, "spread-10", "--standin.sizes=4M,8M", "--standin.spread=10")
-    expect_stops(checks, "spread 10 %", narrow, {**gated(8 * MIB, "precise", FLOOR), CHECKED: ("precise", FLOOR)})
+    expect_stops(checks, "spread 10 %", narrow, {**gated(8 * MIB, "precise", counts["floor"]), CHECKED: ("precise", counts["floor"])})
     headline = {r["headline"] for r in narrow if case_of(r) == CHECKED}
     checks.check(headline == {"no"}, f"spread 10 %: the checked case is no headline at these sizes ({headline})")
 
     wider = verdict_run(args, "spread-14", "--standin.sizes=4M,8M", "--standin.spread=14")
-    expect_stops(checks, "spread 14 %", wider, {**gated(8 * MIB, "ceiling", CEILING), CHECKED: ("precise", FLOOR)})
+    expect_stops(checks, "spread 14 %", wider, {**gated(8 * MIB, "ceiling", counts["ceiling"]), CHECKED: ("precise", counts["floor"])})
 
     timed = verdict_run(args, "time", "--standin.sizes=64K", "--standin.spread=40", "--standin.repetition-seconds=0.7",
                         "--benchmark_filter=linear/lanes:4/")

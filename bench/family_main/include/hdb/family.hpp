@@ -110,15 +110,6 @@ void set_headlines(const family_declaration& schema, std::vector<case_spec>& cas
 // declaration that breaks the contract, or a case it does not declare, ends the process with 2.
 int family_main(int argc, char** argv, const family_spec& family, std::string_view schema_json);
 
-// The fixed counts (--stopping=fixed, --quick, and a case no decision reads), injected when the
-// user did not pass --benchmark_repetitions; --stopping=precision takes over for what a decision
-// reads (hdb/util/stopping.hpp).
-struct repetition_policy {
-  int regular = 5;
-  int headline = 10;
-};
-[[nodiscard]] repetition_policy repetitions_for(bool quick) noexcept;
-
 // The CUDA indices of env.devices, in order.
 [[nodiscard]] std::vector<int> device_indices(const family_env& env);
 

@@ -58,7 +58,8 @@ struct case_decl {
   std::string description;
   std::vector<std::string> parameters;  // exactly those appear in the case's label
   std::vector<std::string> metrics;     // the counters it may set
-  std::vector<std::string> headlines;   // which of them it may make headlines
+  // Those its gates name, in the order of `metrics`; an older stored declaration's own list.
+  std::vector<std::string> headlines;
 };
 
 // Links whose rates meta.json records, from which every traffic class is composed.
@@ -113,7 +114,7 @@ struct check_decl {
 struct gate_decl {
   std::string case_kind;  // "case"
   label_list parameters;  // "parameters": name -> value, as labelled, or "largest" / "smallest"
-  std::string metric;     // one of the kind's headlines, never a neutral one
+  std::string metric;     // one of the kind's metrics, never a neutral one
   std::string description;  // why this row gates (and why its neighbours do not)
 };
 
@@ -185,9 +186,10 @@ inline constexpr std::string_view metric_units[] = {"GB/s", "us", "us/MiB", "B",
 // The same from text (a schema.json, or the context's `hdbench.schema`).
 [[nodiscard]] family_declaration parse_declaration(std::string_view text);
 // What a binary holds its own declaration to beyond the rules: a summary, a description of every
-// metric, case kind and gate (its --help and the schema doc print them), and a tolerance for every
+// metric, case kind and gate (its --help and the schema doc print them), a tolerance for every
 // figure check grades (each check, and each headline metric whose better is not neutral, which
-// every gate's metric is). Throws declaration_error.
+// every gate's metric is), and no case's "headlines" (its gates decide them). Throws
+// declaration_error.
 void require_documented(const family_declaration& declaration);
 
 // What is wrong with a case at registration, or nullopt: its kind and every label parameter

@@ -40,6 +40,9 @@ struct precision_target {
   double relative_half_width = 0;
 };
 
+// Every figure of the stopping rule is written here once: the code, the --stopping help (which
+// formats them into its text) and the tests read them from here, and tests/docs/check_source_docs.py
+// holds docs/methodology.md to these definitions.
 struct stopping_policy {
   int floor = 5;      // the smallest count whose [min, max] is a 90 % interval of the median
   int ceiling = 20;
@@ -49,6 +52,18 @@ struct stopping_policy {
   // the tolerance of the truth, so only a figure that close to an edge can be graded either way.
   static constexpr double tolerance_fraction = 0.25;
 };
+
+// The fixed counts (--stopping=fixed, --quick, and a case no decision reads), injected when the
+// user did not pass --benchmark_repetitions; --stopping=precision takes over for what a decision
+// reads.
+struct repetition_policy {
+  int regular = 5;
+  int headline = 10;  // a gated case
+};
+inline constexpr repetition_policy quick_repetitions{3, 5};
+[[nodiscard]] constexpr repetition_policy repetitions_for(bool quick) noexcept {
+  return quick ? quick_repetitions : repetition_policy{};
+}
 
 class repetition_stopper {
  public:
