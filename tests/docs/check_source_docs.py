@@ -3,14 +3,14 @@
 
     check_source_docs.py --root SOURCE_DIR [--docs DIR]
 
-Keys. Every key the declaration parser reads (bench/common/contract/declaration.cpp: the keys it
+Keys. Every key the declaration parser reads (foundation/contract/declaration.cpp: the keys it
 passes to its reader's text, list and object, finds, takes a value of or tests for, lists as a
 check's or gate's known fields or compares a fit's keys with, and the fit roles' keys of its
 header) is on docs/adding-a-family.md, quoted or in code ("host_bound" or `host_bound`): a key a
 family may declare is one the page shows.
 
 Figures. docs/methodology.md's "How many repetitions" states the stopping rule's counts; each is
-the one bench/common/util/include/hdb/util/stopping.hpp sets (the floor, the ceiling, the time
+the one foundation/util/include/hdb/util/stopping.hpp sets (the floor, the ceiling, the time
 ceiling, the confidence, the fraction of the tolerance, the fixed counts and --quick's).
 
 --docs reads the two pages from another folder (tests/docs/fixtures/restated plants a mistake of
@@ -24,9 +24,9 @@ import sys
 import unicodedata
 from pathlib import Path
 
-DECLARATION = "bench/common/contract/declaration.cpp"
-DECLARATION_HEADER = "bench/common/contract/include/hdb/contract/declaration.hpp"
-STOPPING = "bench/common/util/include/hdb/util/stopping.hpp"
+DECLARATION = "foundation/contract/declaration.cpp"
+DECLARATION_HEADER = "foundation/contract/include/hdb/contract/declaration.hpp"
+STOPPING = "foundation/util/include/hdb/util/stopping.hpp"
 
 # stopping.hpp's figures: name -> the pattern of its one definition there.
 FIGURES = {

@@ -30,11 +30,13 @@ from fleet_common import copy_members, figures_seen, write_check_json  # noqa: E
 
 
 def member_figures(dirs):
-    """(family, figure) -> list of the members' values, and one member's line as the template."""
+    """(family, figure) -> list of the members' values, and one member's line as the template; the
+    health lines; the version of check.json this hdbench writes (fleet reads no other)."""
     values, template, health = {}, {}, []
     for d in dirs:
         with open(os.path.join(d, "check.json")) as f:
             check = json.load(f)
+        version = check["version"]
         for line in check["lines"]:
             if line["family"] == "health":
                 if d == dirs[0]:
@@ -53,11 +55,11 @@ def member_figures(dirs):
         mean = sum(logs) / len(logs)
         sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
         figures.append((template[key], math.exp(mean), sd))
-    return figures, health
+    return figures, health, version
 
 
 def make_fleet(members, out, nodes, gpus, seed):
-    figures, health = member_figures(members)
+    figures, health, version = member_figures(members)
     with open(os.path.join(members[0], "meta.json")) as f:
         meta = json.load(f)
     gpu0 = meta["node"]["gpus"][0]
@@ -89,7 +91,7 @@ def make_fleet(members, out, nodes, gpus, seed):
                                 reason="trained below its maximum Gen5 x16 while copying (synthetic)")
                 lines.append(line)
         fails = sum(1 for line in lines if line["grade"] == "FAIL")
-        check = {"run": node_meta["run_id"], "node_kind": "synthetic", "reference": None, "notes": [], "lines": lines,
+        check = {"version": version, "run": node_meta["run_id"], "node_kind": "synthetic", "reference": None, "notes": [], "lines": lines,
                  "summary": {"grade": "FAIL" if fails else "PASS", "fail": fails}, "exit_code": 1 if fails else 0}
         d = os.path.join(out, host, node_meta["run_id"])
         os.makedirs(d)
