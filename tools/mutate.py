@@ -335,7 +335,7 @@ MUTATIONS = [
              HEALTHCHECK_SH, 'if [ -n "$verdict" ] && [ "$verdict" -eq 0 ] && [ "$run_status" -eq 0 ]; then',
              'if [ -n "$verdict" ] && [ "$verdict" -eq 0 ]; then', [HEALTHCHECK]),
     Mutation("plots-orphaned", "a run killed while it draws leaves its plot step running (holding the health check's lock)",
-             PLOTS_CPP, "  spec.die_with_parent = true;", "  spec.die_with_parent = false;", [HEALTHCHECK]),
+             PLOTS_CPP, "  spec.die_with_parent = true;", "  spec.die_with_parent = false;", [CANCEL]),
     Mutation("stopping-width-eighth", "the stopping rule's interval against an eighth of the tolerance, not a quarter",
              STOPPING_HPP, "static constexpr double tolerance_fraction = 0.25;", "static constexpr double tolerance_fraction = 0.125;",
              [VERDICT_RUN]),

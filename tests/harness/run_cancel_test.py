@@ -7,7 +7,10 @@ system's time limit (`timeout`, Slurm's) cannot end the node's run. The family i
 sleeps; hdbench gets SIGTERM 2 s in and must be gone within 10 s (the list
 step's own deadline is 120 s), with a non-zero exit, and leave no sleeping child behind.
 The same for the plot step (its own deadline is 10 minutes): a family that ends at once, a
-plot_run.py (HDBENCH_PLOTS_DIR) that sleeps; SIGTERM once it sleeps.
+plot_run.py (HDBENCH_PLOTS_DIR) that sleeps; SIGTERM once it sleeps. And SIGKILL there, to
+hdbench alone (the OOM killer, `kill -9`, a batch system that signals one process): the plot step
+must die with it, or it would draw on for minutes holding what the run held (the health check's
+lock among them), where a time limit that signals the whole process group hides the difference.
 """
 import argparse
 import json
@@ -22,8 +25,8 @@ from pathlib import Path
 
 
 def cancelled_run(hdbench: Path, work: Path, probe: Path, family_script: str, sleeper: str,
-                  env: dict | None = None) -> list[str]:
-    """Starts `hdbench run` on a one-family manifest, sends SIGTERM once `sleeper` (a command line
+                  env: dict | None = None, sig: signal.Signals = signal.SIGTERM) -> list[str]:
+    """Starts `hdbench run` on a one-family manifest, sends `sig` once `sleeper` (a command line
     fragment) runs, and returns what went wrong."""
     bin_dir = work / "bin"
     bin_dir.mkdir()
@@ -45,22 +48,22 @@ def cancelled_run(hdbench: Path, work: Path, probe: Path, family_script: str, sl
             return [f"hdbench run never reached `{sleeper}` (exit {run.poll()}):\n{run.communicate()[0]}"]
         time.sleep(0.2)
     sent = time.monotonic()
-    run.send_signal(signal.SIGTERM)
+    run.send_signal(sig)
     try:
         output, _ = run.communicate(timeout=10)
     except subprocess.TimeoutExpired:
         run.kill()
         output, _ = run.communicate()
-        return [f"hdbench run still alive 10 s after SIGTERM:\n{output}"]
+        return [f"hdbench run still alive 10 s after {sig.name}:\n{output}"]
     print(output)
-    print(f"hdbench run exited {run.returncode}, {time.monotonic() - sent:.1f} s after SIGTERM")
+    print(f"hdbench run exited {run.returncode}, {time.monotonic() - sent:.1f} s after {sig.name}")
     failures = []
     if run.returncode == 0:
-        failures.append("exit 0 after SIGTERM")
+        failures.append(f"exit 0 after {sig.name}")
     time.sleep(0.5)
     left = subprocess.run(["pgrep", "-f", sleeper], capture_output=True, text=True)
     if left.stdout.strip():
-        failures.append(f"`{sleeper}` is still running: pids {left.stdout.split()}")
+        failures.append(f"`{sleeper}` is still running after {sig.name}: pids {left.stdout.split()}")
         subprocess.run(["pkill", "-f", sleeper])
     return failures
 
@@ -76,13 +79,14 @@ def main() -> int:
         failures += cancelled_run(args.hdbench, work, args.probe,
                                   "#!/bin/sh\n# hangs in every step, its list step included (no exec: pgrep finds it by its name)\nsleep 300\n",
                                   f"{work}/bin/hdbench-hang")
-    with tempfile.TemporaryDirectory(prefix="hdb-cancel-plots-") as tmp:
-        work = Path(tmp)
-        plots = work / "plots"
-        plots.mkdir()
-        (plots / "plot_run.py").write_text("import time\ntime.sleep(300)  # a plot step that never ends\n")
-        failures += cancelled_run(args.hdbench, work, args.probe, "#!/bin/sh\n# ends at once, measuring nothing\nexit 0\n",
-                                  f"{plots}/plot_run.py", env=dict(os.environ, HDBENCH_PLOTS_DIR=str(plots)))
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with tempfile.TemporaryDirectory(prefix="hdb-cancel-plots-") as tmp:
+            work = Path(tmp)
+            plots = work / "plots"
+            plots.mkdir()
+            (plots / "plot_run.py").write_text("import time\ntime.sleep(300)  # a plot step that never ends\n")
+            failures += cancelled_run(args.hdbench, work, args.probe, "#!/bin/sh\n# ends at once, measuring nothing\nexit 0\n",
+                                      f"{plots}/plot_run.py", env=dict(os.environ, HDBENCH_PLOTS_DIR=str(plots)), sig=sig)
     for failure in failures:
         print("FAIL: " + failure)
     return 1 if failures else 0
