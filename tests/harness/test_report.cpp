@@ -94,32 +94,15 @@ TEST_CASE("report: the check's verdict comes first, with every line that is not 
   CHECK(report.find("## Verdict") < report.find("## Anomalies"));
 }
 
-namespace {
-
-hdb::graded_line health(hdb::grade grade, std::vector<int> gpus, const std::string& item, const std::string& reading,
-                        const std::string& reason = "as it should be") {
-  hdb::graded_line line;
-  line.result = grade;
-  line.basis = hdb::grade_basis::health;
-  line.gpus = std::move(gpus);
-  line.family = "health";
-  line.figure = item;
-  line.reading = reading;
-  line.reason = reason;
-  return line;
-}
-
-}  // namespace
-
 TEST_CASE("report: the node's health record per GPU beside its figures, PASS included", "[report]") {
   golden g;
   hdb::check_report check;
   check.run = "20261129T103122Z-gpu01";
-  check.lines = {health(hdb::grade::pass, {0}, "PCIe link", "Gen5 x16"),
-                 health(hdb::grade::warn, {0}, "other processes", "pid 7 a.out (10 MiB)"),
-                 health(hdb::grade::fail, {0}, "other processes", "pid 8 b.out (20 MiB)"),
-                 health(hdb::grade::fail, {1}, "PCIe link", "Gen4 x16", "trained below its maximum Gen5 x16 while copying"),
-                 health(hdb::grade::warn, {}, "health not read", "-", "no link counters")};
+  check.lines = {hdb::health_line(hdb::grade::pass, {0}, "PCIe link", "Gen5 x16", "as it should be"),
+                 hdb::health_line(hdb::grade::warn, {0}, "other processes", "pid 7 a.out (10 MiB)", "as it should be"),
+                 hdb::health_line(hdb::grade::fail, {0}, "other processes", "pid 8 b.out (20 MiB)", "as it should be"),
+                 hdb::health_line(hdb::grade::fail, {1}, "PCIe link", "Gen4 x16", "trained below its maximum Gen5 x16 while copying"),
+                 hdb::health_line(hdb::grade::warn, {}, "health not read", "-", "no link counters")};
   const auto section = hdb::health_section(check);
   INFO(section);
   CHECK(hdb_test::contains(section, "## Health per GPU\n\n| GPU | PCIe link | other processes |\n"));

@@ -38,17 +38,6 @@ hdb::graded_line figure(const std::string& label, int gpu, double value, grade r
   return line;
 }
 
-hdb::graded_line health(const std::string& label, std::vector<int> gpus, grade result, const std::string& reading) {
-  hdb::graded_line line;
-  line.result = result;
-  line.basis = hdb::grade_basis::health;
-  line.gpus = std::move(gpus);
-  line.family = "health";
-  line.figure = label;
-  line.reading = reading;
-  return line;
-}
-
 hdb::check_report report_of(std::vector<hdb::graded_line> lines, long long measured = 1796141437) {
   hdb::check_report report;
   report.run = "20261201T160834Z-gpu01";
@@ -98,8 +87,8 @@ TEST_CASE("prometheus: a check's figures in base units, its band, tolerance, gra
   peak_only.basis = hdb::grade_basis::peak;
   peak_only.percent_of_peak = 74.5;
   const auto report = report_of({figure("pinned h2d 1 GiB", 0, 52.6, grade::fail), sync, peak_only,
-                                 health("PCIe link", {0}, grade::pass, "Gen5 x16"),
-                                 health("health not read", {}, grade::warn, "-"),
+                                 hdb::health_line(grade::pass, {0}, "PCIe link", "Gen5 x16", ""),
+                                 hdb::health_line(grade::warn, {}, "health not read", "-", ""),
                                  [] {
                                    auto info = figure("registered h2d", 0, 10, grade::not_graded);
                                    info.band.reset();
@@ -173,13 +162,13 @@ TEST_CASE("prometheus: every declared unit in its base unit, by its own factor",
 }
 
 TEST_CASE("prometheus: every family has one HELP and one TYPE gauge line, before its samples, which are contiguous", "[prometheus]") {
-  auto ecc0 = health("ECC", {0}, grade::pass, "on, 0 uncorrectable"), ecc1 = health("ECC", {1}, grade::pass, "on, 0 uncorrectable");
+  auto ecc0 = hdb::health_line(grade::pass, {0}, "ECC", "on, 0 uncorrectable", ""), ecc1 = hdb::health_line(grade::pass, {1}, "ECC", "on, 0 uncorrectable", "");
   ecc0.counters = ecc1.counters = {{"ecc_errors", {{"type", "corrected_volatile"}}, 0}, {"ecc_errors", {{"type", "uncorrected_volatile"}}, 0}};
-  auto xid = health("Xid", {1}, grade::fail, "79");
+  auto xid = hdb::health_line(grade::fail, {1}, "Xid", "79", "");
   xid.counters = {{"xid_events", {{"xid", "79"}}, 1}};
   const auto text = hdb::render_prometheus(report_of({figure("pinned h2d 1 GiB", 0, 52.6, grade::pass),
                                                       figure("pinned h2d 1 GiB", 1, 52.7, grade::pass),
-                                                      health("PCIe link", {0}, grade::pass, "Gen5 x16"), ecc0, xid, ecc1}));
+                                                      hdb::health_line(grade::pass, {0}, "PCIe link", "Gen5 x16", ""), ecc0, xid, ecc1}));
   std::map<std::string, int> help, type;
   std::vector<std::string> order;  // family of each sample, in file order
   for (const auto& line : lines_of(text)) {
@@ -206,13 +195,13 @@ TEST_CASE("prometheus: every family has one HELP and one TYPE gauge line, before
 
 TEST_CASE("prometheus: a health line's counters are hdbench_gpu_<name> series, each once, none for a line without",
           "[prometheus]") {
-  auto pending = health("row remap", {0}, grade::fail, "pending");
+  auto pending = hdb::health_line(grade::fail, {0}, "row remap", "pending", "");
   pending.counters = {{"remapped_rows", {{"state", "pending"}}, 1}, {"remapped_rows", {{"state", "uncorrectable"}}, 2}};
-  auto scarce = health("row remap", {0}, grade::warn, "3 banks low");  // a second line of the item: the same series again
+  auto scarce = hdb::health_line(grade::warn, {0}, "row remap", "3 banks low", "");  // a second line of the item: the same series again
   scarce.counters = pending.counters;
-  auto odd = health("ECC", {1}, grade::pass, "on");
+  auto odd = hdb::health_line(grade::pass, {1}, "ECC", "on", "");
   odd.counters = {{"new counter!", {{"node", "not a label"}, {"gpu", "nor this"}, {"what ever", "a \"b\""}}, 7}};
-  const auto text = hdb::render_prometheus(report_of({pending, scarce, odd, health("PCIe link", {0}, grade::pass, "Gen5 x16")}));
+  const auto text = hdb::render_prometheus(report_of({pending, scarce, odd, hdb::health_line(grade::pass, {0}, "PCIe link", "Gen5 x16", "")}));
   INFO(text);
   CHECK(has_line(text, R"(hdbench_gpu_remapped_rows{node="gpu01",gpu="0",state="pending"} 1)"));
   CHECK(has_line(text, R"(hdbench_gpu_remapped_rows{node="gpu01",gpu="0",state="uncorrectable"} 2)"));
@@ -236,9 +225,9 @@ TEST_CASE("prometheus: label values are escaped, so a hostname, a figure or a ki
 
 TEST_CASE("prometheus: several lines of one figure on one GPU are one series with the worst grade", "[prometheus]") {
   // Two other processes on GPU 0 are two health lines of one item.
-  const auto text = hdb::render_prometheus(report_of({health("other processes", {0}, grade::warn, "pid 1 hdbench-copy"),
-                                                      health("other processes", {0}, grade::fail, "pid 2 python"),
-                                                      health("other processes", {1}, grade::pass, "none")}));
+  const auto text = hdb::render_prometheus(report_of({hdb::health_line(grade::warn, {0}, "other processes", "pid 1 hdbench-copy", ""),
+                                                      hdb::health_line(grade::fail, {0}, "other processes", "pid 2 python", ""),
+                                                      hdb::health_line(grade::pass, {1}, "other processes", "none", "")}));
   const std::string gpu0 = R"(hdbench_figure_grade{node="gpu01",family="health",figure="other processes",gpu="0"})";
   const auto all = lines_of(text);
   CHECK(std::count_if(all.begin(), all.end(), [&](const std::string& l) { return l.rfind(gpu0 + " ", 0) == 0; }) == 1);
