@@ -85,9 +85,11 @@ std::vector<const hdb::graded_line*> lines_of(const std::vector<hdb::graded_line
   return found;
 }
 
-// The one line of `item` on `gpus` with `reading`; fails the test when there is not exactly one.
-const hdb::graded_line& line_of(const std::vector<hdb::graded_line>& lines, const std::string& item, std::vector<int> gpus,
-                                const std::string& reading) {
+// The one line of `item` on `gpus` with `reading`; fails the test when there is not exactly one. A copy,
+// not a reference into `lines`: g++ 13 warns of a dangling reference wherever a reference returned by a
+// call that was passed temporaries (the item and reading) is bound to a name.
+hdb::graded_line line_of(const std::vector<hdb::graded_line>& lines, const std::string& item, std::vector<int> gpus,
+                         const std::string& reading) {
   std::vector<const hdb::graded_line*> found;
   for (const auto* line : lines_of(lines, item, gpus)) {
     if (line->reading == reading) found.push_back(line);
@@ -127,7 +129,7 @@ TEST_CASE("GPU record: a clean reading is PASS per item, a node without a fabric
     CHECK(line_of(lines, "reset status", {gpu}, "none asked").result == grade::pass);
     CHECK(line_of(lines, "Xid", {gpu}, "none").result == grade::pass);
   }
-  const auto& ecc = line_of(lines, "ECC", {0}, "on, 0 uncorrectable");
+  const auto ecc = line_of(lines, "ECC", {0}, "on, 0 uncorrectable");
   CHECK_THAT(ecc.reason, hdb_test::contains_text("corrected errors did not grow (volatile 0 -> 0, aggregate 3 -> 3)"));
   CHECK(carries(ecc, counter("ecc_errors", "type", "corrected_aggregate", 3)));
   CHECK(carries(line_of(lines, "row remap", {1}, "none pending"), counter("remapped_rows", "state", "correctable", 1)));
@@ -154,16 +156,16 @@ TEST_CASE("GPU record: faults at the run's start and end, each its line with its
   const auto lines = hdb::gpu_record_lines(meta_of(start, end, quiet_window()));
   INFO(all_lines(lines));
   SECTION("GPU 0: uncorrectable and corrected ECC errors, a row remap pending, a reset required") {
-    const auto& uncorrectable = line_of(lines, "ECC", {0}, "2 uncorrectable");
+    const auto uncorrectable = line_of(lines, "ECC", {0}, "2 uncorrectable");
     CHECK(uncorrectable.result == grade::fail);
     CHECK_THAT(uncorrectable.reason, hdb_test::contains_text("2 since the driver loaded (ecc.errors.uncorrected.volatile.total)"));
     CHECK_THAT(uncorrectable.reason, hdb_test::contains_text("2 during the run (ecc.errors.uncorrected.aggregate.total 1 -> 3)"));
     CHECK_THAT(uncorrectable.reason, hdb_test::contains_text("drain the GPU and reset it"));
     CHECK(carries(uncorrectable, counter("ecc_errors", "type", "uncorrected_volatile", 2)));
-    const auto& corrected = line_of(lines, "ECC", {0}, "corrected +5");
+    const auto corrected = line_of(lines, "ECC", {0}, "corrected +5");
     CHECK(corrected.result == grade::warn);
     CHECK_THAT(corrected.reason, hdb_test::contains_text("(volatile 4 -> 9, aggregate 10 -> 15)"));
-    const auto& remap = line_of(lines, "row remap", {0}, "pending");
+    const auto remap = line_of(lines, "row remap", {0}, "pending");
     CHECK(remap.result == grade::fail);
     CHECK_THAT(remap.reason, hdb_test::contains_text(
                                  "row remap pending (remapped_rows.pending Yes): the GPU needs a reset (nvidia-smi -r, or a "
@@ -171,20 +173,20 @@ TEST_CASE("GPU record: faults at the run's start and end, each its line with its
     CHECK(carries(remap, counter("remapped_rows", "state", "pending", 1)));
     CHECK(carries(remap, counter("remap_banks", "availability", "max", 2558)));
     CHECK(line_of(lines, "fabric", {0}, "Completed, Success").result == grade::pass);
-    const auto& reset = line_of(lines, "reset status", {0}, "reset required");
+    const auto reset = line_of(lines, "reset status", {0}, "reset required");
     CHECK(reset.result == grade::fail);
     CHECK(carries(reset, counter("reset_status", "flag", "reset_required", 1)));
     CHECK(lines_of(lines, "reset status", {0}).size() == 1);
   }
   SECTION("GPU 1: ECC off, a remap failure and scarce banks, a fabric not joined, drain recommended") {
-    const auto& off = line_of(lines, "ECC", {1}, "off");
+    const auto off = line_of(lines, "ECC", {1}, "off");
     CHECK(off.result == grade::warn);
     CHECK_THAT(off.reason, hdb_test::contains_text("nvidia-smi -e 1 -i 1"));
     CHECK(line_of(lines, "row remap", {1}, "failed").result == grade::fail);
-    const auto& scarce = line_of(lines, "row remap", {1}, "3 banks low");
+    const auto scarce = line_of(lines, "row remap", {1}, "3 banks low");
     CHECK(scarce.result == grade::warn);
     CHECK_THAT(scarce.reason, hdb_test::contains_text("max 2550, high 4, partial 3, low 2, none 1"));
-    const auto& fabric = line_of(lines, "fabric", {1}, "In Progress");
+    const auto fabric = line_of(lines, "fabric", {1}, "In Progress");
     CHECK(fabric.result == grade::fail);
     CHECK_THAT(fabric.reason, hdb_test::contains_text("nvidia-fabricmanager"));
     CHECK(line_of(lines, "reset status", {1}, "drain and reset").result == grade::fail);
@@ -200,21 +202,21 @@ TEST_CASE("GPU record: Xid lines, each on the GPU at its address, with its meani
   CHECK(window.xid_lines.size() == 7);
   const auto lines = hdb::gpu_record_lines(meta_of(clean, clean, window));
   INFO(all_lines(lines));
-  const auto& fell_off = line_of(lines, "Xid", {0}, "79");
+  const auto fell_off = line_of(lines, "Xid", {0}, "79");
   CHECK(fell_off.result == grade::fail);
   CHECK_THAT(fell_off.reason, hdb_test::contains_text("the GPU fell off the bus"));
   CHECK_THAT(fell_off.reason, hdb_test::contains_text("drain the node and power-cycle it"));
   CHECK(carries(fell_off, counter("xid_events", "xid", "79", 1)));
-  const auto& program = line_of(lines, "Xid", {1}, "13 x2");
+  const auto program = line_of(lines, "Xid", {1}, "13 x2");
   CHECK(program.result == grade::warn);
   CHECK_THAT(program.reason, hdb_test::contains_text("(pid 20417 python3): usually the program's own fault, not the GPU's"));
   CHECK(carries(program, counter("xid_events", "xid", "13", 2)));
   CHECK(line_of(lines, "Xid", {1}, "94").result == grade::fail);
-  const auto& unknown = line_of(lines, "Xid", {1}, "154");
+  const auto unknown = line_of(lines, "Xid", {1}, "154");
   CHECK(unknown.result == grade::warn);
   CHECK_THAT(unknown.reason, hdb_test::contains_text("no meaning for: look it up in NVIDIA's Xid catalogue"));
   // The double-bit error of a GPU at 0000:86:00 is named for the node, not graded on ours.
-  const auto& elsewhere = line_of(lines, "Xid", {}, "48");
+  const auto elsewhere = line_of(lines, "Xid", {}, "48");
   CHECK(elsewhere.result == grade::not_graded);
   CHECK_THAT(elsewhere.reason, hdb_test::contains_text("on PCI 0000:86:00, none of this run's GPUs (0000:3b:00, 0000:5e:00): not blamed"));
   CHECK(elsewhere.counters.empty());
@@ -239,7 +241,7 @@ TEST_CASE("GPU record: N/A, Not Supported, empty and garbage are INFO with the r
   CHECK_THAT(line_of(lines, "fabric", {0}, "no fabric").reason, hdb_test::contains_text("fabric.state '[Not Supported]'"));
   CHECK_THAT(line_of(lines, "fabric", {1}, "no fabric").reason, hdb_test::contains_text("fabric.state empty"));
   CHECK_THAT(line_of(lines, "reset status", {1}, "not read").reason, hdb_test::contains_text("reset_status.reset_required 'Sometimes'"));
-  const auto& log = line_of(lines, "Xid", {}, "not read");
+  const auto log = line_of(lines, "Xid", {}, "not read");
   CHECK_THAT(log.reason, hdb_test::contains_text("the kernel log could not be read (/dev/kmsg: Operation not permitted"));
   CHECK(lines_of(lines, "Xid", {0}).empty());
 }
@@ -281,7 +283,7 @@ TEST_CASE("GPU record: a GPU that retires pages is graded by them, a pending ret
   const auto retiring = record_of("query_retired_pages.csv");
   const auto lines = hdb::gpu_record_lines(meta_of(retiring, retiring, quiet_window()));
   INFO(all_lines(lines));
-  const auto& pending = line_of(lines, "retired pages", {0}, "pending");
+  const auto pending = line_of(lines, "retired pages", {0}, "pending");
   CHECK(pending.result == grade::fail);
   CHECK_THAT(pending.reason, hdb_test::contains_text("2 pages retired for single-bit and 1 for double-bit ECC errors"));
   CHECK(carries(pending, counter("retired_pages", "cause", "pending", 1)));
@@ -297,7 +299,7 @@ TEST_CASE("GPU record: read at one end of the run only, growth is not judged and
   failed.gpus.clear();
   const auto lines = hdb::gpu_record_lines(meta_of(failed, end, quiet_window()));
   INFO(all_lines(lines));
-  const auto& ecc = line_of(lines, "ECC", {0}, "2 uncorrectable");  // the volatile count alone decides
+  const auto ecc = line_of(lines, "ECC", {0}, "2 uncorrectable");  // the volatile count alone decides
   CHECK(ecc.result == grade::fail);
   CHECK_THAT(ecc.reason, hdb_test::contains_text("2 since the driver loaded"));
   CHECK(lines_of(lines, "ECC", {0}).size() == 1);  // no growth of corrected errors without the start
