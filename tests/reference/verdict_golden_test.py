@@ -35,11 +35,12 @@ def run_outputs(repo: Path) -> dict[str, list[str]]:
             outputs[f"{name}.check.{fmt}"] = ["check", str(run), "--no-files", "--format", fmt]
             outputs[f"{name}.compare.{fmt}"] = ["compare", f"results/reference/{kind}", str(run), "--format", fmt]
     runs = sorted(p.relative_to(repo) for p in (reference / "h200" / "runs").iterdir())
-    holdouts = sorted(p.parent.relative_to(repo) for p in (reference / "h200" / "holdout").glob("*/results.csv"))
+    # Named, not the first or last of the folder: a new holdout must add its own outputs, not move these.
+    holdout = Path("results/reference/h200/holdout")
     pairs = {
-        "pair-one-baseline": [str(runs[0]), str(holdouts[-1])],
-        "pair-three-baselines": [*map(str, runs[:3]), str(holdouts[0])],
-        "pair-cotenant": [str(runs[1]), str(next(h for h in holdouts if "cotenant-whole" in h.name))],
+        "pair-one-baseline": [str(runs[0]), str(holdout / "20261204T214031Z-vm-boot-second")],
+        "pair-three-baselines": [*map(str, runs[:3]), str(holdout / "20261204T034418Z-vm-verdict")],
+        "pair-cotenant": [str(runs[1]), str(holdout / "20261204T212043Z-vm-cotenant-whole-run")],
     }
     for name, dirs in pairs.items():
         for model in ("auto", "none"):
