@@ -1,6 +1,6 @@
 // hdbench check on the GPU's own health record (check_gpu_record.cpp): ECC, row remap or retired
 // pages, NVSwitch fabric, the driver's reset flags and the Xid lines of the run's kernel log, read
-// from hand-written nvidia-smi and /dev/kmsg text in the formats they print
+// from nvidia-smi and /dev/kmsg text in the formats they print, hand-written and a real H200's
 // (fixtures/gpu_health/README.md). Each faulty reading is its line with its grade and words; what
 // is not read is INFO, never a PASS; an Xid on another GPU's address is not blamed on one of ours;
 // and the lines reach check.txt, check.json, fleet and the Prometheus text with their counters.
@@ -148,6 +148,62 @@ TEST_CASE("GPU record: a clean reading is PASS per item, a node without a fabric
   CHECK(notes.empty());
   CHECK(line_of(mixed, "fabric", {0}, "Completed, Success").result == grade::pass);
   CHECK_THAT(line_of(mixed, "fabric", {1}, "no fabric").reason, hdb_test::contains_text("no NVSwitch fabric (fabric.state '[N/A]')"));
+}
+
+TEST_CASE("GPU record: a real H200 (driver 580.159.04) as its nvidia-smi and kernel log answered: clean, its refusals INFO",
+          "[check][gpu_health]") {
+  // The driver's own answers, captured on the GPU machine (fixtures/gpu_health/README.md): the whole
+  // `nvidia-smi -q`, each record field's value, its refusal of the reset flags (on stdout, exit 2)
+  // and the kernel's last records, NVRM's among them.
+  const hdb_test::temp_dir dir;
+  const auto fixtures = hdb_test::fixture("gpu_health").string();
+  auto refusal_of = [](const std::string& field) {
+    return "  --query-gpu=*reset_status." + field + "*) printf 'Field \"reset_status." + field +
+           "\" is not a valid field to query.\\n\\n'; exit 2 ;;\n";
+  };
+  const hdb_test::fake_nvidia_smi smi(dir.path(),
+                                      "  -q) cat '" + fixtures + "/h200_q.txt' ;;\n"
+                                      "  nvlink) ;;\n" +
+                                          refusal_of("reset_required") + refusal_of("drain_and_reset_recommended") +
+                                          "  --query-gpu=*) line=''\n"
+                                          "    for f in $(echo \"${1#--query-gpu=}\" | tr , ' '); do\n"
+                                          "      line=\"$line${line:+, }$(sed -n \"s/^$f=//p\" '" + fixtures +
+                                          "/h200_query_answers.txt')\"\n"
+                                          "    done\n"
+                                          "    echo \"$line\" ;;\n");
+  const auto snapshot = hdb::take_health_snapshot();
+  const auto& record = snapshot.record;
+  REQUIRE(record.available);
+  CHECK(record.refused == std::vector<std::string>{"reset_status.reset_required", "reset_status.drain_and_reset_recommended"});
+  CHECK(record.calls == 3);  // one refusal a call, then the answer
+  REQUIRE(record.gpus.size() == 1);
+  const auto& gpu = record.gpus.front();
+  CHECK(gpu.uuid == "GPU-31930ab1-1fdf-aa66-0fc7-b0ccd9729a9a");
+  CHECK(*gpu.text("ecc.mode.current") == "Enabled");
+  CHECK(*gpu.text("retired_pages.pending") == "[N/A]");  // an H200 remaps rows; it retires no pages
+  CHECK(gpu.remap_banks == decltype(gpu.remap_banks){{"max", 3072}, {"high", 0}, {"partial", 0}, {"low", 0}, {"none", 0}});
+
+  const json gpus = json::array({{{"index", 0}, {"uuid", gpu.uuid}, {"pci_bus_id", "00000000:00:06.0"}}});
+  const json meta = {{"run_id", "h200"},
+                     {"node", {{"gpus", gpus}}},
+                     {"health",
+                      {{"start", {{"gpu_record", hdb::to_json(record)}}},
+                       {"end", {{"gpu_record", hdb::to_json(record)}}},
+                       {"kernel_log", hdb::to_json(window_of("h200_kmsg.txt"))}}}};
+  std::vector<std::string> notes;
+  const auto lines = hdb::gpu_record_lines(meta, &notes);
+  INFO(all_lines(lines));
+  CHECK(line_of(lines, "ECC", {0}, "on, 0 uncorrectable").result == grade::pass);
+  CHECK(line_of(lines, "row remap", {0}, "none pending").result == grade::pass);
+  const auto xid = line_of(lines, "Xid", {0}, "none");
+  CHECK(xid.result == grade::pass);
+  CHECK_THAT(xid.reason, hdb_test::contains_text("no Xid for PCI 0000:00:06 in the kernel log during the run ("));
+  CHECK_THAT(xid.reason, hdb_test::contains_text("11 kernel messages in the run"));
+  const auto reset = line_of(lines, "reset status", {0}, "not read");
+  CHECK(reset.result == grade::not_graded);
+  CHECK_THAT(reset.reason, hdb_test::contains_text("reset_status.reset_required unknown to this driver"));
+  CHECK(lines.size() == 4);
+  CHECK(notes == std::vector<std::string>{"fabric not graded: GPU 0: no NVSwitch fabric (fabric.state 'N/A')"});
 }
 
 TEST_CASE("GPU record: faults at the run's start and end, each its line with its grade, evidence and advice", "[check][gpu_health]") {
