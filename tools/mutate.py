@@ -62,6 +62,7 @@ TEACHING = ("test_teaching", "")
 # The stand-in's runs through `hdbench run`'s confirmation (a transient, a FAIL on every try, --confirm=off).
 CONFIRM = ("hdbench", "ctest:standin_family: hdbench run confirms a FAIL")
 CANCEL = ("hdbench", "ctest:hdbench: SIGTERM ends a run")
+ACTIVITY = ("test_activity", "")
 
 
 @dataclass
@@ -428,6 +429,11 @@ MUTATIONS = [
              "harness/src/report/plots.cpp", "  spec.cancel = cancel;", "  spec.cancel = nullptr;", [CANCEL]),
     Mutation("validate-band-verdict", "validate counts a healthy run outside the band within its tolerance as a false SLOWER",
              VALIDATE_CPP, "      const auto v = c.decision.result;", "      const auto v = c.decision.against_band;", [REFERENCE]),
+    Mutation("host-steal-counts-guest", "the host's CPU time counts guest time twice (steal's share too small)",
+             "harness/src/data/gpu_activity.cpp", "    while (count < 8 && fields >> value) {",
+             "    while (count < 10 && fields >> value) {", [ACTIVITY]),
+    Mutation("host-note-one-family", "check's host note is the last family's load, not the run's",
+             HEALTH_CPP, "    seconds += load.seconds;", "    seconds = load.seconds;", [ACTIVITY]),
 ]
 
 

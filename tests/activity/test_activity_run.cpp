@@ -86,4 +86,12 @@ TEST_CASE("without nvidia-smi the activity is unknown and the run is fine", "[ac
   CHECK(activity["start"]["available"] == false);
   CHECK(activity["start"]["error"] == "nvidia-smi not found in PATH");
   for (const auto& line : run.anomalies) CHECK_FALSE(line.starts_with("good: "));
+  // The host's own counters do not need nvidia-smi: this machine's /proc, before and after.
+  for (const auto* moment : {"start", "end"}) {
+    const auto& host = activity[moment]["host"];
+    CHECK(host["uptime_s"].is_number());
+    CHECK(host["cpu_jiffies"].is_number_unsigned());
+    CHECK(host["steal_jiffies"].is_number_unsigned());
+  }
+  CHECK(activity["end"]["host"]["uptime_s"].get<double>() >= activity["start"]["host"]["uptime_s"].get<double>());
 }

@@ -6,6 +6,7 @@
 #include "hdb/harness/common/files.hpp"
 #include "hdb/harness/data/gpu_activity.hpp"
 #include "hdb/harness/report/report.hpp"
+#include "hdb/harness/verdict/check.hpp"
 #include "test_helpers.hpp"
 
 #include <algorithm>
@@ -262,4 +263,72 @@ TEST_CASE("device file holders name a co-tenant that nvidia-smi cannot list", "[
   CHECK(holders[2].gpu_uuid == "GPU-bbbb");
   CHECK_FALSE(holders[2].used_memory_mib);
   CHECK(hdb::device_file_holders(proc.path() / "missing").empty());
+}
+
+TEST_CASE("the host's counters: /proc/stat's steal and PSI's CPU stall, their shares between two readings, check's note",
+          "[activity]") {
+  // As a kernel writes them: user nice system idle iowait irq softirq steal guest guest_nice (a host
+  // running guests of its own).
+  const auto cpu = hdb::parse_proc_stat_cpu("cpu  3118733 140383 354843 2186223 6111 0 2440 917 5000 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n");
+  REQUIRE(cpu);
+  CHECK(cpu->first == 5809650);  // the first eight; guest time is inside user
+  CHECK(cpu->second == 917);
+  CHECK_FALSE(hdb::parse_proc_stat_cpu("cpu  10 0 5 85\n"));  // no steal column: unknown, not 0
+  CHECK_FALSE(hdb::parse_proc_stat_cpu("cpu x y z\n"));
+  CHECK_FALSE(hdb::parse_proc_stat_cpu("intr 1 2 3\n"));
+
+  CHECK(hdb::parse_pressure_some_total("some avg10=0.11 avg60=2.79 avg300=11.21 total=7463483617\n"
+                                       "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n") == 7463483617ull);
+  CHECK_FALSE(hdb::parse_pressure_some_total("some avg10=0.11\n"));
+  CHECK_FALSE(hdb::parse_pressure_some_total("some total=abc\n"));
+  CHECK_FALSE(hdb::parse_pressure_some_total("some total=99999999999999999999999\n"));  // past 64 bits
+  CHECK_FALSE(hdb::parse_pressure_some_total(""));
+
+  const hdb_test::temp_dir proc;
+  std::filesystem::create_directories(proc.path() / "pressure");
+  hdb::atomic_write_file(proc.path() / "uptime", "123.45 1900.10\n");
+  hdb::atomic_write_file(proc.path() / "stat", "cpu  1000 0 0 0 0 0 0 10 0 0\n");
+  hdb::atomic_write_file(proc.path() / "pressure" / "cpu", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+  const auto start = hdb::read_host_cpu_counters(proc.path());
+  CHECK(start.uptime_s == 123.45);
+  CHECK(start.cpu_jiffies == 1010ull);
+  CHECK(start.steal_jiffies == 10ull);
+  CHECK(start.cpu_stall_us == 0ull);
+  const auto nothing = hdb::read_host_cpu_counters(proc.path() / "absent");
+  CHECK_FALSE(nothing.uptime_s);
+  CHECK_FALSE(nothing.cpu_jiffies);
+  CHECK_FALSE(nothing.cpu_stall_us);
+
+  // 10 s later: 1600 jiffies of CPU time, 160 of them stolen; a task waited for a CPU 0.5 s.
+  hdb::host_cpu_counters end{133.45, 2610, 170, 500000};
+  const auto load = hdb::host_load_between(start, end);
+  CHECK(load.seconds == Approx(10.0));
+  CHECK(load.steal_share == Approx(0.1));
+  CHECK(load.cpu_stall_share == Approx(0.05));
+  CHECK_FALSE(hdb::host_load_between(start, nothing).steal_share);
+  auto rebooted = end;
+  rebooted.steal_jiffies = 5;  // counters that went back are not a share
+  CHECK_FALSE(hdb::host_load_between(start, rebooted).steal_share);
+
+  // Through the status file and meta.json into check's notes: over both families, not graded.
+  hdb::family_activity copy;
+  copy.start.host = start;
+  copy.end.host = end;
+  hdb::family_activity sync;
+  sync.start.host = {200.0, 5000, 200, 1000000};
+  sync.end.host = {210.0, 6600, 200, 1000000};  // 10 s without steal or stall
+  json meta = meta_with(copy);
+  hdb::family_status sync_status;
+  sync_status.family = "sync";
+  sync_status.activity = sync;
+  meta["families"]["sync"] = hdb::to_json(sync_status);
+  std::vector<std::string> notes;
+  std::ignore = hdb::health_lines(meta, nullptr, {}, &notes);
+  CHECK(std::count(notes.begin(), notes.end(),
+                   "host while the families ran (20.0 s): CPU steal 5 % of CPU time (/proc/stat), a task waiting for a CPU "
+                   "2.5 % of the time (/proc/pressure/cpu); not graded") == 1);
+  // A run of an hdbench before these counters: no note, and nothing else changes.
+  notes.clear();
+  std::ignore = hdb::health_lines(meta_with(hdb::family_activity{}), nullptr, {}, &notes);
+  CHECK(std::none_of(notes.begin(), notes.end(), [](const std::string& n) { return n.starts_with("host while"); }));
 }

@@ -1,6 +1,7 @@
 #include "hdb/harness/data/gpu_activity.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -192,9 +193,75 @@ std::vector<compute_process> device_file_holders(const std::filesystem::path& pr
   return holders;
 }
 
+std::optional<std::pair<unsigned long long, unsigned long long>> parse_proc_stat_cpu(std::string_view stat) {
+  for (std::string_view line : split_nonempty(stat, '\n')) {
+    if (!line.starts_with("cpu ")) continue;
+    // user nice system idle iowait irq softirq steal guest guest_nice: guest time is already in
+    // user and nice, so the total stops at steal.
+    std::istringstream fields{std::string(line.substr(4))};
+    unsigned long long total = 0, value = 0, steal = 0;
+    int count = 0;
+    while (count < 8 && fields >> value) {
+      total += value;
+      if (++count == 8) steal = value;
+    }
+    if (count < 8) return std::nullopt;  // not the line a kernel with steal time (2.6.11 on) writes
+    return std::make_pair(total, steal);
+  }
+  return std::nullopt;
+}
+
+std::optional<unsigned long long> parse_pressure_some_total(std::string_view pressure) {
+  for (std::string_view line : split_nonempty(pressure, '\n')) {
+    if (!line.starts_with("some ")) continue;
+    const auto at = line.find("total=");
+    if (at == std::string_view::npos) return std::nullopt;
+    unsigned long long total = 0;
+    const auto* first = line.data() + at + 6;
+    const auto* last = line.data() + line.size();
+    if (const auto [end, error] = std::from_chars(first, last, total); error != std::errc{} || end == first) return std::nullopt;
+    return total;
+  }
+  return std::nullopt;
+}
+
+host_cpu_counters read_host_cpu_counters(const std::filesystem::path& proc) {
+  host_cpu_counters counters;
+  if (const auto uptime = try_read_text_file(proc / "uptime")) {
+    std::istringstream in(*uptime);
+    if (double seconds = 0; in >> seconds) counters.uptime_s = seconds;
+  }
+  if (const auto stat = try_read_text_file(proc / "stat")) {
+    if (const auto cpu = parse_proc_stat_cpu(*stat)) {
+      counters.cpu_jiffies = cpu->first;
+      counters.steal_jiffies = cpu->second;
+    }
+  }
+  if (const auto pressure = try_read_text_file(proc / "pressure" / "cpu")) counters.cpu_stall_us = parse_pressure_some_total(*pressure);
+  return counters;
+}
+
+host_load host_load_between(const host_cpu_counters& start, const host_cpu_counters& end) {
+  host_load load;
+  if (start.uptime_s && end.uptime_s) load.seconds = std::max(0.0, *end.uptime_s - *start.uptime_s);
+  if (start.cpu_jiffies && end.cpu_jiffies && start.steal_jiffies && end.steal_jiffies && *end.cpu_jiffies > *start.cpu_jiffies &&
+      *end.steal_jiffies >= *start.steal_jiffies) {
+    load.steal_share = static_cast<double>(*end.steal_jiffies - *start.steal_jiffies) /
+                       static_cast<double>(*end.cpu_jiffies - *start.cpu_jiffies);
+  }
+  if (start.cpu_stall_us && end.cpu_stall_us && *end.cpu_stall_us >= *start.cpu_stall_us && load.seconds > 0) {
+    load.cpu_stall_share = static_cast<double>(*end.cpu_stall_us - *start.cpu_stall_us) / (load.seconds * 1e6);
+  }
+  return load;
+}
+
 activity_snapshot take_activity_snapshot(const std::vector<long>& own_pids) {
   activity_snapshot snapshot;
   snapshot.taken_utc = utc_timestamp(std::chrono::system_clock::now());
+  // HDBENCH_PROC: the tests' stand-in for /proc, beside their stand-in nvidia-smi.
+  const char* proc_override = std::getenv("HDBENCH_PROC");
+  const std::filesystem::path proc = proc_override != nullptr && *proc_override != '\0' ? proc_override : "/proc";
+  snapshot.host = read_host_cpu_counters(proc);
   const auto apps = run_nvidia_smi({"--query-compute-apps=pid,process_name,gpu_uuid,used_memory", "--format=csv,noheader,nounits"});
   if (!apps.text) {
     snapshot.error = apps.error;
@@ -207,9 +274,7 @@ activity_snapshot take_activity_snapshot(const std::vector<long>& own_pids) {
   }
   snapshot.available = true;
   snapshot.processes = parse_compute_apps(*apps.text);
-  // HDBENCH_PROC: the tests' stand-in for /proc, beside their stand-in nvidia-smi.
-  const char* proc = std::getenv("HDBENCH_PROC");
-  for (auto& holder : device_file_holders(proc != nullptr && *proc != '\0' ? proc : "/proc")) {
+  for (auto& holder : device_file_holders(proc)) {
     const bool listed = std::any_of(snapshot.processes.begin(), snapshot.processes.end(), [&](const compute_process& p) {
       return p.pid == holder.pid && p.gpu_uuid == holder.gpu_uuid;
     });
@@ -347,11 +412,17 @@ json to_json(const activity_snapshot& s) {
                     {"temperature_c", optional_json(g.temperature_c)},
                     {"power_w", optional_json(g.power_w)}});
   }
+  const auto counter = [](const std::optional<unsigned long long>& value) { return value ? json(*value) : json(nullptr); };
   return {{"available", s.available},
           {"error", s.error},
           {"taken_utc", s.taken_utc},
           {"processes", std::move(processes)},
-          {"gpus", std::move(gpus)}};
+          {"gpus", std::move(gpus)},
+          {"host",
+           {{"uptime_s", optional_json(s.host.uptime_s)},
+            {"cpu_jiffies", counter(s.host.cpu_jiffies)},
+            {"steal_jiffies", counter(s.host.steal_jiffies)},
+            {"cpu_stall_us", counter(s.host.cpu_stall_us)}}}};
 }
 
 json to_json(const family_activity& a) {
@@ -375,6 +446,17 @@ activity_snapshot activity_snapshot_from_json(const json& j) {
       process.harness_own = p.value("harness_own", false);
       s.processes.push_back(std::move(process));
     }
+  }
+  if (const auto it = j.find("host"); it != j.end() && it->is_object()) {
+    const auto counter = [&](const char* key) -> std::optional<unsigned long long> {
+      const auto value = json_number(*it, key);
+      if (!value || *value < 0) return std::nullopt;
+      return static_cast<unsigned long long>(*value);
+    };
+    s.host.uptime_s = json_number(*it, "uptime_s");
+    s.host.cpu_jiffies = counter("cpu_jiffies");
+    s.host.steal_jiffies = counter("steal_jiffies");
+    s.host.cpu_stall_us = counter("cpu_stall_us");
   }
   if (const auto it = j.find("gpus"); it != j.end() && it->is_array()) {
     for (const auto& g : *it) {

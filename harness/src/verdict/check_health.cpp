@@ -7,6 +7,7 @@
 
 #include "hdb/harness/verdict/check.hpp"
 #include "hdb/harness/common/json_fields.hpp"
+#include "hdb/harness/common/tables.hpp"
 #include "hdb/harness/data/gpu_activity.hpp"
 #include "hdb/harness/verdict/noise_model.hpp"
 #include "hdb/harness/data/results.hpp"
@@ -333,6 +334,35 @@ void processes(const node_gpu& gpu, const std::vector<family_moment>& families, 
   }
 }
 
+// How busy the host was while the families ran, over all of them. A note, not a graded line: no
+// rule has been measured for it yet (docs/evidence.md), but a FAIL on a busy host should show it.
+void host_load_note(const std::vector<family_moment>& families, std::vector<std::string>& notes) {
+  double seconds = 0;
+  double steal = 0, steal_seconds = 0;
+  double stall = 0, stall_seconds = 0;
+  for (const auto& f : families) {
+    const auto load = host_load_between(f.activity.start.host, f.activity.end.host);
+    if (load.seconds <= 0) continue;
+    seconds += load.seconds;
+    if (load.steal_share) {
+      steal += *load.steal_share * load.seconds;
+      steal_seconds += load.seconds;
+    }
+    if (load.cpu_stall_share) {
+      stall += *load.cpu_stall_share * load.seconds;
+      stall_seconds += load.seconds;
+    }
+  }
+  if (seconds <= 0) return;  // a run of an hdbench before these counters, or a host without /proc
+  const std::string steal_text =
+      steal_seconds > 0 ? "CPU steal " + percent_text(steal / steal_seconds) + " of CPU time (/proc/stat)" : "CPU steal not read";
+  const std::string stall_text = stall_seconds > 0 ? "a task waiting for a CPU " + percent_text(stall / stall_seconds) +
+                                                         " of the time (/proc/pressure/cpu)"
+                                                   : "CPU pressure not read";
+  notes.push_back("host while the families ran (" + format_fixed(seconds, 1) + " s): " + steal_text + ", " + stall_text +
+                  "; not graded");
+}
+
 }  // namespace
 
 std::vector<graded_line> health_lines(const json& meta, const node_kind* kind, const std::vector<graded_line>& figures,
@@ -363,6 +393,7 @@ std::vector<graded_line> health_lines(const json& meta, const node_kind* kind, c
     clocks(gpu, families, out);
     processes(gpu, families, at_end ? &*at_end : nullptr, figures, out);
   }
+  if (notes != nullptr) host_load_note(families, *notes);
   auto record = gpu_record_lines(meta, notes);
   out.insert(out.end(), std::make_move_iterator(record.begin()), std::make_move_iterator(record.end()));
   return out;

@@ -3,7 +3,8 @@
 // the driver's clock event (throttle) reasons, read with nvidia-smi just before a family starts
 // and just after it ends. Another process on a measured GPU, a throttled clock or an SM clock
 // that fell while the family ran become anomalies in report.md. Without nvidia-smi the activity
-// is recorded as unknown, which is not an error.
+// is recorded as unknown, which is not an error. Beside them, how busy the host's own CPUs were
+// (host_cpu_counters, from /proc), which check states in a note.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -37,12 +38,25 @@ struct gpu_clock_state {
   std::optional<double> power_w;
 };
 
+// How busy the host itself was, as cumulative counters read at one moment: /proc/stat's CPU time
+// and its steal (time the hypervisor ran something else while this machine's CPUs had work), and
+// PSI's CPU "some" stall (time a runnable task here waited for a CPU), against /proc/uptime. Two
+// readings give the shares of a family's time (host_load_between). Unknown where /proc does not
+// say (no PSI in the kernel, no /proc at all).
+struct host_cpu_counters {
+  std::optional<double> uptime_s;
+  std::optional<unsigned long long> cpu_jiffies;  // every field of the "cpu" line but guest and guest_nice (inside user and nice)
+  std::optional<unsigned long long> steal_jiffies;
+  std::optional<unsigned long long> cpu_stall_us;  // /proc/pressure/cpu "some ... total="
+};
+
 struct activity_snapshot {
   bool available = false;  // false: nvidia-smi missing or failing; `error` says which
   std::string error;
   std::string taken_utc;
   std::vector<compute_process> processes;
   std::vector<gpu_clock_state> gpus;
+  host_cpu_counters host;  // read whether or not nvidia-smi answered
 };
 
 // Activity around one family run.
@@ -105,6 +119,22 @@ struct link_health_snapshot {
 // (nvidia-persistenced, DCGM's nv-hostengine, nvidia-smi) are left out;
 // used_memory_mib is unknown. Unreadable entries are skipped. Never throws.
 [[nodiscard]] std::vector<compute_process> device_file_holders(const std::filesystem::path& proc = "/proc");
+
+// The counters from `proc` (/proc, or the tests' stand-in). Never throws.
+[[nodiscard]] host_cpu_counters read_host_cpu_counters(const std::filesystem::path& proc);
+// The "cpu" line of /proc/stat: {all CPU time, steal} in jiffies; nullopt: no such line.
+[[nodiscard]] std::optional<std::pair<unsigned long long, unsigned long long>> parse_proc_stat_cpu(std::string_view stat);
+// The "some" line's total= of a /proc/pressure file, in microseconds; nullopt: none.
+[[nodiscard]] std::optional<unsigned long long> parse_pressure_some_total(std::string_view pressure);
+
+// Shares of the time between two readings: steal of all CPU time, and the time some task waited
+// for a CPU; each nullopt where either reading lacks it or no time passed.
+struct host_load {
+  double seconds = 0;
+  std::optional<double> steal_share;
+  std::optional<double> cpu_stall_share;
+};
+[[nodiscard]] host_load host_load_between(const host_cpu_counters& start, const host_cpu_counters& end);
 
 // Runs both nvidia-smi queries (run_nvidia_smi, query_gpus) and adds the device file holders
 // nvidia-smi did not list. Processes whose pid is in `own_pids` are marked harness_own. Never throws.
