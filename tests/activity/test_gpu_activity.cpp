@@ -302,9 +302,11 @@ TEST_CASE("the host's counters: /proc/stat's steal and PSI's CPU stall, their sh
   // 10 s later: 1600 jiffies of CPU time, 160 of them stolen; a task waited for a CPU 0.5 s.
   hdb::host_cpu_counters end{133.45, 2610, 170, 500000};
   const auto load = hdb::host_load_between(start, end);
-  CHECK(load.seconds == Approx(10.0));
-  CHECK(load.steal_share == Approx(0.1));
-  CHECK(load.cpu_stall_share == Approx(0.05));
+  CHECK(load.seconds == hdb_test::Approx(10.0));
+  REQUIRE(load.steal_share);
+  CHECK(*load.steal_share == hdb_test::Approx(0.1));
+  REQUIRE(load.cpu_stall_share);
+  CHECK(*load.cpu_stall_share == hdb_test::Approx(0.05));
   CHECK_FALSE(hdb::host_load_between(start, nothing).steal_share);
   auto rebooted = end;
   rebooted.steal_jiffies = 5;  // counters that went back are not a share
