@@ -38,6 +38,14 @@ gpu_clock_state clock_state(const smi_row& row) {
 }
 
 json optional_json(const std::optional<double>& value) { return value ? json(*value) : json(nullptr); }
+json optional_json(const std::optional<unsigned long long>& value) { return value ? json(*value) : json(nullptr); }
+
+// A counter as optional_json wrote it: a whole number, never negative; anything else is unknown.
+std::optional<unsigned long long> json_counter(const json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_number_unsigned()) return std::nullopt;
+  return it->get<unsigned long long>();
+}
 
 std::optional<double> json_number(const json& object, const char* key) {
   const auto it = object.find(key);
@@ -322,14 +330,13 @@ link_health_snapshot link_health_from(const smi_output& query, const smi_output&
 }
 
 json to_json(const link_health_snapshot& s) {
-  const auto counter = [](const std::optional<unsigned long long>& value) { return value ? json(*value) : json(nullptr); };
   json gpus = json::array();
   for (const auto& g : s.gpus) {
     json nvlink = json::array();
     for (const auto& c : g.nvlink) nvlink.push_back({{"link", c.link}, {"counter", c.name}, {"value", c.value}});
     gpus.push_back({{"uuid", g.uuid},
-                    {"pcie_replays", counter(g.pcie_replays)},
-                    {"pcie_replay_rollovers", counter(g.pcie_replay_rollovers)},
+                    {"pcie_replays", optional_json(g.pcie_replays)},
+                    {"pcie_replay_rollovers", optional_json(g.pcie_replay_rollovers)},
                     {"nvlink_errors", std::move(nvlink)}});
   }
   return {{"available", s.available},     {"error", s.error},         {"nvlink_available", s.nvlink_available},
@@ -344,18 +351,13 @@ link_health_snapshot link_health_snapshot_from_json(const json& j) {
   s.nvlink_available = j.value("nvlink_available", false);
   s.nvlink_error = json_text(j, "nvlink_error");
   s.taken_utc = json_text(j, "taken_utc");
-  const auto counter = [](const json& g, const char* key) -> std::optional<unsigned long long> {
-    const auto it = g.find(key);
-    if (it == g.end() || !it->is_number_unsigned()) return std::nullopt;
-    return it->get<unsigned long long>();
-  };
   if (const auto it = j.find("gpus"); it != j.end() && it->is_array()) {
     for (const auto& g : *it) {
       if (!g.is_object()) continue;
-      gpu_link_counters gpu{json_text(g, "uuid"), counter(g, "pcie_replays"), counter(g, "pcie_replay_rollovers"), {}};
+      gpu_link_counters gpu{json_text(g, "uuid"), json_counter(g, "pcie_replays"), json_counter(g, "pcie_replay_rollovers"), {}};
       if (const auto links = g.find("nvlink_errors"); links != g.end() && links->is_array()) {
         for (const auto& c : *links) {
-          const auto value = c.is_object() ? counter(c, "value") : std::nullopt;
+          const auto value = c.is_object() ? json_counter(c, "value") : std::nullopt;
           const auto link = c.is_object() ? json_number(c, "link") : std::nullopt;
           if (value && link) gpu.nvlink.push_back({static_cast<int>(*link), json_text(c, "counter"), *value});
         }
@@ -412,7 +414,6 @@ json to_json(const activity_snapshot& s) {
                     {"temperature_c", optional_json(g.temperature_c)},
                     {"power_w", optional_json(g.power_w)}});
   }
-  const auto counter = [](const std::optional<unsigned long long>& value) { return value ? json(*value) : json(nullptr); };
   return {{"available", s.available},
           {"error", s.error},
           {"taken_utc", s.taken_utc},
@@ -420,9 +421,9 @@ json to_json(const activity_snapshot& s) {
           {"gpus", std::move(gpus)},
           {"host",
            {{"uptime_s", optional_json(s.host.uptime_s)},
-            {"cpu_jiffies", counter(s.host.cpu_jiffies)},
-            {"steal_jiffies", counter(s.host.steal_jiffies)},
-            {"cpu_stall_us", counter(s.host.cpu_stall_us)}}}};
+            {"cpu_jiffies", optional_json(s.host.cpu_jiffies)},
+            {"steal_jiffies", optional_json(s.host.steal_jiffies)},
+            {"cpu_stall_us", optional_json(s.host.cpu_stall_us)}}}};
 }
 
 json to_json(const family_activity& a) {
@@ -448,15 +449,10 @@ activity_snapshot activity_snapshot_from_json(const json& j) {
     }
   }
   if (const auto it = j.find("host"); it != j.end() && it->is_object()) {
-    const auto counter = [&](const char* key) -> std::optional<unsigned long long> {
-      const auto value = json_number(*it, key);
-      if (!value || *value < 0) return std::nullopt;
-      return static_cast<unsigned long long>(*value);
-    };
     s.host.uptime_s = json_number(*it, "uptime_s");
-    s.host.cpu_jiffies = counter("cpu_jiffies");
-    s.host.steal_jiffies = counter("steal_jiffies");
-    s.host.cpu_stall_us = counter("cpu_stall_us");
+    s.host.cpu_jiffies = json_counter(*it, "cpu_jiffies");
+    s.host.steal_jiffies = json_counter(*it, "steal_jiffies");
+    s.host.cpu_stall_us = json_counter(*it, "cpu_stall_us");
   }
   if (const auto it = j.find("gpus"); it != j.end() && it->is_array()) {
     for (const auto& g : *it) {
