@@ -11,8 +11,21 @@ namespace hdb {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// A case writes its metric's rows together (its samples, then the median): a row with the same
+// case and metric as the one before it adds to the same entry, found without a map walk.
+bool same_metric(const result_row& a, const result_row& b) {
+  return a.metric == b.metric && a.case_name == b.case_name && a.family == b.family && a.device == b.device &&
+         a.gpus == b.gpus && a.params == b.params;
+}
+
+}  // namespace
+
 side_index index_rows(const std::vector<result_row>& rows) {
   side_index index;
+  const result_row* previous = nullptr;
+  metric_data* previous_data = nullptr;
   for (const auto& row : rows) {
     if (row.device && !row.gpu_uuid.empty()) index.gpu_of_device[*row.device] = split_list(row.gpu_uuid).front();
     if (row.status != row_status::ok) {
@@ -21,9 +34,9 @@ side_index index_rows(const std::vector<result_row>& rows) {
       continue;
     }
     if (row.metric.empty() || !row.value || !row.stat) continue;
-    auto key = case_key_of(row);
-    key.metric = row.metric;
-    auto& data = index.metrics[key];
+    if (!previous || !same_metric(*previous, row)) previous_data = &index.metrics[key_of(row)];
+    previous = &row;
+    auto& data = *previous_data;
     data.headline = data.headline || row.headline;
     if (row.better_direction) data.direction = *row.better_direction;
     if (row.stat == statistic::sample) {
@@ -42,13 +55,18 @@ indexed_run index_run(loaded_run run) {
 }
 
 attempt_split split_attempts(std::vector<result_row> rows) {
+  attempt_split split;
+  // Most runs measured nothing again: every row is its case's only attempt.
+  if (std::all_of(rows.begin(), rows.end(), [&](const result_row& row) { return row.attempt == rows.front().attempt; })) {
+    split.last = std::move(rows);
+    return split;
+  }
   std::map<metric_key, int> last_attempt;
   for (const auto& row : rows) {
     if (row.case_name.empty()) continue;
     auto& attempt = last_attempt[case_key_of(row)];
     attempt = std::max(attempt, row.attempt);
   }
-  attempt_split split;
   for (auto& row : rows) {
     const bool last = row.case_name.empty() || row.attempt == last_attempt[case_key_of(row)];
     (last ? split.last : split.superseded).push_back(std::move(row));

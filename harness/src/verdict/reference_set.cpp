@@ -102,11 +102,19 @@ void copy_representative(const fs::path& run_dir, const fs::path& set_dir) {
 
 bool is_reference_set(const fs::path& dir) { return fs::is_regular_file(dir / noise_file) && fs::is_directory(dir / runs_dir); }
 
-reference_set load_reference_set(const fs::path& dir) {
-  if (!is_reference_set(dir)) throw harness_error(dir.string() + ": not a reference set (needs noise.json and runs/)");
-  reference_set set{dir, load_members(dir), read_noise_model(dir / noise_file)};
+namespace {
+
+reference_set load_reference_set(const fs::path& dir, noise_model model) {
+  reference_set set{dir, load_members(dir), std::move(model)};
   if (set.runs.empty()) throw harness_error(dir.string() + ": reference set without member runs in runs/");
   return set;
+}
+
+}  // namespace
+
+reference_set load_reference_set(const fs::path& dir) {
+  if (!is_reference_set(dir)) throw harness_error(dir.string() + ": not a reference set (needs noise.json and runs/)");
+  return load_reference_set(dir, read_noise_model(dir / noise_file));
 }
 
 reference_place reference_place_for(const std::optional<fs::path>& explicit_dir) {
@@ -152,7 +160,8 @@ std::optional<reference_set> find_reference_set(const json& run_meta, const std:
     return std::nullopt;
   }
   for (const auto& dir : reference_sets_in(*place)) {
-    if (read_noise_model(dir / noise_file).kind == kind) return load_reference_set(dir);
+    // Its kind is in the model the set is loaded with: read once.
+    if (auto model = read_noise_model(dir / noise_file); model.kind == kind) return load_reference_set(dir, std::move(model));
   }
   return std::nullopt;
 }
