@@ -497,6 +497,39 @@ TEST_CASE("validate: an extra run worse than the set beyond the tolerance is a f
   CHECK(fast.false_verdicts >= 4);
 }
 
+TEST_CASE("validate: each false verdict of compare names its run and headline, an extra run's or a left-out member's",
+          "[reference]") {
+  const synthetic_set set;
+  // Beside the healthy extra run, one 6 % worse: its two bandwidths are compare's SLOWER (beyond
+  // the 3 % tolerance), its latencies SAME (within 15 %); the healthy runs give none.
+  const auto slow = write_run(set.tmp.path() / "slow", {"20261217T000000Z-slow", run_shifts[6], 0.06});
+  const auto result = hdb::validate_reference_set(set.set_dir, {set.extra, slow}, {});
+  const auto text = hdb::render_validation(result);
+  INFO(text);
+  REQUIRE(result.false_by_run.size() == 2);
+  for (const auto& f : result.false_by_run) {
+    INFO(hdb::describe(f.key));
+    CHECK(f.run == "20261217T000000Z-slow");
+    CHECK(f.result == hdb::verdict::slower);
+    CHECK(f.key.metric == "bandwidth");
+    CHECK(f.change == hdb_test::Approx(-0.06).margin(0.005));
+  }
+  CHECK(hdb_test::contains(text, "\ncompare's false verdicts, by run:\n"));
+  CHECK(hdb_test::contains(text, "\n  20261217T000000Z-slow: false SLOWER copy bandwidth [device=0 direction=h2d host_kind=pinned] "
+                                 "bandwidth (change -"));
+  CHECK_FALSE(hdb_test::contains(hdb::render_validation(hdb::validate_reference_set(set.set_dir, {set.extra}, {})),
+                                 "compare's false verdicts"));
+
+  SECTION("a member 6 % slower than the others: its own name, in leave-one-out") {
+    const auto member = write_run(set.tmp.path() / "slow-member", {"20261215T000000Z-slow", run_shifts[6], 0.06});
+    (void)hdb::add_to_reference_set(set.set_dir, member, false);
+    const auto inside = hdb::validate_reference_set(set.set_dir, {}, {});
+    INFO(hdb::render_validation(inside));
+    REQUIRE_FALSE(inside.false_by_run.empty());
+    for (const auto& f : inside.false_by_run) CHECK(f.run == "20261215T000000Z-slow");
+  }
+}
+
 TEST_CASE("hdbench reference: exit 0 on a sound set, 1 on a missed plant, 2 on a refused run", "[reference][cli]") {
   const synthetic_set set;
   const auto run = [](std::vector<std::string> args) {

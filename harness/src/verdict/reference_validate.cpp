@@ -31,6 +31,7 @@ loaded_run planted_copy(const loaded_run& run, double fraction) {
 
 struct tally {
   std::map<metric_key, headline_validation> by_key;
+  std::vector<false_verdict> false_by_run;
 
   headline_validation& at(const comparison& c) {
     auto& entry = by_key[c.key];
@@ -39,7 +40,7 @@ struct tally {
     entry.direction = c.current->direction;
     return entry;
   }
-  void healthy(const comparison_set& set) {
+  void healthy(const std::string& run, const comparison_set& set) {
     for (const auto& c : set.compared) {
       if (!c.gates()) continue;
       auto& entry = at(c);
@@ -48,6 +49,7 @@ struct tally {
       const auto v = c.decision.result;
       (v == verdict::slower ? entry.false_slower : v == verdict::faster ? entry.false_faster : entry.same)++;
       if (v == verdict::same && c.decision.against_band != verdict::same) ++entry.outside_band;
+      if (v != verdict::same) false_by_run.push_back({run, c.key, v, c.decision.change});
     }
   }
   void planted(const comparison_set& set) {
@@ -169,8 +171,8 @@ validation validate_reference_set(const fs::path& set_dir, const std::vector<fs:
   for (std::size_t i = 0; i < members.size(); ++i) {
     const auto others = all_but(members, i);
     const auto model = learn_noise_model(others, set.model.kind);
-    counts.healthy(
-        compare_held_to_node_rule(others, members[i], options.statistics, compared_metrics::headlines, options.schema_dir, &model));
+    counts.healthy(members[i].run.name, compare_held_to_node_rule(others, members[i], options.statistics,
+                                                                  compared_metrics::headlines, options.schema_dir, &model));
     if (options.plant && extra_runs.empty()) {
       counts.planted(build_comparisons(others, index_run(planted_copy(members[i].run, *options.plant)), options.statistics,
                                        compared_metrics::headlines, &model));
@@ -186,8 +188,8 @@ validation validate_reference_set(const fs::path& set_dir, const std::vector<fs:
     if (!run.meta || kind_of(*run.meta) != set.model.kind) {
       throw harness_error(path.string() + ": not a run of the set's kind (" + describe(set.model.kind) + ")");
     }
-    counts.healthy(compare_held_to_node_rule(members, index_run(run), options.statistics, compared_metrics::headlines, options.schema_dir,
-                                             &set.model));
+    counts.healthy(run.name, compare_held_to_node_rule(members, index_run(run), options.statistics, compared_metrics::headlines,
+                                                       options.schema_dir, &set.model));
     if (options.plant) {
       counts.planted(build_comparisons(members, index_run(planted_copy(run, *options.plant)), options.statistics,
                                        compared_metrics::headlines, &set.model));
@@ -227,6 +229,7 @@ validation validate_reference_set(const fs::path& set_dir, const std::vector<fs:
     result.missed += entry.missed;
     result.headlines.push_back(entry);
   }
+  result.false_by_run = std::move(counts.false_by_run);
   return result;
 }
 
@@ -264,6 +267,11 @@ std::string render_validation(const validation& result) {
     header.push_back("planted missed");
   }
   out += "\n" + text_table(header, rows) + "\n";
+  if (!result.false_by_run.empty()) out += "compare's false verdicts, by run:\n";
+  for (const auto& f : result.false_by_run) {
+    out += "  " + f.run + ": false " + std::string(to_string(f.result)) + " " + describe(f.key) + " (change " +
+           percent_text(f.change, percent_style::signed_change) + ")\n";
+  }
   int check_fails = 0, check_warns = 0;
   for (const auto& c : result.checks) {
     check_fails += c.failed;

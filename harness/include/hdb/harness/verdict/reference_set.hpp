@@ -128,11 +128,21 @@ struct planted_check {
   bool as_expected = false;
 };
 
+// One of compare's false SLOWER or FASTER above, with the run it came from (its run id): the
+// left-out member or the extra run whose compare a user would have acted on.
+struct false_verdict {
+  std::string run;
+  metric_key key;
+  verdict result = verdict::slower;
+  double change = 0;  // the median's change against the set, as compare prints it
+};
+
 struct validation {
   std::string set_name;
   std::size_t members = 0, extra_runs = 0, tests = 0;
   std::optional<double> plant;
   std::vector<headline_validation> headlines;
+  std::vector<false_verdict> false_by_run;  // the headlines' false SLOWER and FASTER, run by run
   std::vector<check_validation> checks;
   std::vector<planted_check> planted_checks;
   std::vector<std::string> notes;
