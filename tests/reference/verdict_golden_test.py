@@ -8,6 +8,9 @@ and without a noise model (headlines: what decides the exit), and holds every ou
 that refactors the verdict must leave them as they are; a change that means to move a verdict
 rewrites them with --update and shows the difference in its diff.
 
+A run's own check.txt must have been graded against what check grades it against now (the same
+set, or peaks only).
+
 Text must match to the letter, but for the checkout's own path (compare names the noise model it
 found by its absolute path), written <repo>; json numbers to 1e-9 relative (another libm may move
 the last bit).
@@ -46,6 +49,15 @@ def run_outputs(repo: Path) -> dict[str, list[str]]:
         for model in ("auto", "none"):
             outputs[f"{name}-{model}.compare.text"] = ["compare", *dirs, "--noise-model", model]
     return outputs
+
+
+def graded_against(check_text: str) -> str:
+    """What a check was graded against: its reference line up to the rule ("reference: set h200
+    (results/reference/h200, 12 runs)"), or the note that there was no set."""
+    for line in check_text.splitlines():
+        if line.startswith("reference: ") or line.startswith("note: no reference set"):
+            return line.split(";", 1)[0]
+    return "(no reference line)"
 
 
 def same_json(a, b) -> bool:
@@ -91,6 +103,14 @@ def main() -> int:
             failures += 1
             continue
         want = path.read_text()
+        # The check.txt a run keeps is the verdict its machine printed: one made later against
+        # another set, or peaks only, would stand in the evidence for what the machine said.
+        kept = repo / argv[1] / "check.txt"
+        if name.endswith(".check.text") and kept.is_file() and graded_against(kept.read_text()) != graded_against(stdout):
+            failures += 1
+            print(f"FAIL {name}: {kept.relative_to(repo)} was graded {graded_against(kept.read_text())!r}, check now "
+                  f"{graded_against(stdout)!r}: write it again with `hdbench check {argv[1]}` (and check "
+                  f"elsewhere with --no-files)")
         if name.endswith(".json"):
             want_exit, want_body = want.split("\n", 1)
             same = want_exit == f"exit {done.returncode}" and same_json(json.loads(want_body), json.loads(stdout))
