@@ -156,6 +156,11 @@ traffic_class read_traffic_class(const reader& r, const std::string& name, const
 case_decl read_case(const reader& r, const family_declaration& d, const std::string& name, const ordered_json& j) {
   const std::string where = "case '" + name + "'";
   if (!j.is_object()) r.fail(where, "is not an object");
+  // A misspelt field ("metric" for "metrics") would otherwise be dropped without a word.
+  for (const auto& [key, value] : j.items()) {
+    static const std::array<std::string_view, 4> known = {"description", "parameters", "metrics", "headlines"};
+    if (std::find(known.begin(), known.end(), key) == known.end()) r.fail(where, "unknown field \"" + key + "\"");
+  }
   case_decl c;
   c.name = name;
   c.description = r.text(j, "description", where, false);

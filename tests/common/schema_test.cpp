@@ -153,6 +153,9 @@ TEST_CASE("a declaration that breaks the contract is refused, naming what is wro
   check_rejected(declaration(parameters, metrics,
                              R"("c": {"description": "d", "parameters": [], "metrics": ["time"], "headlines": ["bandwidth"]})"),
                  "headline 'bandwidth' is not one of its metrics");
+  check_rejected(declaration(parameters, metrics,
+                             R"("c": {"description": "d", "parameters": [], "metrics": ["time"], "metric": ["bandwidth"]})"),
+                 "case 'c': unknown field \"metric\"");
   check_rejected(declaration(parameters, metrics, cases, R"(, "fit_metric": "latency")"), "fit_metric: 'latency' is not a declared metric");
   check_rejected(declaration(parameters, metrics, cases, R"(, "traffic_classes": {"nvlink_bus": {"link": "pcie",
                  "directions": 1, "combine": "min", "traffic_factor": 1, "basis": "b"}})"),
