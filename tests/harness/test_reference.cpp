@@ -386,6 +386,14 @@ TEST_CASE("find_reference_set: by kind among sets, an explicit set of another ki
   CHECK_THROWS_WITH(hdb::find_reference_set(gen4_meta, set.set_dir), hdb_test::contains_text("is for NVIDIA H200 x1, PCIe Gen5 x16"));
   CHECK_THROWS_WITH(hdb::find_reference_set(h200_meta, root / "missing"), hdb_test::contains_text("does not exist"));
   CHECK_THROWS_AS(hdb::find_reference_set(nlohmann::json::object(), root), hdb::harness_error);
+
+  // A second set of the kind beside it: which grades the run is the user's to say, never the
+  // first name's; the set named on its own still grades.
+  fs::copy(set.set_dir, root / "h200-renewed", fs::copy_options::recursive);
+  const auto both = hdb_test::contains_text("two reference sets for NVIDIA H200 x1, PCIe Gen5 x16");
+  CHECK_THROWS_WITH(hdb::find_reference_set(h200_meta, root), both);
+  CHECK_THROWS_WITH(hdb::find_reference_set_of_gpu_model(gen4_meta, root), both);
+  CHECK(hdb::find_reference_set(h200_meta, root / "h200-renewed"));
 }
 
 TEST_CASE("find_reference_set_of_gpu_model: a plan's prices for a node whose own kind has no set", "[reference]") {

@@ -136,6 +136,12 @@ std::vector<fs::path> reference_sets_in(const fs::path& place) {
 
 namespace {
 
+// Which of two sets of one kind grades a run is no choice to make silently.
+harness_error two_sets_of(const node_kind& kind, const fs::path& one, const fs::path& other) {
+  return harness_error("two reference sets for " + describe(kind) + ": " + one.string() + " and " + other.string() +
+                       "; keep one, or name it with --reference");
+}
+
 // Where to look for sets, when it exists; a directory the user named must.
 std::optional<fs::path> existing_reference_place(const std::optional<fs::path>& explicit_dir) {
   const auto place = reference_place_for(explicit_dir);
@@ -159,11 +165,15 @@ std::optional<reference_set> find_reference_set(const json& run_meta, const std:
     }
     return std::nullopt;
   }
+  std::optional<std::pair<fs::path, noise_model>> found;  // its kind is in the model it is loaded with: read once
   for (const auto& dir : reference_sets_in(*place)) {
-    // Its kind is in the model the set is loaded with: read once.
-    if (auto model = read_noise_model(dir / noise_file); model.kind == kind) return load_reference_set(dir, std::move(model));
+    auto model = read_noise_model(dir / noise_file);
+    if (model.kind != kind) continue;
+    if (found) throw two_sets_of(kind, found->first, dir);
+    found.emplace(dir, std::move(model));
   }
-  return std::nullopt;
+  if (!found) return std::nullopt;
+  return load_reference_set(found->first, std::move(found->second));
 }
 
 std::optional<reference_set> find_reference_set_of_gpu_model(const json& run_meta, const std::optional<fs::path>& explicit_dir) {
@@ -174,7 +184,8 @@ std::optional<reference_set> find_reference_set_of_gpu_model(const json& run_met
   int best_gpus = 0;
   for (const auto& dir : reference_sets_in(*place)) {
     const auto other = read_noise_model(dir / noise_file).kind;
-    if (other.gpu_name != kind.gpu_name || (best && other.gpus >= best_gpus)) continue;
+    if (other.gpu_name != kind.gpu_name || (best && other.gpus > best_gpus)) continue;
+    if (best && other.gpus == best_gpus) throw two_sets_of(other, *best, dir);
     best = dir;
     best_gpus = other.gpus;
   }
