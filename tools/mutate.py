@@ -432,6 +432,8 @@ MUTATIONS = [
     Mutation("host-steal-counts-guest", "the host's CPU time counts guest time twice (steal's share too small)",
              "harness/src/data/gpu_activity.cpp", "    while (count < 8 && fields >> value) {",
              "    while (count < 10 && fields >> value) {", [ACTIVITY]),
+    Mutation("fleet-peers-beat-peak", "fleet's peers PASS a figure every node FAILs against its link's peak",
+             FLEET_CPP, "      keep_worse_peak_grade(line, against_peak);\n", "", [FLEET]),
     Mutation("host-note-one-family", "check's host note is the last family's load, not the run's",
              HEALTH_CPP, "    seconds += load.seconds;", "    seconds = load.seconds;", [ACTIVITY]),
 ]

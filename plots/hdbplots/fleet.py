@@ -377,6 +377,12 @@ def draw_dots(fig, data: dict, entry: dict, label: str | None = None):
     if not_named > 0 and n > NAMES_ON_AXIS:
         ax.text(0.99, 0.02, f"{not_named} more FAIL/WARN dots not named (fleet.txt lists them)", transform=ax.transAxes,
                 fontsize=7, ha="right", va="bottom", color="0.3")
+    # A FAIL inside its band failed its link's rate (hdbench fleet keeps a worse grade against the
+    # peak: peers cannot see what every node shares); the figure says so, or the dot looks wrong.
+    below_peak = int(((c["grade"] == "FAIL") & (c["value"] >= c["low"]) & (c["value"] <= c["high"])).sum())
+    if below_peak:
+        ax.text(0.01, 0.02, f"{below_peak} FAIL inside the band: below the link's rate (fleet.txt says by how much)",
+                transform=ax.transAxes, fontsize=7, ha="left", va="bottom", color=GRADE_COLOURS["FAIL"])
     fails, warns = (int((c["grade"] == g).sum()) for g in ("FAIL", "WARN"))
     lo, hi = float(c["value"].min()), float(c["value"].max())
     spread = 100 * (hi / lo - 1) if lo > 0 else float("nan")

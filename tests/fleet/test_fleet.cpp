@@ -238,6 +238,43 @@ TEST_CASE("fleet: peers grade with check's rule, tolerance boundary") {
   }
 }
 
+TEST_CASE("fleet: a fault every node shares still FAILs on its link's peak, whatever the peers say") {
+  // Five nodes whose pinned h2d reads a third of PCIe Gen5's 63 GB/s: check (peaks, no set) FAILs
+  // each; their peers read alike, and five peers' band is wide besides.
+  fleet_dir fleet("shared-fault");
+  const auto against_peak = [](double value, hdb::grade result) {
+    auto line = hdb::graded_line_from_json(figure_line(0, value));
+    line.basis = hdb::grade_basis::peak;
+    line.result = result;
+    line.peak = hdb::peak_ref{63.0, 1, "PCIe per direction, GPU 0"};
+    line.percent_of_peak = value / 63.0;
+    line.reason = "as check graded it against the peak";
+    return hdb::to_json(line);
+  };
+  for (int i = 0; i < 5; ++i) {
+    fleet.node("gpu0" + std::to_string(i + 1), json::array({against_peak(22.2 * (1 + 0.001 * i), hdb::grade::fail),
+                                                             health_line(0, "PASS")}));
+  }
+  auto report = fleet.grade();
+  CHECK(report.exit_code() == 1);
+  CHECK(report.failed_nodes() == 5);
+  const auto line = line_named(report, "gpu03", "copy");
+  CHECK(line.result == hdb::grade::fail);
+  CHECK_THAT(line.reason, hdb_test::contains_text("as check graded it against the peak; PASS against its 4 peers"));
+  REQUIRE(line.band);  // the fleet's figure still draws it, in its peers' band
+
+  SECTION("a node that passes its peak is graded by its peers alone") {
+    fleet_dir healthy("shared-healthy");
+    for (int i = 0; i < 5; ++i) {
+      healthy.node("gpu0" + std::to_string(i + 1), json::array({against_peak(55.3 * (1 + 0.001 * i), hdb::grade::pass),
+                                                                 health_line(0, "PASS")}));
+    }
+    report = healthy.grade();
+    CHECK(report.exit_code() == 0);
+    CHECK(line_named(report, "gpu03", "copy").basis == hdb::grade_basis::peers);
+  }
+}
+
 TEST_CASE("fleet: a node whose run did not finish is a FAIL of its own, the others still report") {
   fleet_dir fleet("unfinished");
   healthy_fleet(fleet, 6);

@@ -204,6 +204,17 @@ std::string figure_identity(const graded_line& line) {
   return id;
 }
 
+// Peers see a node unlike the others, never a fault every node shares (a fleet whose links all
+// read a third of their rate), and a few peers' band is wide: a figure graded against its link's
+// peak (check's grade, a kind without a set) keeps that grade where it is the worse. The line keeps
+// its peers' band, so the fleet's figures draw it.
+void keep_worse_peak_grade(graded_line& line, const graded_line& against_peak) {
+  if (against_peak.basis != grade_basis::peak || !(against_peak.result < line.result)) return;
+  line.reason = against_peak.reason + "; " + std::string(to_string(line.result)) + " against its " +
+                std::to_string(line.band->runs) + " peers, whose band cannot see what every node shares and is wide in a small fleet";
+  line.result = against_peak.result;
+}
+
 struct kind_group {
   std::optional<node_kind> kind;
   std::vector<std::size_t> members;  // indices into the loaded nodes
@@ -248,8 +259,10 @@ void grade_by_peers(std::vector<loaded_node>& loaded, const kind_group& group, f
     for (std::size_t j = 0; j < slots.size(); ++j) {
       if (!bands[j]) continue;
       const auto& b = *bands[j];
-      decide_line(loaded[slots[j].node].node.lines[slots[j].line], figure_band{b.low, b.high, b.centre, b.peers, std::nullopt},
-                  band_source::peers, judging);
+      auto& line = loaded[slots[j].node].node.lines[slots[j].line];
+      const graded_line against_peak = line;
+      decide_line(line, figure_band{b.low, b.high, b.centre, b.peers, std::nullopt}, band_source::peers, judging);
+      keep_worse_peak_grade(line, against_peak);
     }
   }
   summary.basis = grade_basis::peers;
