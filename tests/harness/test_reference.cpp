@@ -392,7 +392,6 @@ TEST_CASE("find_reference_set: by kind among sets, an explicit set of another ki
   fs::copy(set.set_dir, root / "h200-renewed", fs::copy_options::recursive);
   const auto both = hdb_test::contains_text("two reference sets for NVIDIA H200 x1, PCIe Gen5 x16");
   CHECK_THROWS_WITH(hdb::find_reference_set(h200_meta, root), both);
-  CHECK_THROWS_WITH(hdb::find_reference_set_of_gpu_model(gen4_meta, root), both);
   CHECK(hdb::find_reference_set(h200_meta, root / "h200-renewed"));
 }
 

@@ -184,8 +184,7 @@ std::optional<reference_set> find_reference_set_of_gpu_model(const json& run_met
   int best_gpus = 0;
   for (const auto& dir : reference_sets_in(*place)) {
     const auto other = read_noise_model(dir / noise_file).kind;
-    if (other.gpu_name != kind.gpu_name || (best && other.gpus > best_gpus)) continue;
-    if (best && other.gpus == best_gpus) throw two_sets_of(other, *best, dir);
+    if (other.gpu_name != kind.gpu_name || (best && other.gpus >= best_gpus)) continue;
     best = dir;
     best_gpus = other.gpus;
   }
