@@ -473,6 +473,8 @@ def why_text(data: dict, cells: dict, i: int) -> str:
             text += f", {score[j]:.1f} × its {100 * cells['tolerance'][i, j]:g} %"
             if grades[j] == "PASS" and score[j] >= 1:
                 text += " (inside its band)"
+            if grades[j] == "FAIL" and score[j] < 1:
+                text += " (inside its band: below the link's rate)"
         return text
 
     parts = []
@@ -596,7 +598,8 @@ def draw_heatmap(data: dict):
     cb = fig.colorbar(colours, cax=bar, extend="both")
     cb.set_ticks([-2, -1, 0, 1, 2])
     cb.ax.set_yticklabels(["−2 better", "−1", "0 centre", "1 tolerance", "2 worse"], fontsize=6.5)
-    cb.set_label("tolerances worse than the centre (slower; longer for a time); below 0 better; ends at ±2", fontsize=7)
+    # Short: a label longer than a few rows' bar runs off the figure and across the column names.
+    cb.set_label("tolerances worse", fontsize=7)
     words = matplotlib.transforms.blended_transform_factory(fig.transFigure, ax.transData)
     for r, i in enumerate(rows):
         ax.text((width - WHY_W + 0.05) / width, r, _clipped(why_text(data, cells, i), WHY_CHARS), transform=words,
@@ -610,6 +613,9 @@ def draw_heatmap(data: dict):
     if ((cells["grade"][rows] == "PASS") & (score >= 1)).any():
         notes.append("A PASS cell at 1 or more is inside its band: the fleet's spread on that figure is wider than "
                      "its tolerance.")
+    if ((cells["grade"][rows] == "FAIL") & (score < 1)).any():
+        notes.append("A FAIL cell under 1 is inside its band: it FAILs against its link's rate, which its peers "
+                     "cannot see when they share the fault (fleet.txt says by how much).")
     if (np.isnan(score) & (cells["grade"][rows] != "")).any():
         notes.append("Grey: not measured, or no tolerance and direction to weigh it (its % from the centre is written "
                      "in a framed cell).")
