@@ -208,11 +208,21 @@ std::string figure_identity(const graded_line& line) {
 // read a third of their rate), and a few peers' band is wide: a figure graded against its link's
 // peak (check's grade, a kind without a set) keeps that grade where it is the worse. The line keeps
 // its peers' band, so the fleet's figures draw it.
-void keep_worse_peak_grade(graded_line& line, const graded_line& against_peak) {
-  if (against_peak.basis != grade_basis::peak || !(against_peak.result < line.result)) return;
-  line.reason = against_peak.reason + "; " + std::string(to_string(line.result)) + " against its " +
+struct peak_grade {
+  grade result;
+  std::string reason;
+};
+
+std::optional<peak_grade> peak_grade_of(const graded_line& line) {
+  if (line.basis != grade_basis::peak) return std::nullopt;
+  return peak_grade{line.result, line.reason};
+}
+
+void keep_worse_peak_grade(graded_line& line, const std::optional<peak_grade>& against_peak) {
+  if (!against_peak || !(against_peak->result < line.result)) return;
+  line.reason = against_peak->reason + "; " + std::string(to_string(line.result)) + " against its " +
                 std::to_string(line.band->runs) + " peers, whose band cannot see what every node shares and is wide in a small fleet";
-  line.result = against_peak.result;
+  line.result = against_peak->result;
 }
 
 struct kind_group {
@@ -260,7 +270,7 @@ void grade_by_peers(std::vector<loaded_node>& loaded, const kind_group& group, f
       if (!bands[j]) continue;
       const auto& b = *bands[j];
       auto& line = loaded[slots[j].node].node.lines[slots[j].line];
-      const graded_line against_peak = line;
+      const auto against_peak = peak_grade_of(line);
       decide_line(line, figure_band{b.low, b.high, b.centre, b.peers, std::nullopt}, band_source::peers, judging);
       keep_worse_peak_grade(line, against_peak);
     }
