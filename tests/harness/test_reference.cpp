@@ -527,6 +527,14 @@ TEST_CASE("validate: each false verdict of compare names its run and headline, a
   CHECK_FALSE(hdb_test::contains(hdb::render_validation(hdb::validate_reference_set(set.set_dir, {set.extra}, {})),
                                  "compare's false verdicts"));
 
+  SECTION("a run kept in a directory named otherwise: its directory beside its run id, where a user finds it") {
+    const auto renamed = slow.parent_path() / "20261217T000000Z-slow-boot-first";
+    fs::rename(slow, renamed);
+    const auto labelled = hdb::render_validation(hdb::validate_reference_set(set.set_dir, {set.extra, renamed}, {}));
+    INFO(labelled);
+    CHECK(hdb_test::contains(labelled, "\n  20261217T000000Z-slow (" + renamed.string() + "): false SLOWER copy bandwidth"));
+  }
+
   SECTION("a member 6 % slower than the others: its own name, in leave-one-out") {
     const auto member = write_run(set.tmp.path() / "slow-member", {"20261215T000000Z-slow", run_shifts[6], 0.06});
     (void)hdb::add_to_reference_set(set.set_dir, member, false);

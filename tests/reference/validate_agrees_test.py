@@ -7,7 +7,7 @@ For every run under SET/holdout/ (machines the set never saw: healthy ones, co-t
 faults), `hdbench compare SET RUN` exits 0 or 1, and it exits 1 exactly where one
 `hdbench reference validate SET RUN...` of all of them condemns the run: a line of check's section
 ("  RUN_ID: FAIL ...") or of compare's false verdicts ("  RUN_ID: false SLOWER ...") names its run
-id. A false verdict of validate is a SLOWER or FASTER of compare against the same set, and a
+id, and its directory beside it where that is named otherwise ("  RUN_ID (DIR): FAIL ..."). A false verdict of validate is a SLOWER or FASTER of compare against the same set, and a
 healthy run outside the band within its tolerance is neither (the SAME compare prints with a note).
 The set's own members, left out one at a time in that same validate, must be condemned nowhere:
 one that is would make validate's verdicts on the holdouts suspect.
@@ -24,8 +24,9 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-# A run validate condemns: check's FAIL lines and compare's false verdicts, each under its run id.
-CONDEMNING = re.compile(r"^  (\S+): (?:FAIL|false) ")
+# A run validate condemns: check's FAIL lines and compare's false verdicts, each under its run id
+# and, where the run's directory is named otherwise, that directory.
+CONDEMNING = re.compile(r"^  (\S+(?: \(.+?\))?): (?:FAIL|false) ")
 
 
 def run_id(run: Path) -> str:
@@ -44,9 +45,9 @@ def main() -> int:
         print(f"no holdout runs under {args.set / 'holdout'}")
         return 1
     ids = {run: run_id(run) for run in runs}
-    if len(set(ids.values())) != len(runs):
-        print("holdout runs share a run id, so validate's lines cannot be told apart: "
-              + ", ".join(f"{run.name} ({ids[run]})" for run in runs))
+    labels = {run: ids[run] if run.name == ids[run] else f"{ids[run]} ({run})" for run in runs}
+    if len(set(labels.values())) != len(runs):
+        print("holdout runs share a name, so validate's lines cannot be told apart: " + ", ".join(labels.values()))
         return 1
 
     def hdbench(*command: str) -> subprocess.CompletedProcess:
@@ -66,14 +67,14 @@ def main() -> int:
     for line in validate.stdout.splitlines():
         if match := CONDEMNING.match(line):
             condemned.setdefault(match.group(1), []).append(line.strip())
-    members = sorted(set(condemned) - set(ids.values()))
+    members = sorted(set(condemned) - set(labels.values()))
     for member in members:
         print(f"FAIL set member {member} condemned in leave-one-out: every verdict of validate is suspect")
         for line in condemned[member]:
             print(f"       {line}")
     disagreements = 0
     for run, compare in zip(runs, compares):
-        lines = condemned.get(ids[run], [])
+        lines = condemned.get(labels[run], [])
         agree = compare.returncode in (0, 1) and (compare.returncode == 1) == bool(lines)
         print(f"{'ok  ' if agree else 'FAIL'} {run.name}: compare exit {compare.returncode}, validate "
               f"{f'condemns it ({len(lines)} lines)' if lines else 'does not condemn it'}")

@@ -151,6 +151,13 @@ std::vector<planted_check> check_planted_faults(const loaded_run& run, const ref
   return out;
 }
 
+// The name a user finds a run by: its run id, and the directory it was read from where that is
+// named otherwise (holdouts are kept as <run id>-<what was done>).
+std::string run_label(const loaded_run& run) {
+  const auto dir = run.csv_path.parent_path();
+  return dir.filename() == run.name ? run.name : run.name + " (" + dir.string() + ")";
+}
+
 std::string percent_or_dash(const std::optional<double>& fraction) { return fraction ? percent_text(*fraction) : "-"; }
 
 }  // namespace
@@ -171,7 +178,7 @@ validation validate_reference_set(const fs::path& set_dir, const std::vector<fs:
   for (std::size_t i = 0; i < members.size(); ++i) {
     const auto others = all_but(members, i);
     const auto model = learn_noise_model(others, set.model.kind);
-    counts.healthy(members[i].run.name, compare_held_to_node_rule(others, members[i], options.statistics,
+    counts.healthy(run_label(members[i].run), compare_held_to_node_rule(others, members[i], options.statistics,
                                                                   compared_metrics::headlines, options.schema_dir, &model));
     if (options.plant && extra_runs.empty()) {
       counts.planted(build_comparisons(others, index_run(planted_copy(members[i].run, *options.plant)), options.statistics,
@@ -179,7 +186,7 @@ validation validate_reference_set(const fs::path& set_dir, const std::vector<fs:
     }
     if (members[i].run.meta) {
       const auto rest = without(set, others, model);
-      result.checks.push_back(summarise(members[i].run.name, checked(members[i].run, rest, options)));
+      result.checks.push_back(summarise(run_label(members[i].run), checked(members[i].run, rest, options)));
       if (options.plant && extra_runs.empty() && i == 0) result.planted_checks = check_planted_faults(members[i].run, rest, options);
     }
   }
@@ -188,13 +195,13 @@ validation validate_reference_set(const fs::path& set_dir, const std::vector<fs:
     if (!run.meta || kind_of(*run.meta) != set.model.kind) {
       throw harness_error(path.string() + ": not a run of the set's kind (" + describe(set.model.kind) + ")");
     }
-    counts.healthy(run.name, compare_held_to_node_rule(members, index_run(run), options.statistics, compared_metrics::headlines,
+    counts.healthy(run_label(run), compare_held_to_node_rule(members, index_run(run), options.statistics, compared_metrics::headlines,
                                                        options.schema_dir, &set.model));
     if (options.plant) {
       counts.planted(build_comparisons(members, index_run(planted_copy(run, *options.plant)), options.statistics,
                                        compared_metrics::headlines, &set.model));
     }
-    result.checks.push_back(summarise(run.name, checked(run, set, options)));
+    result.checks.push_back(summarise(run_label(run), checked(run, set, options)));
     if (options.plant && result.planted_checks.empty()) result.planted_checks = check_planted_faults(run, set, options);
   }
   for (const auto& c : result.checks) result.false_verdicts += c.failed;
