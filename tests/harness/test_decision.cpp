@@ -80,6 +80,19 @@ TEST_CASE("decision: the reason says what was decided, against a set or peers", 
   CHECK(reason(100.2, hdb::band_source::peers) == "within its peers' band (+0.2 % from their centre 100, 11 peers)");
   CHECK(reason(60, hdb::band_source::set, {0.5, true}).starts_with("host line: slower than the set's machines by 40.0 %"));
   CHECK(reason(97, hdb::band_source::set, {std::nullopt, false}).ends_with("no tolerance is declared for it, so the band alone decides"));
+  CHECK(reason(103, hdb::band_source::set).ends_with("better than the set's band: a faster node than the set's runs, or a set to renew"));
+}
+
+TEST_CASE("decision: a ratio above the set's band asks for a re-run before it calls the node faster", "[decision]") {
+  // A pipeline's efficiency over its one-stream pass read 113 % while a co-tenant slowed that pass.
+  const hdb::figure_band band{97.8, 99.9, 98.9, 12, std::nullopt};
+  const hdb::figure_rule rule{0.05, false};
+  for (const std::string unit : {"%", "ratio"}) {
+    INFO(unit);
+    const auto text = hdb::decision_reason(hdb::decide_figure(113, band, better::higher, rule), 113, band, rule, hdb::band_source::set, unit);
+    CHECK(text.ends_with("better than the set's band: a ratio, so perhaps its baseline pass ran slow (another tenant?): re-run it; "
+                         "if it holds, a faster node than the set's runs, or a set to renew"));
+  }
 }
 
 TEST_CASE("decision: the peaks-only cut-offs, at 65 % and 50 %", "[decision]") {

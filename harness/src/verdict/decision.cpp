@@ -54,13 +54,19 @@ std::string decision_reason(const figure_decision& decision, double value, const
   const std::string peers = std::to_string(band.runs) + " peers";
   const std::string by = percent_text(decision.worse, percent_style::change);
   const std::string worse_word = unit == "GB/s" || unit == "us" ? "slower" : "worse";
+  // A ratio against a pass of the same run (a pipeline's speedup and efficiency over one stream)
+  // reads better when that pass ran slow, as under a co-tenant (113 % efficiency): not a faster node.
+  const bool ratio = unit == "ratio" || unit == "%";
+  const std::string faster_why = rule.host_bound ? ": a faster host than the set's"
+                                 : ratio ? ": a ratio, so perhaps its baseline pass ran slow (another tenant?): re-run it; if it "
+                                           "holds, a faster node than the set's runs, or a set to renew"
+                                         : ": a faster node than the set's runs, or a set to renew";
   switch (decision.position) {
     case verdict::same:
       return host + (set ? "within the band (" + change + " from the set's centre " + centre + ")"
                          : "within its peers' band (" + change + " from their centre " + centre + ", " + peers + ")");
     case verdict::faster:
-      return host + (set ? change + " from the set's centre " + centre + ", better than the set's band" +
-                               (rule.host_bound ? ": a faster host than the set's" : ": a faster node than the set's runs, or a set to renew")
+      return host + (set ? change + " from the set's centre " + centre + ", better than the set's band" + faster_why
                          : "better than its peers by " + percent_text(-decision.worse, percent_style::change) + " (centre " + centre + ", " + peers +
                                "), outside their band" + (rule.host_bound ? ": a faster host" : ""));
     case verdict::slower: break;
