@@ -692,6 +692,7 @@ TEST_CASE("compare fails closed: a gated headline the current run lost to a fail
     const auto xml = hdb::compare_runs({baseline}, current, junit);
     CHECK(xml.exit_code == 1);
     CHECK(hdb_test::contains(xml.output, "tests=\"7\" failures=\"1\""));
+    CHECK(hdb_test::contains(xml.output, "<testcase classname=\"hdbench.copy\" name=\"" + bidir + " (current run: failed: "));
     CHECK(hdb_test::contains(xml.output, "<failure message=\"MISSING: failed in the current run\"/>"));
     CHECK_FALSE(hdb_test::contains(xml.output, "<skipped"));
   }

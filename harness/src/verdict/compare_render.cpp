@@ -46,7 +46,8 @@ std::vector<std::string> rule_lines(std::size_t baseline_runs, const comparison_
                                unknown + " (threshold alone with fewer than 3 repetitions)";
   const bool model = !set.noise_model_source.empty();
   if (baseline_runs < 2 && !model) {
-    return {"note: one baseline run and no noise model of this kind, so the run-to-run noise is unknown; the repetitions of one "
+    const std::string no_model = options.noise_model == "none" ? "no noise model (--noise-model none)" : "no noise model of this kind";
+    return {"note: one baseline run and " + no_model + ", so the run-to-run noise is unknown; the repetitions of one "
             "run understate it (pass 3 or more baseline runs, or a reference set)",
             "rule: SLOWER/FASTER = " + repetition_rule + "; detectable = the larger of the threshold and what the repetitions tell apart"};
   }
@@ -102,7 +103,7 @@ std::string render_text(const std::vector<indexed_run>& base, const indexed_run&
   if (!set.what_changed.empty()) out += what_changed_line(set.what_changed, compared_runs) + "\n";
   if (!set.missing.empty()) {
     out += "\n" + std::string(missing_title) + " (" + std::to_string(set.missing.size()) + "):\n";
-    for (const auto& item : set.missing) out += "MISSING  " + item + "\n";
+    for (const auto& item : set.missing) out += "MISSING  " + item.text + "\n";
   }
   for (const auto& [title, list] : {std::pair{"only in baseline", &set.only_baseline}, std::pair{"only in current", &set.only_current}}) {
     if (list->empty()) continue;
@@ -124,7 +125,7 @@ std::string render_markdown(const std::vector<indexed_run>& base, const indexed_
   }
   if (!set.missing.empty()) {
     out += "\n**" + std::string(missing_title) + "** (" + std::to_string(set.missing.size()) + "):\n\n";
-    for (const auto& item : set.missing) out += "- MISSING " + item + "\n";
+    for (const auto& item : set.missing) out += "- MISSING " + item.text + "\n";
   }
   for (const auto& [title, list] : {std::pair{"Only in baseline", &set.only_baseline}, std::pair{"Only in current", &set.only_current}}) {
     if (list->empty()) continue;
@@ -153,7 +154,7 @@ std::string render_junit(std::size_t baseline_runs, const comparison_set& set, c
   }
   for (const auto& item : set.missing) {
     ++tests;
-    cases += "  <testcase classname=\"hdbench\" name=\"" + xml_escape(item) +
+    cases += "  <testcase classname=\"hdbench." + xml_escape(item.family) + "\" name=\"" + xml_escape(item.text) +
              "\">\n    <failure message=\"MISSING: failed in the current run\"/>\n  </testcase>\n";
   }
   for (const auto& item : set.only_baseline) {
@@ -227,12 +228,14 @@ std::string render_json(const std::vector<indexed_run>& base, const indexed_run&
                     {"detectable", optional_number(c.decision.detectable)},
                     {"note", c.decision.note}});
   }
+  json missing_texts = json::array();
+  for (const auto& item : set.missing) missing_texts.push_back(item.text);
   json out = {{"baselines", std::move(baselines)},
               {"current", {{"run", cur.run.name}, {"path", cur.run.csv_path.string()}}},
               {"rule", rule},
               {"notes", set.notes},
               {"rows", std::move(rows)},
-              {"missing", set.missing},
+              {"missing", missing_texts},
               {"only_baseline", set.only_baseline},
               {"only_current", set.only_current},
               {"counts", {{"slower", set.slower}, {"faster", set.faster}, {"same", set.same}, {"within_tolerance", set.within_tolerance},

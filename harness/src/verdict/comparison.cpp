@@ -197,7 +197,7 @@ comparison_set build_comparisons(const std::vector<indexed_run>& baselines, cons
     if (it == current.index.metrics.end() || !it->second.central) {
       const auto failure = failure_behind(key, current.index);
       const bool gated = runs.front()->headline && runs.front()->direction != better::neutral;
-      if (gated && failure) set.missing.push_back(describe(key) + " (current run: " + *failure + ")");
+      if (gated && failure) set.missing.push_back({key.family, describe(key) + " (current run: " + *failure + ")"});
       else set.only_baseline.push_back(one_sided(key, {&current.index}));
       continue;
     }

@@ -114,10 +114,13 @@ std::vector<field_value> distinct_values(const std::vector<std::optional<std::st
 }
 
 // The rule on one field (of one GPU): a change when the current value is none of the baselines'.
+// A field no baseline recorded (runs of an hdbench before it) is nothing to compare: "not recorded
+// -> Disabled" would send a user to put back a setting nobody knows was different.
 // A GPU that changed as an earlier GPU of the same field did joins that entry.
 void add_if_changed(const fingerprint_field& f, std::optional<int> gpu, const std::optional<std::string>& current,
                     const std::vector<std::optional<std::string>>& theirs, std::vector<fingerprint_change>& changes) {
-  if (theirs.empty() || std::find(theirs.begin(), theirs.end(), current) != theirs.end()) return;
+  if (std::none_of(theirs.begin(), theirs.end(), [](const auto& value) { return value.has_value(); })) return;
+  if (std::find(theirs.begin(), theirs.end(), current) != theirs.end()) return;
   auto baselines = distinct_values(theirs);
   if (gpu) {
     const auto alike = std::find_if(changes.begin(), changes.end(), [&](const fingerprint_change& c) {

@@ -61,8 +61,12 @@ struct comparison_set {
   // Gating headlines of the baselines that the current run lacks because their case or family
   // failed, crashed or timed out there: a failure, as a SLOWER one is (compare fails closed). One
   // the run was not asked to measure (other families, a verdict run's selection, a case skipped
-  // where it cannot run) is only_baseline instead. Descriptions with the current run's reason.
-  std::vector<std::string> missing;
+  // where it cannot run) is only_baseline instead.
+  struct missing_headline {
+    std::string family;
+    std::string text;  // its description, with the current run's reason
+  };
+  std::vector<missing_headline> missing;
   std::vector<std::string> notes;                         // node warnings, failed families
   std::size_t tests = 0;                                  // gating metrics judged against run-to-run spread
   int slower = 0, faster = 0, same = 0;                   // gating metrics only
