@@ -25,8 +25,8 @@ meta.json must hold what the harness records there (results_csv: results.csv's c
 statistics; each GPU's link rates): `hdbench plot DIR` adds them to an older run before it draws.
 
 Exit status: 0 = at least one figure written (with --strict: every expected figure written);
-1 = nothing could be drawn (with --strict: an expected figure is missing, or a plot module is
-broken); 2 = bad usage or unreadable input (one line on stderr).
+1 = nothing could be drawn (with --strict: an expected figure is missing, a plot module is
+broken, or a figure's title runs off its edges); 2 = bad usage or unreadable input (one line on stderr).
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ try:
     from hdbplots import load_module, node, teaching
 
     import matplotlib
-    from hdbplots.drawing import panel_titles
+    from hdbplots.drawing import panel_titles, texts_outside
     from hdbplots.figures import Planned, check_figures, plan
     from hdbplots.formatting import format_bytes
     from hdbplots.results_csv import InputError, Row
@@ -71,7 +71,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--list-expected", action="store_true",
                         help="print the figures the run's data calls for (file names without extension) and exit")
     parser.add_argument("--strict", action="store_true",
-                        help="exit 1 unless every expected figure was written")
+                        help="exit 1 unless every expected figure was written, its title and run identity inside it")
     parser.add_argument("--per-gpu-plots", action="store_true",
                         help="draw the per-GPU figures for every GPU, not only for one GPU of each class "
                              "of alike GPUs (meta.json tiers)")
@@ -159,8 +159,11 @@ def save(job: Planned, output: Path, formats: list[str], dpi: int = 150) -> tupl
         metadata = {"Date": None} if fmt in ("svg", "pdf") else None  # reproducible files
         figure.savefig(path, dpi=dpi, metadata=metadata)
         paths.append(path)
+    cut_off = texts_outside(figure)
+    for text in cut_off:
+        print(f"plot_run: {job.file_name}: runs off the figure: {text!r}", file=sys.stderr)
     return paths, {"title": figure.get_label(), "title_lines": getattr(figure, "hdb_title_lines", None),
-                   "panels": panel_titles(figure), "claims": getattr(figure, "hdb_claims", [])}
+                   "panels": panel_titles(figure), "claims": getattr(figure, "hdb_claims", []), "cut_off": cut_off}
 
 
 def write_index(output: Path, drawn: list[dict]) -> None:
@@ -216,7 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     if not drawn:
         print(f"plot_run: nothing could be drawn from {args.run_dir / 'results.csv'}", file=sys.stderr)
         return 1
-    return 1 if args.strict and (missing or broken) else 0
+    cut = any(d["cut_off"] for d in drawn)
+    return 1 if args.strict and (missing or broken or cut) else 0
 
 
 if __name__ == "__main__":

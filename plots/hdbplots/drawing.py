@@ -12,7 +12,7 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.legend import Legend
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from .formatting import format_bytes
+from .formatting import SUBTITLE_SEPARATOR, format_bytes
 from .results_csv import Row
 from .selection import by_size
 
@@ -144,6 +144,26 @@ def title_layout(lesson: str, width_inches: float) -> tuple[float, list[str]]:
     return TITLE_SIZES[-1], lines
 
 
+def subtitle_lines(fig: MplFigure, subtitle: str, size: float) -> list[str]:
+    """The run identity on as few lines as fit the figure's width, broken between its parts: a
+    narrow figure of a verdict run would otherwise cut it off at both edges."""
+    renderer = fig.canvas.get_renderer()
+
+    def fits(line: str) -> bool:
+        probe = fig.text(0, 0, line, fontsize=size)
+        width = probe.get_window_extent(renderer).width
+        probe.remove()
+        return width <= 0.98 * fig.bbox.width
+
+    lines: list[str] = []
+    for part in subtitle.split(SUBTITLE_SEPARATOR):
+        if lines and fits(lines[-1] + SUBTITLE_SEPARATOR + part):
+            lines[-1] += SUBTITLE_SEPARATOR + part
+        else:
+            lines.append(part)
+    return lines
+
+
 def finish(fig: MplFigure, lesson: str, subtitle: str, legend: Legend | None = None,
            claims: Sequence[Mapping[str, Any]] | None = None) -> MplFigure:
     """Title band on top (the lesson, bold and wrapped, then the run identity), the figure
@@ -158,10 +178,11 @@ def finish(fig: MplFigure, lesson: str, subtitle: str, legend: Legend | None = N
     size, lines = title_layout(lesson, width)
     fig.hdb_title_lines = len(lines)  # type: ignore[attr-defined]
     fig.hdb_claims = [dict(c) for c in claims or ()]  # type: ignore[attr-defined]
-    band = 0.16 + 0.25 * len(lines) + 0.26
+    identity = subtitle_lines(fig, subtitle, 8.5)
+    band = 0.16 + 0.25 * len(lines) + 0.26 + 0.14 * (len(identity) - 1)
     fig.text(0.5, 1 - 0.1 / height, "\n".join(lines), ha="center", va="top",
              fontsize=size, fontweight="bold")
-    fig.text(0.5, 1 - (0.12 + 0.25 * len(lines)) / height, subtitle, ha="center", va="top",
+    fig.text(0.5, 1 - (0.12 + 0.25 * len(lines)) / height, "\n".join(identity), ha="center", va="top",
              fontsize=8.5, color="0.35")
     fig.tight_layout(rect=(0, bottom, 1, 1 - band / height))
     return fig
@@ -176,3 +197,19 @@ def panel_titles(fig: MplFigure) -> list[str]:
             if text:
                 found.append(text)
     return found
+
+
+
+def texts_outside(fig: MplFigure) -> list[str]:
+    """The figure's own texts (the title, the run identity, notes) that run past its edges as
+    drawn: what a reader of the PNG would see cut off."""
+    renderer = fig.canvas.get_renderer()
+    box = fig.bbox
+    outside = []
+    for text in fig.texts:
+        if not text.get_visible() or not text.get_text().strip():
+            continue
+        extent = text.get_window_extent(renderer)
+        if extent.x0 < box.x0 - 1 or extent.x1 > box.x1 + 1 or extent.y0 < box.y0 - 1 or extent.y1 > box.y1 + 1:
+            outside.append(text.get_text())
+    return outside

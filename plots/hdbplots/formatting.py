@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import math
 
+# Between the parts of a run's identity, a figure's subtitle: finish() breaks the line only there.
+SUBTITLE_SEPARATOR = "  ·  "
+
 # The call a reader would write for each `api` value of results.csv.
 API_LABELS = {"async": "cudaMemcpyAsync", "sync": "cudaMemcpy", "kernel": "SM kernel"}
 

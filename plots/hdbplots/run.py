@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from .declarations import FamilyDeclaration, family_declarations
+from .formatting import SUBTITLE_SEPARATOR
 from .json_values import as_dict, as_text, positive
 from .results_csv import (SCHEMA_VERSION, InputError, Row, core_columns, parameter_columns, parse_rows, read_csv,
                           with_spread)
@@ -181,7 +182,7 @@ class Run:
         parts.append(f"run {self.run_id}")
         if self.verdict:
             parts.append("verdict run: sweeps not measured")
-        return "  ·  ".join(parts)
+        return SUBTITLE_SEPARATOR.join(parts)
 
 
 def last_attempts(rows: Sequence[Row]) -> list[Row]:
