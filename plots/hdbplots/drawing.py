@@ -199,7 +199,6 @@ def panel_titles(fig: MplFigure) -> list[str]:
     return found
 
 
-
 def texts_outside(fig: MplFigure) -> list[str]:
     """The figure's own texts (the title, the run identity, notes) that run past its edges as
     drawn: what a reader of the PNG would see cut off."""
