@@ -48,7 +48,7 @@ STATED = [
     ("quick_headline", r"\(`--quick`: \d+ and (\d+)\)"),
     ("floor", r"from the (\d+)(?:st|nd|rd|th)\b"),
     ("confidence", r"(\d+) % interval"),
-    ("tolerance_fraction", r"within ±(\S) of the tolerance"),
+    ("tolerance_fraction", r"half-width is at most (\S) of the tolerance"),
     ("ceiling", r"else at (\d+) repetitions"),
     ("max_seconds", r"or ([\d.]+) s \(`time`\)"),
     ("regular", r"Cases no decision reads keep (\d+)"),
