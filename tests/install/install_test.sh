@@ -19,7 +19,8 @@ mv "$work/staged" "$work/moved"
 prefix=$work/moved
 expected=(bin/hdbench bin/suite.json bin/schema/copy.json
           share/hdbench/plots/plot_run.py share/hdbench/plots/hdbplots/figures.py
-          share/hdbench/reference/h200/noise.json share/doc/hdbench/teaching.md share/hdbench/hdbench-alerts.yml
+          share/hdbench/reference/h200/noise.json share/doc/hdbench/README.md share/doc/hdbench/docs/teaching.md
+          share/hdbench/hdbench-alerts.yml
           share/hdbench/hdbench-fleet.sbatch share/hdbench/hdbench-healthcheck)
 # A harness-only configuration (-DHDB_BUILD_BENCH=OFF) builds no probe and no family.
 [ "$bench" = ON ] && expected+=(bin/hdbench-probe bin/hdbench-copy)
@@ -30,6 +31,11 @@ done
 for f in share/hdbench/hdbench-fleet.sbatch share/hdbench/hdbench-healthcheck; do
   [ -x "$prefix/$f" ] || { echo "install test: $f is installed without its execute bit" >&2; exit 1; }
 done
+
+# The installed docs keep the repository's layout: every link and image in them resolves, the
+# reference figures through results/reference, a relative link to the installed sets.
+"$python" "$source/tests/docs/check_links.py" --root "$prefix/share/doc/hdbench" ||
+  { echo "install test: the installed docs have broken links" >&2; exit 1; }
 
 "$prefix/bin/hdbench" --version
 
