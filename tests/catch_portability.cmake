@@ -17,3 +17,26 @@ if(offenders)
   list(JOIN offenders "\n  " listed)
   message(FATAL_ERROR "unqualified Approx (Catch2 v3 has none; write hdb_test::Approx):\n  ${listed}")
 endif()
+
+# Catch2 v2's console reporter indents a wrapped test or section name to just past its first ": ";
+# past the console's width that indent leaves no room, and a failing test's report loops forever
+# (seen: gigabytes of one repeated line). A name's first ": " must come early, or the name be short.
+set(long_names "")
+foreach(source IN LISTS sources)
+  file(READ "${source}" text)
+  string(REGEX MATCHALL "(TEST_CASE|SECTION)\\(\"[^\"]*\"" calls "${text}")
+  foreach(call IN LISTS calls)
+    string(REGEX REPLACE "^(TEST_CASE|SECTION)\\(\"" "" name "${call}")
+    string(REGEX REPLACE "\"$" "" name "${name}")
+    string(LENGTH "${name}" length)
+    string(FIND "${name}" ": " colon)
+    if(length GREATER 76 AND colon GREATER_EQUAL 60)
+      list(APPEND long_names "${source}: ${name}")
+    endif()
+  endforeach()
+endforeach()
+if(long_names)
+  list(JOIN long_names "\n  " listed)
+  message(FATAL_ERROR "test names whose first \": \" comes at column 60 or later and that run past 76 characters "
+                      "(Catch2 v2 loops forever reporting their failure; put the colon earlier or shorten them):\n  ${listed}")
+endif()

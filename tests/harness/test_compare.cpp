@@ -167,7 +167,7 @@ TEST_CASE("pooled run-to-run spread: variance of ln(run median), df = sum of (ru
   CHECK(spread.variance == hdb_test::Approx(expected));
 }
 
-TEST_CASE("three baselines with typical level shifts, a current run with its own: all SAME", "[compare]") {
+TEST_CASE("all SAME: three baselines with typical level shifts, a current run with its own", "[compare]") {
   const hdb_test::temp_dir dir;
   const auto baselines = write_baselines(dir);
   const auto current = write_run(dir, make_rows({"current", current_shift}));
@@ -696,7 +696,7 @@ TEST_CASE("compare fails closed: a gated headline the current run lost to a fail
     CHECK(hdb_test::contains(xml.output, "<failure message=\"MISSING: failed in the current run\"/>"));
     CHECK_FALSE(hdb_test::contains(xml.output, "<skipped"));
   }
-  SECTION("not asked for (another family only, a verdict run's selection) or skipped where it cannot run: listed, exit 0") {
+  SECTION("listed, exit 0: not asked for (another family, a verdict run) or skipped where it cannot run") {
     const auto [said, status] = GENERATE(table<std::string, hdb::row_status>({
         {"", hdb::row_status::ok}, {"needs 2 GPUs, this node has 1", hdb::row_status::skipped}}));
     INFO(said);

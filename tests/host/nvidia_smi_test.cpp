@@ -284,7 +284,7 @@ TEST_CASE("query_gpu_fields: one call where the driver knows every field, field 
     CHECK(q.gpus[0].text("fabric.state") == "Completed");
     CHECK(calls() == std::vector<std::string>{"--query-gpu=uuid,ecc.mode.current,fabric.state,reset_status.reset_required"});
   }
-  SECTION("a driver that names the field it refuses (on stdout or stderr): asked again without it") {
+  SECTION("asked again without it: a driver that names the field it refuses (stdout or stderr)") {
     write_script(dir.path() / "nvidia-smi",
                  "#!/bin/sh\necho \"$1\" >> \"$(dirname \"$0\")/calls\"\n"
                  "case $1 in *reset_status*) echo 'Field \"reset_status.reset_required\" is not a valid field to query.'; exit 2 ;; esac\n"
