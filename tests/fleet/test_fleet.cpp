@@ -344,6 +344,67 @@ TEST_CASE("fleet: nodes by kind, GPUs apart, repeated hostnames named by run dir
   CHECK_THAT(text, hdb_test::contains_text("1 of 12 nodes FAIL (n5)"));
 }
 
+namespace {
+
+// One run of node `host` whose GPU has `uuid` (what tells two runs of one machine from two
+// machines of one hostname), started at `utc` ("2026-12-02T01:00:00Z"), pinned h2d at `value`.
+void node_run(const fleet_dir& fleet, const std::string& host, const std::string& uuid, const std::string& utc, double value) {
+  auto meta = meta_of(host, 1);
+  meta["node"]["gpus"][0]["uuid"] = uuid;
+  std::string compact = utc;
+  std::erase_if(compact, [](char c) { return c == '-' || c == ':'; });
+  meta["run_id"] = compact + "-" + host;
+  meta["started_utc"] = utc;
+  const auto dir = fleet.root / host / meta["run_id"].get<std::string>();
+  fs::create_directories(dir);
+  std::ofstream(dir / "meta.json") << meta.dump();
+  std::ofstream(dir / "check.json") << check_json(json::array({figure_line(0, value), health_line(0, "PASS")})).dump();
+}
+
+}  // namespace
+
+TEST_CASE("fleet: a node run again is one node, graded on its latest run with its earlier runs as earlier tries") {
+  fleet_dir fleet("again");
+  healthy_fleet(fleet, 8);
+  SECTION("slow on its first run only: a transient, the fleet passes") {
+    node_run(fleet, "gpu09", "GPU-9", "2026-12-02T01:00:00Z", 55.3 * 0.95);
+    node_run(fleet, "gpu09", "GPU-9", "2026-12-02T01:05:00Z", 55.3);
+    const auto report = fleet.grade();
+    CHECK(report.nodes.size() == 9);
+    CHECK(report.exit_code() == 0);
+    const auto line = line_named(report, "gpu09", "copy");
+    CHECK(line.result == hdb::grade::warn);
+    CHECK(line.confirmed == hdb::confirmation::transient);
+    CHECK_THAT(line.reason, hdb_test::contains_text("first try 52.5 GB/s, confirmed 55.3 GB/s: a transient"));
+    const auto node = std::find_if(report.nodes.begin(), report.nodes.end(), [](const hdb::fleet_node& n) { return n.name == "gpu09"; });
+    REQUIRE(node != report.nodes.end());
+    CHECK(node->run == "20261202T010500Z-gpu09");
+    CHECK(node->earlier_runs == std::vector<std::string>{"20261202T010000Z-gpu09"});
+    REQUIRE(report.kinds.size() == 1);
+    CHECK_THAT(hdb::render_fleet(report, hdb::output_format::text),
+               hdb_test::contains_text("gpu09: graded on its latest run 20261202T010500Z-gpu09, with 20261202T010000Z-gpu09 as its "
+                                       "earlier tries"));
+  }
+  SECTION("slow on both runs: FAIL, confirmed") {
+    node_run(fleet, "gpu09", "GPU-9", "2026-12-02T01:05:00Z", 55.3 * 0.95);  // given first, measured later
+    node_run(fleet, "gpu09", "GPU-9", "2026-12-02T01:00:00Z", 55.3 * 0.94);
+    const auto report = fleet.grade();
+    CHECK(report.nodes.size() == 9);
+    CHECK(report.failing_hostnames() == std::vector<std::string>{"gpu09"});
+    const auto line = line_named(report, "gpu09", "copy");
+    CHECK(line.result == hdb::grade::fail);
+    CHECK(line.confirmed == hdb::confirmation::confirmed);
+    CHECK_THAT(line.reason, hdb_test::contains_text("confirmed: failed on every try (52 GB/s, 52.5 GB/s)"));
+  }
+  SECTION("two machines of one hostname stay two nodes") {
+    node_run(fleet, "vm", "GPU-a", "2026-12-02T01:00:00Z", 55.3);
+    node_run(fleet, "vm", "GPU-b", "2026-12-02T01:05:00Z", 55.3);
+    const auto report = fleet.grade();
+    CHECK(report.nodes.size() == 10);
+    for (const auto& node : report.nodes) CHECK(node.earlier_runs.empty());
+  }
+}
+
 TEST_CASE("fleet: bad input") {
   CHECK_THROWS_AS(hdb::fleet_run_dirs({"/no/such/dir"}), hdb::harness_error);
   CHECK_THROWS_AS(hdb::grade_fleet({}, {}), hdb::harness_error);

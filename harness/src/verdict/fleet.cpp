@@ -71,6 +71,8 @@ struct loaded_node {
   bool has_check = false;
   std::optional<std::string> check_set;  // the set check.json was made against (its name), if any
   std::size_t check_set_runs = 0;
+  // Each figure's values in the node's earlier runs, oldest first, by figure_identity.
+  std::map<std::string, std::vector<std::optional<double>>> earlier_tries;
 };
 
 loaded_node load_node(const fs::path& given) {
@@ -204,6 +206,76 @@ std::string figure_identity(const graded_line& line) {
   return id;
 }
 
+// A node given more than once (runs in one directory, of the same hostname, or Slurm's name for
+// it, and the same GPU UUIDs): a node re-run into its directory after a FAIL that its run could not
+// confirm (one graded against peers). Runs of one host kept apart are nodes apart (a test's
+// stand-in nodes; holdouts kept one to a folder).
+// Its latest run is the node; each earlier run's value of a figure is an earlier try of it,
+// weighed as `hdbench run` weighs its own tries: a FAIL stands only when it failed on every try.
+std::string node_identity(const loaded_node& l) {
+  if (!l.meta || !l.has_check) return {};
+  std::vector<std::string> uuids;
+  const auto& gpus = field(field(*l.meta, "node"), "gpus");
+  if (gpus.is_array()) {
+    for (const auto& gpu : gpus) {
+      if (const auto& uuid = field(gpu, "uuid"); uuid.is_string() && !uuid.get<std::string>().empty()) {
+        uuids.push_back(uuid.get<std::string>());
+      }
+    }
+  }
+  if (uuids.empty()) return {};  // GPUs without UUIDs: no telling two machines apart
+  std::sort(uuids.begin(), uuids.end());
+  std::string identity = fs::absolute(l.node.dir).lexically_normal().parent_path().string() + "\x1f" +
+                         (l.node.slurm_node_name.empty() ? l.node.hostname : l.node.slurm_node_name);
+  for (const auto& uuid : uuids) identity += "\x1f" + uuid;
+  return identity;
+}
+
+void fold_earlier_runs(std::vector<loaded_node>& loaded) {
+  std::map<std::string, std::vector<std::size_t>> runs_of;
+  for (std::size_t i = 0; i < loaded.size(); ++i) {
+    if (auto identity = node_identity(loaded[i]); !identity.empty()) runs_of[std::move(identity)].push_back(i);
+  }
+  std::vector<bool> folded(loaded.size(), false);
+  for (auto& [identity, runs] : runs_of) {
+    if (runs.size() < 2) continue;
+    std::stable_sort(runs.begin(), runs.end(), [&](std::size_t a, std::size_t b) {
+      return std::pair(loaded[a].node.measured_unix_seconds.value_or(0), loaded[a].node.run) <
+             std::pair(loaded[b].node.measured_unix_seconds.value_or(0), loaded[b].node.run);
+    });
+    auto& latest = loaded[runs.back()];
+    for (auto it = runs.begin(); it + 1 != runs.end(); ++it) {
+      const auto& earlier = loaded[*it];
+      latest.node.earlier_runs.push_back(earlier.node.run);
+      for (const auto& line : earlier.node.lines) {
+        if (line.is_figure() && line.key) latest.earlier_tries[figure_identity(line)].push_back(line.value);
+      }
+      folded[*it] = true;
+    }
+  }
+  std::vector<loaded_node> kept;
+  kept.reserve(loaded.size());
+  for (std::size_t i = 0; i < loaded.size(); ++i) {
+    if (!folded[i]) kept.push_back(std::move(loaded[i]));
+  }
+  loaded = std::move(kept);
+}
+
+// The line's tries: the node's earlier runs' values first, then its latest run's own tries.
+void add_earlier_tries(graded_line& line, const loaded_node& l) {
+  const auto earlier = l.earlier_tries.find(figure_identity(line));
+  if (earlier == l.earlier_tries.end()) return;
+  std::vector<attempt_reading> tries;
+  for (const auto& value : earlier->second) tries.push_back({0, value, grade::not_graded});
+  if (line.attempts.empty()) {
+    tries.push_back({0, line.value, line.result});
+  } else {
+    tries.insert(tries.end(), line.attempts.begin(), line.attempts.end());
+  }
+  for (std::size_t i = 0; i < tries.size(); ++i) tries[i].attempt = static_cast<int>(i) + 1;
+  line.attempts = std::move(tries);
+}
+
 // Peers see a node unlike the others, never a fault every node shares (a fleet whose links all
 // read a third of their rate), and a few peers' band is wide: a figure graded against its link's
 // peak (check's grade, a kind without a set) keeps that grade where it is the worse. The line keeps
@@ -271,6 +343,7 @@ void grade_by_peers(std::vector<loaded_node>& loaded, const kind_group& group, f
       const auto& b = *bands[j];
       auto& line = loaded[slots[j].node].node.lines[slots[j].line];
       const auto against_peak = peak_grade_of(line);
+      add_earlier_tries(line, loaded[slots[j].node]);
       decide_line(line, figure_band{b.low, b.high, b.centre, b.peers, std::nullopt}, band_source::peers, judging);
       keep_worse_peak_grade(line, against_peak);
     }
@@ -292,15 +365,14 @@ void grade_by_set(std::vector<loaded_node>& loaded, const kind_group& group, fle
     // A check.json made against another set than this one (none, or another set's runs): check
     // again against this one.
     if (l.check_set != summary.set || l.check_set_runs != summary.set_runs) {
-      if (check_again(l, options, problems)) {
-        ++summary.regraded;
-      } else {
-        ++kept;
-      }
-      continue;
+      const bool again = check_again(l, options, problems);
+      ++(again ? summary.regraded : kept);
+      if (!again || l.earlier_tries.empty()) continue;  // check's grades stand, or check.json's
     }
     for (auto& line : l.node.lines) {
-      if (gradable(line) && line.band) decide_line(line, *line.band, band_source::set, judging);
+      if (!gradable(line) || !line.band) continue;
+      add_earlier_tries(line, l);
+      decide_line(line, *line.band, band_source::set, judging);
     }
   }
   if (summary.regraded > 0) {
@@ -417,6 +489,7 @@ std::vector<fs::path> fleet_run_dirs(const std::vector<fs::path>& args, std::vec
 fleet_report grade_fleet(const std::vector<fs::path>& run_dirs, const fleet_options& options) {
   if (run_dirs.empty()) throw harness_error("fleet needs at least one run directory");
   std::vector<loaded_node> loaded = load_nodes(run_dirs);
+  fold_earlier_runs(loaded);
 
   std::map<node_kind, kind_group> groups;
   kind_group unknown;
@@ -468,6 +541,17 @@ fleet_report grade_fleet(const std::vector<fs::path>& run_dirs, const fleet_opti
       node.failed += line.result == grade::fail;
     }
     report.nodes.push_back(std::move(node));
+  }
+  for (const auto& node : report.nodes) {
+    if (node.earlier_runs.empty()) continue;
+    std::string earlier;
+    for (const auto& run : node.earlier_runs) earlier += (earlier.empty() ? "" : ", ") + run;
+    for (auto& kind : report.kinds) {
+      if (kind.kind == node.kind) {
+        kind.notes.push_back(node.name + ": graded on its latest run " + node.run + ", with " + earlier +
+                             " as its earlier tries (a FAIL stands only when it failed on every try)");
+      }
+    }
   }
   std::stable_sort(report.nodes.begin(), report.nodes.end(), [](const fleet_node& a, const fleet_node& b) {
     if (a.overall() != b.overall()) return a.overall() < b.overall();

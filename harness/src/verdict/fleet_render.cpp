@@ -187,6 +187,7 @@ json to_json(const fleet_report& report) {
                      {"slurm_node_name", node.slurm_node_name.empty() ? json(nullptr) : json(node.slurm_node_name)},
                      {"dir", node.dir.string()},
                      {"run", node.run},
+                     {"earlier_runs", node.earlier_runs},
                      {"kind", node.kind},
                      {"grade", to_string(node.overall())},
                      {"pass", node.passed},

@@ -74,6 +74,9 @@ struct fleet_node {
   std::string kind;      // describe(kind); "unknown" without a readable meta.json
   std::optional<std::int64_t> measured_unix_seconds;  // measured_unix_seconds(meta); nullopt without meta.json
   std::vector<graded_line> lines;  // worst first
+  // The node's earlier runs among those fleet was given (its directory, name and GPUs), oldest first:
+  // their figures are earlier tries of the latest run's.
+  std::vector<std::string> earlier_runs;
   int passed = 0, warned = 0, failed = 0;
   bool has_results = false;       // results.csv present (what --learn needs)
 
