@@ -21,10 +21,12 @@ starts, nN's family hangs past HDBENCH_NODE_TIMEOUT (and hdbench with it: SIGKIL
 SIGTERM).
 1. The healthy nodes n1..n(N-2): sbatch exits 0, no failing-nodes line, fleet.json and fleet.txt
    name every node, 0 FAIL.
-2. All N: sbatch exits 1 (the fleet's exit); the job log has each node's `hdbench run` exit
-   status and the failing nodes' hostlist n[N-1-N]; the report (fleet.txt, fleet.json, the
-   figures where matplotlib is) names every node; the healthy nodes have no FAIL and their
-   figures are graded against their peers; each broken node has a FAIL line of its own.
+2. All N, n(N-2) slow on its first run only (HDB_TEST_SLOW_ONCE): the failing nodes n[N-2-N] run
+   again after the confirmation's pause (HDBENCH_FLEET_CONFIRM=1); sbatch exits 1 (the fleet's
+   exit); the job log has each node's `hdbench run` exit status and the failing nodes' hostlist
+   n[N-1-N]; the report (fleet.txt, fleet.json, the figures where matplotlib is) names every node
+   once; the healthy nodes have no FAIL and their figures are graded against their peers; the slow
+   one is a WARN transient, graded on its second run; each broken node has a FAIL line of its own.
 The services are stopped at the end, whatever happened.
 
 Exit 0 = passed, 1 = a check failed, 77 = skipped: no Slurm or munge here (apt install slurm-wlm
@@ -64,7 +66,14 @@ if [ "$1" = run ]; then
     {crash}) kill -SEGV $$ ;;
     {hang}) bin='{hang_bin}' ;;
   esac
-  exec unshare --uts sh -c 'hostname "$0" && exec "$@"' "$SLURMD_NODENAME" '{args.hdbench}' run --bin-dir "$bin" "$@"
+  # HDB_TEST_SLOW_ONCE: that node's first run of the job reports a sixth of the planted bandwidth
+  # (its family takes the last --bandwidth), its next run the planted one: a transient.
+  slow=''
+  if [ "${{SLURMD_NODENAME:-}}" = "${{HDB_TEST_SLOW_ONCE:-}}" ] && [ ! -e "$HDBENCH_FLEET_DIR/slow-once" ]; then
+    : > "$HDBENCH_FLEET_DIR/slow-once"
+    slow='--bandwidth={PLANTED_GBPS // 6}'
+  fi
+  exec unshare --uts sh -c 'hostname "$0" && exec "$@"' "$SLURMD_NODENAME" '{args.hdbench}' run --bin-dir "$bin" "$@" $slow
 fi
 exec '{args.hdbench}' "$@"
 """)
@@ -73,19 +82,20 @@ exec '{args.hdbench}' "$@"
 
 
 def submit(cluster: Cluster, args: argparse.Namespace, work: Path, wrapper: Path, name: str,
-           nodes: list[str]) -> tuple[int, str, Path]:
-    """sbatch --wait of the batch script on `nodes`; returns its exit status, the job log and HDBENCH_FLEET_DIR."""
+           nodes: list[str], **extra: str) -> tuple[int, str, Path]:
+    """sbatch --wait of the batch script on `nodes` (`extra`: more environment); returns its exit
+    status, the job log and HDBENCH_FLEET_DIR."""
     fleet_dir = work / name
     submit_dir = work / f"{name}-submit"
     submit_dir.mkdir()
     env = dict(cluster.env, HDBENCH=str(wrapper), HDBENCH_FLEET_DIR=str(fleet_dir),
                HDBENCH_RUN_ARGS=f"--manifest {args.manifest} -- --bandwidth={PLANTED_GBPS}",
                HDBENCH_NODE_TIMEOUT=str(args.node_timeout),
-               HDBENCH_NODE_KILL_AFTER="2", MPLBACKEND="Agg", MPLCONFIGDIR=str(work / "mplconfig"))
+               HDBENCH_NODE_KILL_AFTER="2", MPLBACKEND="Agg", MPLCONFIGDIR=str(work / "mplconfig"), **extra)
     argv = ["sbatch", "--wait", "-N", str(len(nodes)), f"--nodelist={','.join(nodes)}", "--chdir", str(submit_dir),
             str(args.sbatch)]
     start = time.monotonic()
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=args.node_timeout + 60)
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=2 * args.node_timeout + 90)
     print(f"$ {' '.join(argv[:4])} {args.sbatch.name}  -> exit {proc.returncode} in {time.monotonic() - start:.1f} s")
     print("    " + (proc.stdout + proc.stderr).strip().replace("\n", "\n    "))
     outs = sorted(submit_dir.glob("hdbench-fleet-*.out"))
@@ -124,8 +134,15 @@ def run_jobs(cluster: Cluster, args: argparse.Namespace, work: Path, checks: Che
     fleet, _ = read_report(checks, fleet_dir, healthy)
     checks.check(fleet.get("summary", {}).get("fail") == 0, "healthy fleet: 0 nodes FAIL")
 
-    # 2. Every node, two of them broken: exit 1, each broken node a FAIL line of its own.
-    status, log, fleet_dir = submit(cluster, args, work, wrapper, "broken", nodes)
+    # 2. Every node, two of them broken and one slow on its first run only: the three run again
+    # after the confirmation's pause; exit 1, each broken node a FAIL line of its own, the slow
+    # one a transient.
+    transient = healthy[-1]
+    status, log, fleet_dir = submit(cluster, args, work, wrapper, "broken", nodes, HDB_TEST_SLOW_ONCE=transient,
+                                    HDBENCH_FLEET_CONFIRM="1")
+    again = f"{transient[:1]}[{transient[1:]}-{hang[1:]}]"
+    checks.check(f"hdbench-fleet: {again} FAILed: running them again in 1 s" in log,
+                 f"the failing nodes {again} run again after the confirmation's pause")
     checks.check(status == 1, f"sbatch --wait exits 1, the fleet's exit with FAIL nodes (got {status})")
     checks.check(bool(log), "the job log hdbench-fleet-<jobid>.out is in the submit directory")
     for node in healthy:
@@ -144,6 +161,11 @@ def run_jobs(cluster: Cluster, args: argparse.Namespace, work: Path, checks: Che
         checks.check(n.get("fail") == 0, f"{node}: no FAIL line ({n.get('fail')})")
         checks.check(any(l.get("basis") == "peers" for l in n.get("lines", [])),
                      f"{node}: its figures graded against its {len(healthy) - 1} peers")
+    slow_lines = [l for l in by_name.get(transient, {}).get("lines", []) if l.get("confirmation") == "transient"]
+    checks.check(bool(slow_lines) and all(l.get("grade") == "WARN" for l in slow_lines)
+                 and by_name.get(transient, {}).get("earlier_runs", []) != [],
+                 f"{transient}: slow on its first run only, a WARN transient graded on its second run "
+                 f"({[l.get('reason', '')[:90] for l in slow_lines]})")
     reasons = {node: [l.get("reason", "") for l in by_name.get(node, {}).get("lines", []) if l.get("grade") == "FAIL"]
                for node in (crash, hang)}
     checks.check(any("did not start" in r for r in reasons[crash]),

@@ -213,7 +213,7 @@ std::string figure_identity(const graded_line& line) {
 // Its latest run is the node; each earlier run's value of a figure is an earlier try of it,
 // weighed as `hdbench run` weighs its own tries: a FAIL stands only when it failed on every try.
 std::string node_identity(const loaded_node& l) {
-  if (!l.meta || !l.has_check) return {};
+  if (!l.meta) return {};  // a run that never started: nothing to tell it by
   std::vector<std::string> uuids;
   const auto& gpus = field(field(*l.meta, "node"), "gpus");
   if (gpus.is_array()) {
