@@ -348,7 +348,8 @@ namespace {
 
 // One run of node `host` whose GPU has `uuid` (what tells two runs of one machine from two
 // machines of one hostname), started at `utc` ("2026-12-02T01:00:00Z"), pinned h2d at `value`.
-void node_run(const fleet_dir& fleet, const std::string& host, const std::string& uuid, const std::string& utc, double value) {
+void node_run(const fleet_dir& fleet, const std::string& host, const std::string& uuid, const std::string& utc, double value,
+              const std::string& link = "PASS") {
   auto meta = meta_of(host, 1);
   meta["node"]["gpus"][0]["uuid"] = uuid;
   std::string compact = utc;
@@ -358,7 +359,7 @@ void node_run(const fleet_dir& fleet, const std::string& host, const std::string
   const auto dir = fleet.root / host / meta["run_id"].get<std::string>();
   fs::create_directories(dir);
   std::ofstream(dir / "meta.json") << meta.dump();
-  std::ofstream(dir / "check.json") << check_json(json::array({figure_line(0, value), health_line(0, "PASS")})).dump();
+  std::ofstream(dir / "check.json") << check_json(json::array({figure_line(0, value), health_line(0, link)})).dump();
 }
 
 }  // namespace
@@ -395,6 +396,15 @@ TEST_CASE("fleet: a node run again is one node, graded on its latest run with it
     CHECK(line.result == hdb::grade::fail);
     CHECK(line.confirmed == hdb::confirmation::confirmed);
     CHECK_THAT(line.reason, hdb_test::contains_text("confirmed: failed on every try (52 GB/s, 52.5 GB/s)"));
+  }
+  SECTION("a health FAIL of the earlier run stays the node's FAIL") {
+    node_run(fleet, "gpu09", "GPU-9", "2026-12-02T01:00:00Z", 55.3, "FAIL");
+    node_run(fleet, "gpu09", "GPU-9", "2026-12-02T01:05:00Z", 55.3);
+    const auto report = fleet.grade();
+    CHECK(report.failing_hostnames() == std::vector<std::string>{"gpu09"});
+    const auto line = line_named(report, "gpu09", "health");
+    CHECK(line.result == hdb::grade::fail);
+    CHECK_THAT(line.reason, hdb_test::contains_text("in the earlier run 20261202T010000Z-gpu09: "));
   }
   SECTION("two machines of one hostname stay two nodes") {
     node_run(fleet, "vm", "GPU-a", "2026-12-02T01:00:00Z", 55.3);

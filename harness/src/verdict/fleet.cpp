@@ -206,12 +206,9 @@ std::string figure_identity(const graded_line& line) {
   return id;
 }
 
-// A node given more than once (runs in one directory, of the same hostname, or Slurm's name for
-// it, and the same GPU UUIDs): a node re-run into its directory after a FAIL that its run could not
-// confirm (one graded against peers). Runs of one host kept apart are nodes apart (a test's
-// stand-in nodes; holdouts kept one to a folder).
-// Its latest run is the node; each earlier run's value of a figure is an earlier try of it,
-// weighed as `hdbench run` weighs its own tries: a FAIL stands only when it failed on every try.
+// Which node a run is of: its directory, its hostname (or Slurm's name for it) and its GPUs'
+// UUIDs. Runs of one host kept apart are nodes apart (a test's stand-in nodes; holdouts kept one
+// to a folder); "" where a run cannot be told apart.
 std::string node_identity(const loaded_node& l) {
   if (!l.meta) return {};  // a run that never started: nothing to tell it by
   std::vector<std::string> uuids;
@@ -231,6 +228,18 @@ std::string node_identity(const loaded_node& l) {
   return identity;
 }
 
+// A node given more than once, re-run into its directory after a FAIL its run could not confirm
+// (one graded against peers): its latest run is the node, and each earlier run's value of a figure
+// is an earlier try of it, weighed as `hdbench run` weighs its own tries, so a FAIL stands only when
+// it failed on every try. What a retry cannot undo stays: an earlier run's health FAIL (an Xid, an
+// uncorrectable error) is the node's FAIL too; another process that was on the GPU then, or an
+// earlier run that did not finish, a WARN.
+graded_line from_earlier_run(graded_line line, const std::string& run) {
+  if (line.family == "node" || line.figure == "other processes") line.result = grade::warn;
+  line.reason = "in the earlier run " + run + ": " + line.reason;
+  return line;
+}
+
 void fold_earlier_runs(std::vector<loaded_node>& loaded) {
   std::map<std::string, std::vector<std::size_t>> runs_of;
   for (std::size_t i = 0; i < loaded.size(); ++i) {
@@ -248,7 +257,11 @@ void fold_earlier_runs(std::vector<loaded_node>& loaded) {
       const auto& earlier = loaded[*it];
       latest.node.earlier_runs.push_back(earlier.node.run);
       for (const auto& line : earlier.node.lines) {
-        if (line.is_figure() && line.key) latest.earlier_tries[figure_identity(line)].push_back(line.value);
+        if (line.is_figure() && line.key) {
+          latest.earlier_tries[figure_identity(line)].push_back(line.value);
+        } else if (line.result == grade::fail) {
+          latest.node.lines.push_back(from_earlier_run(line, earlier.node.run));
+        }
       }
       folded[*it] = true;
     }
