@@ -180,22 +180,6 @@ bool check_again(loaded_node& l, const fleet_options& options, std::vector<std::
   }
 }
 
-// The one decision on a figure line against `band`, under the rule the judging declaration gives
-// (judging_rule: the installed declaration's, as check's), and the reason for it.
-void decide_line(graded_line& line, const figure_band& band, band_source source, const judging_declarations& judging) {
-  const auto judged = judging_rule(judging, line.family, line.check, line.key->metric, line.rule);
-  line.rule = judged.rule;
-  line.band = band;
-  line.basis = source == band_source::set ? grade_basis::set : grade_basis::peers;
-  const auto decided = decide_figure(*line.value, band, *line.direction, line.rule);
-  line.result = decided.result;
-  line.reason = decision_reason(decided, *line.value, band, line.rule, source, line.unit);
-  if (!judged.installed && line.result != grade::pass) {
-    line.reason += "; " + not_installed_note(line.family, "its check.json holds");
-  }
-  weigh_tries(line);  // the run's confirmation, as check weighed it: its earlier tries against this band
-}
-
 // A figure line the decision can grade: its row, a positive value and a direction.
 bool gradable(const graded_line& line) { return line.is_figure() && line.key && line.direction && line.value && *line.value > 0; }
 
@@ -289,6 +273,25 @@ void add_earlier_tries(graded_line& line, const loaded_node& l) {
   line.attempts = std::move(tries);
 }
 
+// The one decision on a figure line of `node` against `band`, under the rule the judging
+// declaration gives (judging_rule: the installed declaration's, as check's), and the reason for it,
+// every try of it weighed: the node's earlier runs' and its latest run's own.
+void decide_line(graded_line& line, const loaded_node& node, const figure_band& band, band_source source,
+                 const judging_declarations& judging) {
+  add_earlier_tries(line, node);
+  const auto judged = judging_rule(judging, line.family, line.check, line.key->metric, line.rule);
+  line.rule = judged.rule;
+  line.band = band;
+  line.basis = source == band_source::set ? grade_basis::set : grade_basis::peers;
+  const auto decided = decide_figure(*line.value, band, *line.direction, line.rule);
+  line.result = decided.result;
+  line.reason = decision_reason(decided, *line.value, band, line.rule, source, line.unit);
+  if (!judged.installed && line.result != grade::pass) {
+    line.reason += "; " + not_installed_note(line.family, "its check.json holds");
+  }
+  weigh_tries(line);  // every try against this band, as check weighs a run's own
+}
+
 // Peers see a node unlike the others, never a fault every node shares (a fleet whose links all
 // read a third of their rate), and a few peers' band is wide: a figure graded against its link's
 // peak (check's grade, a kind without a set) keeps that grade where it is the worse. The line keeps
@@ -356,8 +359,8 @@ void grade_by_peers(std::vector<loaded_node>& loaded, const kind_group& group, f
       const auto& b = *bands[j];
       auto& line = loaded[slots[j].node].node.lines[slots[j].line];
       const auto against_peak = peak_grade_of(line);
-      add_earlier_tries(line, loaded[slots[j].node]);
-      decide_line(line, figure_band{b.low, b.high, b.centre, b.peers, std::nullopt}, band_source::peers, judging);
+      decide_line(line, loaded[slots[j].node], figure_band{b.low, b.high, b.centre, b.peers, std::nullopt}, band_source::peers,
+                  judging);
       keep_worse_peak_grade(line, against_peak);
     }
   }
@@ -384,8 +387,7 @@ void grade_by_set(std::vector<loaded_node>& loaded, const kind_group& group, fle
     }
     for (auto& line : l.node.lines) {
       if (!gradable(line) || !line.band) continue;
-      add_earlier_tries(line, l);
-      decide_line(line, *line.band, band_source::set, judging);
+      decide_line(line, l, *line.band, band_source::set, judging);
     }
   }
   if (summary.regraded > 0) {
