@@ -178,12 +178,13 @@ def finish(fig: MplFigure, lesson: str, subtitle: str, legend: Legend | None = N
     size, lines = title_layout(lesson, width)
     fig.hdb_title_lines = len(lines)  # type: ignore[attr-defined]
     fig.hdb_claims = [dict(c) for c in claims or ()]  # type: ignore[attr-defined]
-    identity = subtitle_lines(fig, subtitle, 8.5)
+    identity_size = 8.5  # pt
+    identity = subtitle_lines(fig, subtitle, identity_size)
     band = 0.16 + 0.25 * len(lines) + 0.26 + 0.14 * (len(identity) - 1)
     fig.text(0.5, 1 - 0.1 / height, "\n".join(lines), ha="center", va="top",
              fontsize=size, fontweight="bold")
     fig.text(0.5, 1 - (0.12 + 0.25 * len(lines)) / height, "\n".join(identity), ha="center", va="top",
-             fontsize=8.5, color="0.35")
+             fontsize=identity_size, color="0.35")
     fig.tight_layout(rect=(0, bottom, 1, 1 - band / height))
     return fig
 
