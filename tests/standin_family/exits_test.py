@@ -32,6 +32,7 @@ import json
 import os
 import re
 import shutil
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -262,9 +263,19 @@ def run_all_entry(args: argparse.Namespace, work: Path, env: dict[str, str]) -> 
     calls = (work / "cmake-calls").read_text().splitlines() if (work / "cmake-calls").is_file() else []
     checks.check(bool(calls) and set(calls) == {"--build --preset ci --parallel --target hdbench_suite"},
                  f"it built the run's targets with the preset HDBENCH_PRESET names, and configured nothing ({sorted(set(calls))})")
-    no_gpu = run(["./run_all.sh"], dict(env, PATH="/usr/bin:/bin"), cwd=root)
-    checks.check(no_gpu.returncode == 2 and "run_all.sh: no NVIDIA GPU found" in no_gpu.stderr,
-                 "without nvidia-smi: exit 2, one line saying there is no GPU")
+    # Both ways a node shows no GPU, whatever this machine has: a driver whose nvidia-smi lists
+    # none, and no nvidia-smi at all (a PATH of only what run_all.sh needs before it looks).
+    lists_none, bare = work / "lists-no-gpu", work / "no-nvidia-smi"
+    lists_none.mkdir()
+    write_tool(lists_none / "nvidia-smi", "#!/bin/sh\necho 'No devices were found'\nexit 6\n")
+    bare.mkdir()
+    for tool in ("bash", "dirname"):
+        (bare / tool).symlink_to(shutil.which(tool))
+    for name, path in (("nvidia-smi lists none", f"{lists_none}:/usr/bin:/bin"), ("without nvidia-smi", str(bare))):
+        no_gpu = run(["./run_all.sh"], dict(env, PATH=path), cwd=root)
+        checks.check(no_gpu.returncode == 2 and no_gpu.stderr.strip().splitlines() ==
+                     ["run_all.sh: no NVIDIA GPU found (nvidia-smi lists none); hdbench measures a GPU node and needs one"],
+                     f"{name}: exit 2, one line saying there is no GPU (got {no_gpu.returncode}: {no_gpu.stderr.strip()!r})")
     return checks
 
 
