@@ -3,6 +3,7 @@
 // summary are hdb_contract's: tests/host).
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -299,21 +300,26 @@ TEST_CASE("meta.json records results_csv and the link rates the plots read", "[m
   const hdb_test::temp_dir dir;
   SECTION("write_meta records them; update_meta_tables gives an older meta.json them once") {
     hdb::atomic_write_file(dir.path() / "meta.json", nlohmann::json{{"run_id", "r"}, {"node", {{"gpus", gpus}}}}.dump());
-    CHECK(hdb::update_meta_tables(dir.path()) == hdb::meta_update::updated);
+    hdb::update_meta_tables(dir.path());
     const auto updated = *hdb::read_meta(dir.path() / "meta.json");
     CHECK(updated.at("results_csv") == hdb::results_csv_record());
     CHECK(updated.at("run_id") == "r");
     CHECK(updated.at("node").at("gpus")[0].at("pcie").at("peak_GBps") == *hdb::pcie_peak_gbps(5, 16));
-    CHECK(hdb::update_meta_tables(dir.path()) == hdb::meta_update::unchanged);
+    const auto written = hdb::read_text_file(dir.path() / "meta.json");
+    const auto modified = std::filesystem::last_write_time(dir.path() / "meta.json") - std::chrono::hours(1);
+    std::filesystem::last_write_time(dir.path() / "meta.json", modified);  // a rewrite now would move it
+    hdb::update_meta_tables(dir.path());  // nothing to add: not rewritten
+    CHECK(hdb::read_text_file(dir.path() / "meta.json") == written);
+    CHECK(std::filesystem::last_write_time(dir.path() / "meta.json") == modified);
     hdb::write_meta(dir.path() / "meta.json", nlohmann::json{{"run_id", "w"}});
     CHECK(hdb::read_meta(dir.path() / "meta.json")->at("results_csv") == hdb::results_csv_record());
   }
   SECTION("a run without meta.json gets one holding only them; an unreadable one is left alone") {
-    CHECK(hdb::update_meta_tables(dir.path()) == hdb::meta_update::created);
+    hdb::update_meta_tables(dir.path());
     CHECK(*hdb::read_meta(dir.path() / "meta.json") ==
           nlohmann::json{{"schema_version", hdb::meta_schema_version}, {"results_csv", hdb::results_csv_record()}});
     hdb::atomic_write_file(dir.path() / "meta.json", "{not json");
-    CHECK(hdb::update_meta_tables(dir.path()) == hdb::meta_update::unreadable);
+    hdb::update_meta_tables(dir.path());
     CHECK(hdb::read_text_file(dir.path() / "meta.json") == "{not json");
   }
 }

@@ -70,19 +70,17 @@ void write_meta(const fs::path& meta_path, const json& meta) {
   write_json_file(meta_path, recorded);
 }
 
-meta_update update_meta_tables(const fs::path& run_dir) {
+void update_meta_tables(const fs::path& run_dir) {
   const auto meta_path = run_dir / "meta.json";
   if (!fs::exists(meta_path)) {
     write_meta(meta_path, json{{"schema_version", meta_schema_version}});
-    return meta_update::created;
+    return;
   }
   const auto meta = read_meta(meta_path);
-  if (!meta) return meta_update::unreadable;
+  if (!meta) return;
   auto recorded = *meta;
   record_harness_tables(recorded);
-  if (recorded == *meta) return meta_update::unchanged;
-  write_json_file(meta_path, recorded);
-  return meta_update::updated;
+  if (recorded != *meta) write_json_file(meta_path, recorded);
 }
 
 std::optional<std::string> hostname_of(const json& meta) {

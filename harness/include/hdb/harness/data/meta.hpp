@@ -45,9 +45,9 @@ void write_meta(const std::filesystem::path& meta_path, const nlohmann::json& me
 
 // Before the plots read a run (draw_plots, `hdbench plot`): a meta.json written before it
 // recorded the harness's tables gets them (its other fields as they were), a run without
-// meta.json gets one holding only them; an unreadable meta.json is left as it is.
-enum class meta_update { unchanged, updated, created, unreadable };
-meta_update update_meta_tables(const std::filesystem::path& run_dir);
+// meta.json gets one holding only them; an unreadable meta.json is left as it is (the plots say
+// so). A meta.json that has them is not rewritten.
+void update_meta_tables(const std::filesystem::path& run_dir);
 
 // meta.json parsed, or nullopt when missing or unreadable.
 [[nodiscard]] std::optional<nlohmann::json> read_meta(const std::filesystem::path& meta_path);
