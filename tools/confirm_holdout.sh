@@ -5,13 +5,18 @@
 #   tools/confirm_holdout.sh OUT boot     the run straight after the build on a bare machine, then once more
 #   tools/confirm_holdout.sh OUT faults   a co-tenant copying over the link for the whole run, for its
 #                                         first 10 s only, and steadily for 30 % of every 10 ms
+#   tools/confirm_holdout.sh OUT faults whole first-10s
+#                                         only those of the three (whole, first-10s, steady-30pc)
 #
+# HDBENCH_REFERENCE_DIR=EMPTY_DIR grades against peaks only, as on a kind without a set.
 # Each run's verdict files go to OUT/<scenario>.tgz, its console to OUT/<scenario>.log; OUT/summary.txt
 # gets one line per run: scenario, exit status, wall seconds, check's summary line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${1:?usage: tools/confirm_holdout.sh OUT boot|faults}
-mode=${2:?usage: tools/confirm_holdout.sh OUT boot|faults}
+out=${1:?usage: tools/confirm_holdout.sh OUT boot|faults [whole] [first-10s] [steady-30pc]}
+mode=${2:?usage: tools/confirm_holdout.sh OUT boot|faults [whole] [first-10s] [steady-30pc]}
+shift 2
+scenarios=${*:-whole first-10s steady-30pc}
 mkdir -p "$out"
 
 verdict_run() {  # NAME [run_all.sh arguments...]
@@ -37,21 +42,28 @@ case "$mode" in
     preset=${HDBENCH_PRESET:-native}
     cmake --build --preset "$preset" --target pcie-copy-load >"$out/build-load.log" 2>&1 || { echo "no pcie-copy-load" >&2; exit 2; }
     load=build/$preset/tests/pcie-copy-load
-    "$load" --seconds=600 >"$out/load-whole.log" 2>&1 &
-    pid=$!
-    sleep 1
-    verdict_run cotenant-whole-run
-    kill "$pid"; wait "$pid" 2>/dev/null
-    sleep 5
-    "$load" --seconds=10 >"$out/load-first-10s.log" 2>&1 &
-    verdict_run cotenant-first-10s
-    wait
-    sleep 5
-    "$load" --seconds=600 --duty=0.3 --period-ms=10 >"$out/load-steady-30pc.log" 2>&1 &
-    pid=$!
-    sleep 1
-    verdict_run cotenant-steady-30pc
-    kill "$pid"; wait "$pid" 2>/dev/null
+    for scenario in $scenarios; do
+      case "$scenario" in
+        whole)
+          "$load" --seconds=600 >"$out/load-whole.log" 2>&1 &
+          pid=$!
+          sleep 1
+          verdict_run cotenant-whole-run
+          kill "$pid"; wait "$pid" 2>/dev/null ;;
+        first-10s)
+          "$load" --seconds=10 >"$out/load-first-10s.log" 2>&1 &
+          verdict_run cotenant-first-10s
+          wait ;;
+        steady-30pc)
+          "$load" --seconds=600 --duty=0.3 --period-ms=10 >"$out/load-steady-30pc.log" 2>&1 &
+          pid=$!
+          sleep 1
+          verdict_run cotenant-steady-30pc
+          kill "$pid"; wait "$pid" 2>/dev/null ;;
+        *) echo "confirm_holdout.sh: unknown scenario '$scenario' (whole, first-10s, steady-30pc)" >&2; exit 2 ;;
+      esac
+      sleep 5
+    done
     ;;
   *) echo "confirm_holdout.sh: unknown mode '$mode' (boot or faults)" >&2; exit 2 ;;
 esac

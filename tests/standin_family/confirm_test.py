@@ -16,7 +16,10 @@ against that set:
 2. slow on every try: check exits 1, each gated figure FAILs "confirmed: failed on every try" with
    three attempts in check.json and results.csv; compare against the set exits 1;
 3. slow with --confirm=off: check exits 1, its FAIL lines say "not confirmed: measured once" and
-   there is no attempt 2.
+   there is no attempt 2;
+4. against peaks (no set, as a kind without one): reporting 20 GB/s (190 % of its peak: 3 bytes
+   cross per output byte) but a tenth of that (19 %) on the first try (--slow-while), the run and
+   check exit 0 and the figures are WARN transients; at 2 GB/s on every try they FAIL, confirmed.
 The pauses are short (--confirm=0.2,0.2): what is tested is the rule, not the clock.
 """
 from __future__ import annotations
@@ -50,21 +53,21 @@ def parse_args() -> argparse.Namespace:
 class Harness:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
-        self.env = dict(os.environ, HDBENCH_PLOTS_DIR=str(args.workdir / "no-plots"),
-                        HDBENCH_REFERENCE_DIR=str(args.workdir / "set"))
+        self.env = dict(os.environ, HDBENCH_PLOTS_DIR=str(args.workdir / "no-plots"))
 
-    def hdbench(self, *command: str) -> subprocess.CompletedProcess:
-        result = subprocess.run([str(self.args.hdbench), *command], capture_output=True, text=True, env=self.env,
+    def hdbench(self, *command: str, sets: str = "set") -> subprocess.CompletedProcess:
+        env = dict(self.env, HDBENCH_REFERENCE_DIR=str(self.args.workdir / sets))
+        result = subprocess.run([str(self.args.hdbench), *command], capture_output=True, text=True, env=env,
                                 timeout=RUN_TIMEOUT)
         print(f"$ hdbench {' '.join(command)}  -> exit {result.returncode}")
         for line in (result.stdout + result.stderr).splitlines()[-30:]:
             print(f"    {line}")
         return result
 
-    def run(self, name: str, *flags: str) -> tuple[subprocess.CompletedProcess, Path]:
+    def run(self, name: str, *flags: str, sets: str = "set") -> tuple[subprocess.CompletedProcess, Path]:
         run_dir_file = self.args.workdir / f"{name}.run-dir"
         result = self.hdbench("run", "--verdict", "--bin-dir", str(self.args.bin_dir), "--manifest", str(self.args.manifest),
-                              "--out", str(self.args.workdir / "runs"), "--run-dir-file", str(run_dir_file), *flags)
+                              "--out", str(self.args.workdir / "runs"), "--run-dir-file", str(run_dir_file), *flags, sets=sets)
         return result, Path(run_dir_file.read_text().strip())
 
 
@@ -154,6 +157,30 @@ def check_unconfirmed(h: Harness, checks: Checks) -> None:
     checks.check(all(tries == {1} for tries in attempts_by_case(run_dir).values()), "unconfirmed: no attempt 2")
 
 
+def check_against_peaks(h: Harness, checks: Checks) -> None:
+    (h.args.workdir / "no-sets").mkdir()
+    flag = h.args.workdir / "slow-first-try-peaks"
+    flag.touch()
+    result, run_dir = h.run("peaks-transient", f"--confirm={PAUSES}", "--", "--standin.bandwidth=20", "--standin.slowdown=900",
+                            f"--standin.slow-while={flag}", sets="no-sets")
+    check = h.hdbench("check", str(run_dir), "--no-files", sets="no-sets")
+    lines = figure_lines(run_dir)
+    transient = [line for line in lines if line["confirmation"] == "transient"]
+    checks.check(result.returncode == 0 and check.returncode == 0, "peaks transient: hdbench run and check exit 0")
+    checks.check(len(transient) >= 1 and all(line["basis"] == "peak" and line["grade"] == "WARN"
+                                             and [a["grade"] for a in line["attempts"]] == ["FAIL", "PASS"] for line in transient),
+                 f"peaks transient: {len(transient)} figure(s) graded by peak FAILed on the first try only: WARN")
+    checks.check(all(line["grade"] != "FAIL" for line in lines), "peaks transient: no figure FAILs")
+    checks.check("first try 2 GB/s, confirmed 20 GB/s: a transient, not the node" in check.stdout,
+                 "peaks transient: check names both readings")
+    result, run_dir = h.run("peaks-persistent", f"--confirm={PAUSES}", "--", "--standin.bandwidth=2", sets="no-sets")
+    check = h.hdbench("check", str(run_dir), "--no-files", sets="no-sets")
+    failed = [line for line in figure_lines(run_dir) if line["grade"] == "FAIL"]
+    checks.check(check.returncode == 1 and len(failed) >= 1 and all(
+        line["basis"] == "peak" and line["confirmation"] == "confirmed" and len(line["attempts"]) == TRIES for line in failed),
+                 f"peaks persistent: check exits 1, {len(failed)} FAIL line(s) graded by peak, each confirmed on {TRIES} tries")
+
+
 def main() -> int:
     args = parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -168,6 +195,7 @@ def main() -> int:
     check_transient(h, checks)
     check_persistent(h, checks)
     check_unconfirmed(h, checks)
+    check_against_peaks(h, checks)
     if checks.failures:
         print(f"{len(checks.failures)} check(s) failed")
         return 1

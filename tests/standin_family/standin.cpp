@@ -38,7 +38,8 @@
 //   as a GPU family skips a size its GPU cannot hold, so --verdict must gate the largest that fits.
 // --bandwidth=GBPS: every repetition reports that triad bandwidth and runs no triad, so a test can
 //   hold a verdict or a stopping rule to exact numbers on a loaded machine; with
-//   --spread=PERCENT the repetitions alternate that far above and below it (+, -, +, ...).
+//   --spread=PERCENT the repetitions alternate that far above and below it (+, -, +, ...), and
+//   --slowdown (or --slow-while) divides it by 1 + PERCENT/100.
 // --repetition-seconds=S: every repetition lasts at least S seconds (the host sleeps in it): the
 //   stopping rule's time ceiling, in seconds, reached after a known count.
 #include "standin.hpp"
@@ -199,7 +200,7 @@ void register_cases(const run_options& options, family_env& env, case_registry& 
             if (planted.repetition_seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(planted.repetition_seconds));
             if (planted.bandwidth > 0) {
               const double side = (*repetition)++ % 2 == 0 ? 1 : -1;
-              fastest = static_cast<double>(bytes) / (planted.bandwidth * (1 + side * planted.spread) * 1e9);
+              fastest = static_cast<double>(bytes) * (1 + slowdown) / (planted.bandwidth * (1 + side * planted.spread) * 1e9);
             } else {
               triad_pass(work->a.data(), work->b.data(), work->c.data(), scale, n, stride, ran_lanes);  // warm-up
               std::fill(work->a.begin(), work->a.begin() + static_cast<std::ptrdiff_t>(n), 0.0);  // the check sees the timed passes

@@ -80,8 +80,10 @@ def hdbench(args: argparse.Namespace, *command: str) -> subprocess.CompletedProc
 
 def run_once(args: argparse.Namespace, checks: Checks, name: str, *flags: str) -> Path | None:
     out = args.workdir / name
+    # The stand-in's strided cases read below half their peak, so check FAILs them: measured once
+    # here, where the rows of one try are counted (confirm_test.py confirms).
     result = hdbench(args, "run", "--manifest", str(args.family_dir / "suite.json"), "--bin-dir", str(args.bin_dir),
-                     "--out", str(out), *flags)
+                     "--out", str(out), "--confirm=off", *flags)
     checks.check(result.returncode == 0, f"{name}: hdbench run exits 0")
     runs = [p for p in out.iterdir() if p.is_dir()] if out.is_dir() else []
     if not checks.check(len(runs) == 1, f"{name}: one run directory under {out}"):

@@ -388,7 +388,7 @@ std::string confirmation_note(const suite_run_options& options) {
     pauses += p;
     list += (list.empty() ? "" : " + ") + format_figure(p) + " s";
   }
-  return "confirmation: nothing on a healthy node; a figure that FAILs against the set is measured again up to " +
+  return "confirmation: nothing on a healthy node; a figure that FAILs is measured again up to " +
          std::to_string(options.confirm_pauses.size()) + " more time" + (options.confirm_pauses.size() == 1 ? "" : "s") +
          ", after " + list + " of pauses (" + minutes_seconds(pauses) + " and its cases again)";
 }

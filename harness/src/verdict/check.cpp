@@ -188,7 +188,8 @@ void weigh_attempts(std::vector<graded_line>& lines, const std::vector<result_ro
     }
   }
   for (auto& line : lines) {
-    if (line.basis != grade_basis::set || !line.key || !line.value || !line.band) continue;
+    const bool graded = (line.basis == grade_basis::set && line.band) || (line.basis == grade_basis::peak && line.peak);
+    if (!graded || !line.key || !line.value) continue;
     const auto found = earlier.find(*line.key);
     if (found != earlier.end()) {
       line.attempts = found->second;

@@ -73,9 +73,13 @@ void weigh_tries(graded_line& line) {
   }
   line.attempts.back().value = line.value;
   line.attempts.back().result = line.result;
+  // Each earlier try by what graded the last: the band, or without a set the link's peak.
+  const auto grade_of = [&](double value) {
+    return line.band ? decide_figure(value, *line.band, line.direction.value_or(better::higher), line.rule).result
+                     : grade_by_peak(percent_of_peak(value, *line.peak));
+  };
   for (auto it = line.attempts.begin(); it + 1 != line.attempts.end(); ++it) {
-    it->result = it->value ? decide_figure(*it->value, *line.band, line.direction.value_or(better::higher), line.rule).result
-                           : grade::fail;
+    it->result = it->value ? grade_of(*it->value) : grade::fail;
   }
   const auto reading = [&](const attempt_reading& a) { return a.value ? format_figure(*a.value) + " " + line.unit : "failed"; };
   std::string tries;

@@ -88,6 +88,7 @@ TEST_CASE("verdict: hdbench run --verdict of the stand-in records, checks and re
   options.command_line = {"hdbench", "run", "--verdict"};
   options.plots.plots_dir = out.path() / "no-plots";  // the plots are standin_test.py's
   options.verdict = true;
+  options.confirm_pauses = {};  // the strided cases FAIL against their peak: one try's rows are counted here
   std::ostringstream log;
   const int status = hdb::run_suite(options, log);
   INFO(log.str());

@@ -65,10 +65,10 @@ struct check_report {
                                                     const reference_set* set, double alpha,
                                                     const std::filesystem::path& schema_dir = {});
 
-// The figures' confirmations: each figure line graded against the set on its case's last attempt
-// (`rows`) gets every attempt, the earlier ones from `superseded` (load_run's), and the one rule
-// weighs them (weigh_tries, graded_line.hpp). A figure graded by peak (a kind without a set) is
-// not confirmed: % of peak is a coarse grade, not a band of healthy nodes a transient leaves.
+// The figures' confirmations: each figure line graded against the set, or by its link's peak (a
+// kind without a set), on its case's last attempt (`rows`) gets every attempt, the earlier ones
+// from `superseded` (load_run's), and the one rule weighs them (weigh_tries, graded_line.hpp): a
+// co-tenant's burst at boot can take a copy below half its link's rate as surely as out of a band.
 void weigh_attempts(std::vector<graded_line>& lines, const std::vector<result_row>& rows,
                     const std::vector<result_row>& superseded);
 
