@@ -87,10 +87,10 @@ struct graded_line {
 
 // The confirmation rule on a figure line just decided on its last try against its band, or its
 // link's peak (check's and fleet's one rule): line.attempts holds every try, the last one the
-// line's value; the earlier ones are graded against the same band or peak. A FAIL stands only when every try failed (confirmed); a
-// line that failed earlier and not on its last try is a WARN naming both readings (transient); one
-// that failed on its last try but not on every one is a WARN (unsteady); a FAIL with no earlier try
-// says it is not confirmed. The reason gets the words.
+// line's value; the earlier ones are graded against the same band or peak. A FAIL stands only
+// when every try failed (confirmed); a line that failed earlier and not on its last try is a WARN
+// naming both readings (transient); one that failed on its last try but not on every one is a
+// WARN (unsteady); a FAIL with no earlier try says it is not confirmed. The reason gets the words.
 void weigh_tries(graded_line& line);
 
 [[nodiscard]] nlohmann::json to_json(const graded_line& line);
