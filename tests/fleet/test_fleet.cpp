@@ -249,7 +249,10 @@ TEST_CASE("fleet: a fault every node shares still FAILs on its link's peak, what
     line.peak = hdb::peak_ref{63.0, 1, "PCIe per direction, GPU 0"};
     line.percent_of_peak = value / 63.0;
     line.reason = "as check graded it against the peak";
-    if (result == hdb::grade::fail) line.confirmed = hdb::confirmation::confirmed;  // the node's run measured it 3 times
+    if (result == hdb::grade::fail) {  // the node's run measured it 3 times
+      line.confirmed = hdb::confirmation::confirmed;
+      for (int attempt = 1; attempt <= 3; ++attempt) line.attempts.push_back({attempt, value, hdb::grade::fail});
+    }
     return hdb::to_json(line);
   };
   for (int i = 0; i < 5; ++i) {
@@ -262,7 +265,10 @@ TEST_CASE("fleet: a fault every node shares still FAILs on its link's peak, what
   const auto line = line_named(report, "gpu03", "copy");
   CHECK(line.result == hdb::grade::fail);
   CHECK_THAT(line.reason, hdb_test::contains_text("as check graded it against the peak; PASS against its 4 peers"));
-  CHECK(line.confirmed == hdb::confirmation::confirmed);  // what Prometheus counts: the node's confirmation, not the peers'
+  // What Prometheus counts and fleet.json shows: the node's confirmation and tries, not the peers' grades of them.
+  CHECK(line.confirmed == hdb::confirmation::confirmed);
+  REQUIRE(line.attempts.size() == 3);
+  CHECK(std::all_of(line.attempts.begin(), line.attempts.end(), [](const auto& a) { return a.result == hdb::grade::fail; }));
   REQUIRE(line.band);  // the fleet's figure still draws it, in its peers' band
 
   SECTION("a node that passes its peak is graded by its peers alone") {

@@ -299,12 +299,13 @@ void decide_line(graded_line& line, const loaded_node& node, const figure_band& 
 struct peak_grade {
   grade result;
   std::string reason;
-  confirmation confirmed;  // as the node's own run weighed its tries
+  confirmation confirmed;                 // as the node's own run weighed its tries,
+  std::vector<attempt_reading> attempts;  // each graded against the peak
 };
 
 std::optional<peak_grade> peak_grade_of(const graded_line& line) {
   if (line.basis != grade_basis::peak) return std::nullopt;
-  return peak_grade{line.result, line.reason, line.confirmed};
+  return peak_grade{line.result, line.reason, line.confirmed, line.attempts};
 }
 
 void keep_worse_peak_grade(graded_line& line, const std::optional<peak_grade>& against_peak) {
@@ -313,6 +314,7 @@ void keep_worse_peak_grade(graded_line& line, const std::optional<peak_grade>& a
                 std::to_string(line.band->runs) + " peers, whose band cannot see what every node shares and is wide in a small fleet";
   line.result = against_peak->result;
   line.confirmed = against_peak->confirmed;
+  line.attempts = against_peak->attempts;
 }
 
 struct kind_group {
