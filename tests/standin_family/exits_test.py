@@ -32,7 +32,6 @@ import json
 import os
 import re
 import shutil
-import shutil
 import subprocess
 import sys
 from pathlib import Path
