@@ -6,7 +6,8 @@
 #   tools/confirm_holdout.sh OUT faults   a co-tenant copying over the link for the whole run, for its
 #                                         first 10 s only, and steadily for 30 % of every 10 ms
 #   tools/confirm_holdout.sh OUT faults whole first-10s
-#                                         only those of the three (whole, first-10s, steady-30pc)
+#                                         only those of the three (whole, first-10s, steady-30pc);
+#                                         first-Ns copies for the run's first N seconds
 #
 # HDBENCH_REFERENCE_DIR=EMPTY_DIR grades against peaks only, as on a kind without a set.
 # Each run's verdict files go to OUT/<scenario>.tgz, its console to OUT/<scenario>.log; OUT/summary.txt
@@ -50,9 +51,10 @@ case "$mode" in
           sleep 1
           verdict_run cotenant-whole-run
           kill "$pid"; wait "$pid" 2>/dev/null ;;
-        first-10s)
-          "$load" --seconds=10 >"$out/load-first-10s.log" 2>&1 &
-          verdict_run cotenant-first-10s
+        first-[0-9]*s)
+          seconds=${scenario#first-}
+          "$load" --seconds="${seconds%s}" >"$out/load-$scenario.log" 2>&1 &
+          verdict_run "cotenant-$scenario"
           wait ;;
         steady-30pc)
           "$load" --seconds=600 --duty=0.3 --period-ms=10 >"$out/load-steady-30pc.log" 2>&1 &
@@ -60,7 +62,7 @@ case "$mode" in
           sleep 1
           verdict_run cotenant-steady-30pc
           kill "$pid"; wait "$pid" 2>/dev/null ;;
-        *) echo "confirm_holdout.sh: unknown scenario '$scenario' (whole, first-10s, steady-30pc)" >&2; exit 2 ;;
+        *) echo "confirm_holdout.sh: unknown scenario '$scenario' (whole, first-Ns, steady-30pc)" >&2; exit 2 ;;
       esac
       sleep 5
     done
