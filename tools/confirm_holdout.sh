@@ -14,11 +14,23 @@
 # gets one line per run: scenario, exit status, wall seconds, check's summary line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${1:?usage: tools/confirm_holdout.sh OUT boot|faults [whole] [first-10s] [steady-30pc]}
-mode=${2:?usage: tools/confirm_holdout.sh OUT boot|faults [whole] [first-10s] [steady-30pc]}
+usage="usage: tools/confirm_holdout.sh OUT boot|faults [whole] [first-Ns] [steady-30pc]"
+out=${1:?$usage}
+mode=${2:?$usage}
 shift 2
 scenarios=${*:-whole first-10s steady-30pc}
 mkdir -p "$out"
+
+# A verdict run with the co-tenant copying all through it, stopped after it.
+with_cotenant() {  # NAME pcie-copy-load arguments...
+  local name=$1 pid
+  shift
+  "$load" "$@" >"$out/load-$name.log" 2>&1 &
+  pid=$!
+  sleep 1
+  verdict_run "cotenant-$name"
+  kill "$pid"; wait "$pid" 2>/dev/null
+}
 
 verdict_run() {  # NAME [run_all.sh arguments...]
   local name=$1 started status run_dir
@@ -45,23 +57,13 @@ case "$mode" in
     load=build/$preset/tests/pcie-copy-load
     for scenario in $scenarios; do
       case "$scenario" in
-        whole)
-          "$load" --seconds=600 >"$out/load-whole.log" 2>&1 &
-          pid=$!
-          sleep 1
-          verdict_run cotenant-whole-run
-          kill "$pid"; wait "$pid" 2>/dev/null ;;
+        whole) with_cotenant whole-run --seconds=600 ;;
         first-[0-9]*s)
           seconds=${scenario#first-}
           "$load" --seconds="${seconds%s}" >"$out/load-$scenario.log" 2>&1 &
           verdict_run "cotenant-$scenario"
           wait ;;
-        steady-30pc)
-          "$load" --seconds=600 --duty=0.3 --period-ms=10 >"$out/load-steady-30pc.log" 2>&1 &
-          pid=$!
-          sleep 1
-          verdict_run cotenant-steady-30pc
-          kill "$pid"; wait "$pid" 2>/dev/null ;;
+        steady-30pc) with_cotenant steady-30pc --seconds=600 --duty=0.3 --period-ms=10 ;;
         *) echo "confirm_holdout.sh: unknown scenario '$scenario' (whole, first-Ns, steady-30pc)" >&2; exit 2 ;;
       esac
       sleep 5
