@@ -5,13 +5,12 @@
                               --healthcheck share/hdbench/hdbench-healthcheck
                               --sbatch share/hdbench/hdbench-fleet.sbatch [--keep]
 
-A reference set of the stand-in family judges every run: three verdict runs on this host, each
-timed pass slowed by SET_SLOWDOWN (hdb_test_support), so that a healthy run reads above the set's
-centre (a WARN on the good side) and only one that lost seven eighths of its speed to the machine's
-other load could FAIL. HDBENCH is a wrapper around the real hdbench that runs `hdbench run` on the
-stand-in family (no GPU; no figures drawn: HDBENCH_PLOTS_DIR empty), planted per node by a file:
-plant/slow.<node> (every timed pass slowed by FAULT_SLOWDOWN: the triad 80 % under the set's
-centre, beyond its 50 % tolerance), plant/crash.<node> (the family aborts in the checked case), plant/failed.<node>
+A reference set of the stand-in family judges every run: three verdict runs whose triad reports
+the planted STANDIN_BANDWIDTH (hdb_test_support), which a healthy node's run reports too, so no
+verdict moves with the machine's load. HDBENCH is a wrapper around the real hdbench that runs
+`hdbench run` on the stand-in family (no GPU; no figures drawn: HDBENCH_PLOTS_DIR empty), planted
+per node by a file: plant/slow.<node> (every pass FAULT_SLOWDOWN longer: the triad 95 % under the
+set's centre, beyond its 50 % tolerance), plant/crash.<node> (the family aborts in the checked case), plant/failed.<node>
 (its strided 4-lane cases fail), plant/hang.<node> (the family never returns) or plant/late.<node>
 (the run writes a clean check.json, then its plot step never returns). The health check is started through the documented wrapper shape (a script that
 exports the knobs and execs hdbench-healthcheck), the way slurmd starts it.
@@ -52,14 +51,14 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-from hdb_test_support import FAULT_SLOWDOWN, Checks, finish, make_standin_set  # noqa: E402
+from hdb_test_support import FAULT_SLOWDOWN, STANDIN_BANDWIDTH, Checks, finish, make_standin_set  # noqa: E402
 from slurm_cluster import (SKIP, Cluster, hanging_family_bin, parse_paths, required, run_on,  # noqa: E402
                            test_arguments, work_directory)
 
 NODES = ["n1", "n2", "n3"]
-# The drain reason of a slow stand-in node: the count of FAIL lines, then the first one's GPUs,
-# family and figure (how many of the four triad cases FAIL depends on how far the load moved them).
-SLOW_REASON = re.compile(r"hdbench: [1-4] FAIL, GPU 0,1 standin (strided )?triad")
+# The drain reason of a slow stand-in node: the count of FAIL lines (its four triad cases), then
+# the first one's GPUs, family and figure.
+SLOW_REASON = re.compile(r"hdbench: 4 FAIL, GPU 0,1 standin triad")
 # A family that crashed or failed cases: its own FAIL line (check.txt's first) and why it failed.
 FAMILY_REASON = re.compile(r"hdbench: [0-9]+ FAIL, .* standin .* the (family|case) failed: .*")
 RUN_TIMEOUT = 180  # any one command of the test: a hang guard, never a measurement
@@ -86,17 +85,13 @@ if [ "$1" = run ]; then
   shift
   node=${{SLURMD_NODENAME:-unknown}}
   if [ -e '{work}/plant/hang.'"$node" ]; then exec '{args.hdbench}' run --bin-dir '{hang_bin}' "$@"; fi
-  slow=''
-  [ -e '{work}/plant/slow.'"$node" ] && slow='-- {FAULT_SLOWDOWN}'
-  [ -e '{work}/plant/crash.'"$node" ] && slow='-- --plant=crash'
-  [ -e '{work}/plant/failed.'"$node" ] && slow='-- --plant=failed_cases'
+  plant=''
+  [ -e '{work}/plant/slow.'"$node" ] && plant='{FAULT_SLOWDOWN}'
+  [ -e '{work}/plant/crash.'"$node" ] && plant='--plant=crash'
+  [ -e '{work}/plant/failed.'"$node" ] && plant='--plant=failed_cases'
   plots='{work}/no-plots'
   [ -e '{work}/plant/late.'"$node" ] && plots='{hanging_plots}'
-  # The nodes share this machine's cores: the measuring runs take turns (one lock, taken here and
-  # held by hdbench itself, which a timeout then signals as it signals hdbench on a node).
-  exec 8>'{work}/measure.lock'
-  flock 8
-  HDBENCH_PLOTS_DIR="$plots" exec '{args.hdbench}' run --bin-dir '{args.standin_bin}' "$@" $slow
+  HDBENCH_PLOTS_DIR="$plots" exec '{args.hdbench}' run --bin-dir '{args.standin_bin}' "$@" -- {STANDIN_BANDWIDTH} $plant
 fi
 exec '{args.hdbench}' "$@"
 """)

@@ -57,21 +57,20 @@ def finish(checks: Checks, work: Path, keep: bool = False) -> int:
     return 0
 
 
-# The stand-in's set is this host 4x slower (every timed pass 300 % longer) and a planted fault 20x
-# slower: a run at the host's own speed reads 4x above the set's centre and fails its 50 %
-# tolerance only if the machine's other load slows it 8x; the fault reads 5x below the centre,
-# beyond that tolerance unless the set was built 2.5x more loaded than the faulty run. Both margins
-# hold on a 2-core machine building and testing at once.
-SET_SLOWDOWN = "--slowdown=300"
+# The stand-in's triad in these tests reports a planted bandwidth (its --bandwidth: no triad is
+# timed), so no verdict moves with the machine's load: a set of runs timed on a loaded 2-core machine
+# scattered so widely that its band held a fault twenty times slower. The set's runs and a healthy
+# run read STANDIN_BANDWIDTH; a planted fault (every pass 1900 % longer) a twentieth of it, far
+# beyond the triad's 50 % tolerance.
+STANDIN_BANDWIDTH = "--bandwidth=4"
 FAULT_SLOWDOWN = "--slowdown=1900"
 
 
 def make_standin_set(hdbench: Path, bin_dir: Path, manifest: Path, work: Path, timeout: float) -> Path:
-    """A reference set of the stand-in family's kind, WORK/set/standin: three verdict runs on this
-    host at SET_SLOWDOWN, so a run at the host's own speed reads above the set's centre (a WARN on
-    the good side) and one at FAULT_SLOWDOWN is beyond the triad's tolerance. Measured once each, no
-    figures drawn (WORK/no-plots, an empty HDBENCH_PLOTS_DIR). Returns WORK/set, for
-    HDBENCH_REFERENCE_DIR."""
+    """A reference set of the stand-in family's kind, WORK/set/standin: three verdict runs at
+    STANDIN_BANDWIDTH, so a run at it PASSes and one at FAULT_SLOWDOWN is beyond the triad's
+    tolerance. Measured once each, no figures drawn (WORK/no-plots, an empty HDBENCH_PLOTS_DIR).
+    Returns WORK/set, for HDBENCH_REFERENCE_DIR."""
     set_dir = work / "set"
     (work / "no-plots").mkdir(exist_ok=True)
     for i in range(3):
@@ -80,7 +79,7 @@ def make_standin_set(hdbench: Path, bin_dir: Path, manifest: Path, work: Path, t
         run_dir_file = work / f"set-run-{i}"
         subprocess.run([str(hdbench), "run", "--verdict", "--confirm=off", "--bin-dir", str(bin_dir), "--manifest",
                         str(manifest), "--out", str(work / "set-runs"), "--run-dir-file", str(run_dir_file),
-                        "--", SET_SLOWDOWN],
+                        "--", STANDIN_BANDWIDTH],
                        env=dict(os.environ, HDBENCH_PLOTS_DIR=str(work / "no-plots")), capture_output=True, text=True,
                        timeout=timeout, check=True)
         subprocess.run([str(hdbench), "reference", "add", str(set_dir / "standin"), run_dir_file.read_text().strip()],

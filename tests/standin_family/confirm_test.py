@@ -4,11 +4,11 @@
     confirm_test.py --hdbench BIN/hdbench --bin-dir DIR --manifest tests/standin_family/suite.json
                     --workdir WORK
 
-A reference set of the stand-in's kind (make_standin_set: this host slowed by SET_SLOWDOWN, so a
-run slowed by FAULT_SLOWDOWN FAILs however loaded the machine), then, each a verdict run graded
+A reference set of the stand-in's kind (make_standin_set: its planted STANDIN_BANDWIDTH, so a run
+slowed by FAULT_SLOWDOWN FAILs however loaded the machine), then, each a verdict run graded
 against that set:
 1. a transient: slow while a file exists, which the first try removes (--slow-while), so the
-   confirmation reads the host's own speed: the run and check exit 0; the gated figures are WARN
+   confirmation reads the set's bandwidth: the run and check exit 0; the gated figures are WARN
    lines that say "first try ..., confirmed ...: a transient, not the node"; check.json calls them
    transient with both attempts; results.csv holds attempt 1 of every case and attempt 2 of exactly
    the cases behind the FAILs; `hdbench compare SET RUN` reads the confirmed figure (no SLOWER);
@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-from hdb_test_support import FAULT_SLOWDOWN, Checks, make_standin_set  # noqa: E402
+from hdb_test_support import FAULT_SLOWDOWN, STANDIN_BANDWIDTH, Checks, make_standin_set  # noqa: E402
 
 RUN_TIMEOUT = 240
 PAUSES = "0.2,0.2"
@@ -95,7 +95,7 @@ def gated(line: dict) -> bool:
 def check_transient(h: Harness, checks: Checks) -> None:
     flag = h.args.workdir / "slow-first-try"
     flag.touch()
-    result, run_dir = h.run("transient", f"--confirm={PAUSES}", "--", FAULT_SLOWDOWN, f"--slow-while={flag}")
+    result, run_dir = h.run("transient", f"--confirm={PAUSES}", "--", STANDIN_BANDWIDTH, FAULT_SLOWDOWN, f"--slow-while={flag}")
     checks.check(result.returncode == 0, "transient: hdbench run exits 0")
     checks.check("measuring them again" in result.stderr, "transient: the run says it measures the FAILs again")
     checks.check(not flag.exists(), "transient: the first try removed the plant")
@@ -127,7 +127,7 @@ def check_transient(h: Harness, checks: Checks) -> None:
 
 
 def check_persistent(h: Harness, checks: Checks) -> None:
-    result, run_dir = h.run("persistent", f"--confirm={PAUSES}", "--", FAULT_SLOWDOWN)
+    result, run_dir = h.run("persistent", f"--confirm={PAUSES}", "--", STANDIN_BANDWIDTH, FAULT_SLOWDOWN)
     checks.check(result.returncode == 0, "persistent: hdbench run exits 0 (every family ran)")
     check = h.hdbench("check", str(run_dir), "--no-files")
     checks.check(check.returncode == 1, "persistent: check exits 1")
@@ -145,7 +145,7 @@ def check_persistent(h: Harness, checks: Checks) -> None:
 
 
 def check_unconfirmed(h: Harness, checks: Checks) -> None:
-    result, run_dir = h.run("unconfirmed", "--confirm=off", "--", FAULT_SLOWDOWN)
+    result, run_dir = h.run("unconfirmed", "--confirm=off", "--", STANDIN_BANDWIDTH, FAULT_SLOWDOWN)
     checks.check(result.returncode == 0 and "measuring them again" not in result.stderr,
                  "unconfirmed: hdbench run exits 0 and measures nothing again")
     check = h.hdbench("check", str(run_dir), "--no-files")
