@@ -25,8 +25,8 @@ enum class grade_basis { set, peers, peak, none, health, node };
 [[nodiscard]] std::string_view to_string(grade_basis basis);
 [[nodiscard]] std::optional<grade_basis> grade_basis_from_string(std::string_view text);
 
-// check.json's version: 2 adds each line's "basis", "key" and "check"; a version-1 file (no
-// "version") is read, and fleet grades it again from its run's results.csv where it can.
+// check.json's version: 2 adds each line's "basis", "key" and "check"; fleet refuses another
+// version (`hdbench check DIR` writes it again).
 inline constexpr int check_json_version = 2;
 
 // How a figure's grade stands against `hdbench run`'s confirmations (runner.hpp): none, measured
