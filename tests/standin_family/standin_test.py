@@ -248,8 +248,11 @@ def check_plots(args: argparse.Namespace, checks: Checks, run: Path) -> bool:
         return False
     plots = run / "plots"
     shutil.rmtree(plots, ignore_errors=True)
+    graded = run / "check.json"
+    graded_before = graded.stat().st_mtime_ns
     result = hdbench(args, "plot", str(run))
     checks.check(result.returncode == 0, "hdbench plot exits 0")
+    checks.check(graded.stat().st_mtime_ns == graded_before, "hdbench plot kept the run's own check.json")
     drawn = sorted(p.stem for p in plots.glob("*.png")) if plots.is_dir() else []
     # The declared figure, and the node's own figure that every run with a check.json gets.
     checks.check(drawn == ["node_at_a_glance", "standin_triad"],
